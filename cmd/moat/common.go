@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/peterbourgon/ff/v3"
+
+	"github.com/moatdev/moat/guest/proto"
+	"github.com/moatdev/moat/host/confine"
+	"github.com/moatdev/moat/host/engine"
+	"github.com/moatdev/moat/host/policy"
+	"github.com/moatdev/moat/host/runner"
+	"github.com/moatdev/moat/host/toolspec"
+	"github.com/moatdev/moat/isolate"
+)
+
+// common holds the flags every command shares: where the sandbox is and how
+// tightly it is held.
+type common struct {
+	root         string
+	resolver     string
+	deny, allow  stringList
+	maxReadBytes int64
+	maxResults   int
+	timeout      time.Duration
+	noIgnore     bool
+	isolate      string
+	cacheDir     string
+	config       string
+}
+
+func (c *common) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.root, "root", ".", "the sandbox root: the only folder the tools can see")
+	fs.StringVar(&c.resolver, "resolver", "auto", "how paths are confined to the root: auto, openat2 (Linux RESOLVE_BENEATH) or root (Go os.Root)")
+	fs.Var(&c.deny, "deny", "also deny paths matching this glob (repeatable; a name without / matches at any depth)")
+	fs.Var(&c.allow, "allow", "allow paths matching this glob even if the deny-list matches (repeatable), e.g. .env.example")
+	fs.Int64Var(&c.maxReadBytes, "max-read-bytes", proto.DefaultMaxReadBytes, "most bytes read_file returns in one call; larger files are paged")
+	fs.IntVar(&c.maxResults, "max-results", proto.DefaultMaxResults, "most grep hits or glob matches in one call")
+	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "deadline for one tool call")
+	fs.BoolVar(&c.noIgnore, "no-ignore", false, "let grep and glob see files that .gitignore excludes")
+	fs.StringVar(&c.isolate, "isolate", "auto", "OS isolation of the tool process: auto (where the kernel allows), require, or off")
+	fs.StringVar(&c.cacheDir, "cache-dir", "", "where compiled WebAssembly is cached (default: the user cache dir + /moat)")
+	fs.StringVar(&c.config, "config", "", "read flags from this file, one \"flag value\" per line")
+}
+
+// ffOptions: flags first, then MOAT_* environment variables, then the config file.
+func ffOptions() []ff.Option {
+	return []ff.Option{
+		ff.WithEnvVarPrefix("MOAT"),
+		ff.WithConfigFileFlag("config"),
+		ff.WithConfigFileParser(ff.PlainParser),
+	}
+}
+
+func (c *common) limits() proto.Limits {
+	return proto.Limits{MaxReadBytes: c.maxReadBytes, MaxResults: c.maxResults, NoIgnore: c.noIgnore}
+}
+
+// check validates the flag values; errors are usage errors (exit 2).
+func (c *common) check() error {
+	if _, err := confine.ParseKind(c.resolver); err != nil {
+		return usagef("--resolver: %v", err)
+	}
+	if _, err := isolate.ParseMode(c.isolate); err != nil {
+		return usagef("--isolate: %v", err)
+	}
+	if c.maxReadBytes <= 0 || c.maxResults <= 0 || c.timeout <= 0 {
+		return usagef("--max-read-bytes, --max-results and --timeout must be positive")
+	}
+	st, err := os.Stat(c.root)
+	if err != nil {
+		return usagef("--root: %v", err)
+	}
+	if !st.IsDir() {
+		return usagef("--root: %s is not a folder", c.root)
+	}
+	return nil
+}
+
+func (c *common) cachePath() string {
+	if c.cacheDir != "" {
+		return c.cacheDir
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "" // no cache: compile every time, still correct
+	}
+	return filepath.Join(d, "moat")
+}
+
+// openEngine builds the whole sandbox for one session: policy, catalogue and
+// the guest executor, isolated or in-process as --isolate says. Notices
+// (such as why isolation is unavailable) go to notes.
+func (c *common) openEngine(ctx context.Context, notes io.Writer, p engine.Proposer) (*engine.Engine, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	pol, err := policy.New(c.deny, c.allow)
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	cat, err := toolspec.New()
+	if err != nil {
+		return nil, err
+	}
+	kind, _ := confine.ParseKind(c.resolver)
+	mode, _ := isolate.ParseMode(c.isolate)
+	abs, err := filepath.Abs(c.root)
+	if err != nil {
+		return nil, err
+	}
+	cfg := runner.Config{
+		Root: abs, Resolver: kind, Deny: c.deny, Allow: c.allow,
+		CacheDir: c.cachePath(), Timeout: c.timeout,
+	}
+	ex, err := isolate.Start(ctx, mode, cfg, notes)
+	if err != nil {
+		return nil, exitError{code: exitNoIsolat, msg: err.Error()}
+	}
+	return engine.New(engine.Options{Catalog: cat, Policy: pol, Limits: c.limits(), Exec: ex, Proposer: p})
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (s *stringList) String() string { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error {
+	*s = append(*s, v)
+	return nil
+}
+
+func wrapf(err error, format string, args ...any) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf(format+": %w", append(args, err)...)
+}

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/peterbourgon/ff/v3/ffcli"
+)
+
+func toolCommand(e *env) *ffcli.Command {
+	fs := flag.NewFlagSet("moat tool", flag.ContinueOnError)
+	var c common
+	c.register(fs)
+	return &ffcli.Command{
+		Name:       "tool",
+		ShortUsage: "moat tool [flags] NAME [ARGS_JSON | -]",
+		ShortHelp:  "run one tool call exactly as a model would make it",
+		LongHelp: `Runs one tool call through the same validation and sandbox a model's call
+goes through, and prints exactly the text the model would receive.
+
+ARGS_JSON is the call's arguments as a JSON object (default {}); "-" reads
+it from standard input.
+
+Exit status: 0 when the tool succeeded, 1 when it returned an error (the
+error text, as the model sees it, is still on stdout), 2 for a usage error.
+
+Tools: list_dir {path}, read_file {path, offset?, limit?},
+       grep {pattern, path?, glob?, ignore_case?, max_results?},
+       glob {pattern, path?}, stat {path}
+
+Examples:
+  moat tool list_dir '{"path":"."}'
+  moat tool --root ~/src/app read_file '{"path":"README.md","offset":40,"limit":20}'
+  moat tool grep '{"pattern":"func main","glob":"**/*.go"}'
+  echo '{"path":"go.mod"}' | moat tool stat -`,
+		FlagSet: fs,
+		Options: ffOptions(),
+		Exec: func(ctx context.Context, args []string) error {
+			if len(args) < 1 || len(args) > 2 {
+				return usagef("tool needs NAME and optionally ARGS_JSON; see 'moat help tool'")
+			}
+			name, raw := args[0], "{}"
+			if len(args) == 2 {
+				raw = args[1]
+			}
+			if raw == "-" {
+				b, err := io.ReadAll(e.stdin)
+				if err != nil {
+					return fmt.Errorf("reading arguments from stdin: %w", err)
+				}
+				raw = string(b)
+			}
+			eng, err := c.openEngine(ctx, e.stderr, nil)
+			if err != nil {
+				return err
+			}
+			defer eng.Close()
+			if t, ok := eng.Catalog().Lookup(name); ok && t.Write {
+				return usagef("%s needs a person to approve it; use moat chat or moat ask (moat tool runs read-only tools)", name)
+			}
+			res := eng.Call(ctx, name, []byte(raw))
+			io.WriteString(e.stdout, res.Text)
+			if !strings.HasSuffix(res.Text, "\n") && res.Text != "" {
+				io.WriteString(e.stdout, "\n")
+			}
+			if res.IsError {
+				return exitError{code: exitFailure}
+			}
+			return nil
+		},
+	}
+}

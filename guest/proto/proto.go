@@ -1,0 +1,109 @@
+// Package proto is the wire format between the moat host and the WASI tool
+// guest, and the one definition of every tool's arguments.
+//
+// The argument structs below are the single schema source: the host derives
+// each tool's JSON Schema from them (host/toolspec), validates the model's
+// arguments against it, and sends the validated arguments to the guest, which
+// decodes them into the same structs. Ollama, the OpenAI-compatible API and
+// MCP are all offered the schema derived here.
+//
+// The framing is one JSON object per line: the host writes a [Request] on the
+// guest's stdin, the guest answers with exactly one [Response] on its stdout.
+// This package is compiled into the guest (GOOS=wasip1) and must stay free of
+// host-only imports.
+package proto
+
+import "encoding/json"
+
+// Request is one tool call, already validated by the host.
+type Request struct {
+	ID     uint64          `json:"id"`
+	Tool   string          `json:"tool"`
+	Args   json.RawMessage `json:"args"`
+	Limits Limits          `json:"limits"`
+}
+
+// Limits bound the work and output of one call. Zero values mean the
+// defaults below.
+type Limits struct {
+	// MaxReadBytes caps how much of a file read_file returns in one call.
+	MaxReadBytes int64 `json:"max_read_bytes,omitempty"`
+	// MaxResults caps grep hits, glob matches and list_dir entries.
+	MaxResults int `json:"max_results,omitempty"`
+	// NoIgnore makes grep and glob include files ignored by .gitignore.
+	NoIgnore bool `json:"no_ignore,omitempty"`
+}
+
+// Defaults for [Limits].
+const (
+	DefaultMaxReadBytes = 256 << 10 // 256 KiB: a large file page, small next to a local model's window
+	DefaultMaxResults   = 100       // grep hits / glob matches / list_dir entries
+	MaxLineBytes        = 512       // grep prints at most this much of a matching line
+)
+
+// Response is the guest's answer to one Request. Text is exactly what the
+// model receives; IsError marks a failed call (the text says why).
+type Response struct {
+	ID      uint64 `json:"id"`
+	Text    string `json:"text"`
+	IsError bool   `json:"is_error,omitempty"`
+}
+
+// Tool names. These are a public contract: models, scripts and MCP clients
+// call them by these names.
+const (
+	ListDir      = "list_dir"
+	ReadFile     = "read_file"
+	Grep         = "grep"
+	Glob         = "glob"
+	Stat         = "stat"
+	ProposeWrite = "propose_write"
+	ProposeEdit  = "propose_edit"
+)
+
+// ListDirArgs are the arguments of list_dir.
+type ListDirArgs struct {
+	Path string `json:"path" jsonschema:"folder to list, relative to the workspace root; \".\" is the root"`
+}
+
+// ReadFileArgs are the arguments of read_file.
+type ReadFileArgs struct {
+	Path   string `json:"path" jsonschema:"file to read, relative to the workspace root"`
+	Offset int    `json:"offset,omitempty" jsonschema:"first line to return, counting from 1 (default 1)"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"how many lines to return (default: as many as fit the byte budget)"`
+}
+
+// GrepArgs are the arguments of grep.
+type GrepArgs struct {
+	Pattern    string `json:"pattern" jsonschema:"RE2 regular expression to search for"`
+	Path       string `json:"path,omitempty" jsonschema:"file or folder to search, relative to the workspace root (default \".\")"`
+	Glob       string `json:"glob,omitempty" jsonschema:"only search files whose path matches this glob, e.g. \"**/*.go\""`
+	IgnoreCase bool   `json:"ignore_case,omitempty" jsonschema:"match case-insensitively"`
+	MaxResults int    `json:"max_results,omitempty" jsonschema:"stop after this many matching lines (default 100)"`
+}
+
+// GlobArgs are the arguments of glob.
+type GlobArgs struct {
+	Pattern string `json:"pattern" jsonschema:"glob pattern with ** for any depth, e.g. \"src/**/*.ts\""`
+	Path    string `json:"path,omitempty" jsonschema:"folder to match under, relative to the workspace root (default \".\")"`
+}
+
+// StatArgs are the arguments of stat.
+type StatArgs struct {
+	Path string `json:"path" jsonschema:"file or folder to describe, relative to the workspace root"`
+}
+
+// ProposeWriteArgs are the arguments of propose_write. The write happens
+// only after a person approves it; the guest never sees these.
+type ProposeWriteArgs struct {
+	Path    string `json:"path" jsonschema:"file to create or replace, relative to the workspace root"`
+	Content string `json:"content" jsonschema:"the complete new content of the file"`
+}
+
+// ProposeEditArgs are the arguments of propose_edit.
+type ProposeEditArgs struct {
+	Path       string `json:"path" jsonschema:"file to edit, relative to the workspace root"`
+	OldText    string `json:"old_text" jsonschema:"exact text to replace; must occur exactly once unless replace_all is true"`
+	NewText    string `json:"new_text" jsonschema:"replacement text"`
+	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"replace every occurrence of old_text"`
+}

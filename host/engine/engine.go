@@ -1,0 +1,123 @@
+// Package engine is the one path every tool call takes, whichever way it
+// arrives (moat tool, the agent loop, MCP): validate the arguments against
+// the shared schema, check paths lexically, then send read-only calls to the
+// sandboxed guest and write proposals to the approval gate.
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/moatdev/moat/guest/proto"
+	"github.com/moatdev/moat/host/policy"
+	"github.com/moatdev/moat/host/toolspec"
+)
+
+// Executor runs validated read-only calls in the guest: in this process
+// (host/runner) or in the isolated child process (isolate).
+type Executor interface {
+	Exec(ctx context.Context, req proto.Request) (proto.Response, error)
+	Close() error
+}
+
+// Proposer receives propose_write and propose_edit calls: the approval gate.
+// It is the only way a call can change the disk.
+type Proposer interface {
+	Propose(ctx context.Context, tool string, args json.RawMessage) toolspec.Result
+}
+
+// Options configure an Engine.
+type Options struct {
+	Catalog  *toolspec.Catalog
+	Policy   *policy.Policy
+	Limits   proto.Limits
+	Exec     Executor
+	Proposer Proposer // nil: writes are not offered
+}
+
+// Engine dispatches tool calls. It is safe for concurrent use; calls to the
+// executor are serialised by the executor itself.
+type Engine struct {
+	opt  Options
+	next atomic.Uint64
+	mu   sync.Mutex // guards closed
+	done bool
+}
+
+// New builds an engine from its parts.
+func New(opt Options) (*Engine, error) {
+	if opt.Catalog == nil || opt.Policy == nil || opt.Exec == nil {
+		return nil, errors.New("engine: Catalog, Policy and Exec are required")
+	}
+	return &Engine{opt: opt}, nil
+}
+
+// Tools lists the tools offered to the model: the write proposals only when
+// a Proposer can get them approved.
+func (e *Engine) Tools() []*toolspec.Tool { return e.opt.Catalog.Tools(e.opt.Proposer != nil) }
+
+// Catalog returns the tool catalogue.
+func (e *Engine) Catalog() *toolspec.Catalog { return e.opt.Catalog }
+
+// Call runs one tool call. Every failure, from malformed JSON to a guest out
+// of memory, comes back as an error Result the model can read; Call never
+// panics on model input.
+func (e *Engine) Call(ctx context.Context, name string, args json.RawMessage) toolspec.Result {
+	t, canon, err := e.opt.Catalog.Validate(name, args)
+	if err != nil {
+		return toolspec.Errorf("%v", err)
+	}
+	if t.Write {
+		if e.opt.Proposer == nil {
+			return toolspec.Errorf("%s is not available: writes are disabled in this session (--writes deny, or no terminal to approve them)", name)
+		}
+		return e.opt.Proposer.Propose(ctx, name, canon)
+	}
+	if r, ok := e.denied(t, canon); ok {
+		return r
+	}
+	resp, err := e.opt.Exec.Exec(ctx, proto.Request{ID: e.next.Add(1), Tool: name, Args: canon, Limits: e.opt.Limits})
+	if err != nil {
+		return toolspec.Errorf("%s failed: %v", name, err)
+	}
+	return toolspec.Result{Text: resp.Text, IsError: resp.IsError}
+}
+
+// denied refuses a path on the deny-list before the guest runs, so the model
+// learns which rule matched. The confined filesystem enforces the same list
+// on every resolved path; this check only makes the message clear.
+func (e *Engine) denied(t *toolspec.Tool, canon json.RawMessage) (toolspec.Result, bool) {
+	var m map[string]any
+	if json.Unmarshal(canon, &m) != nil {
+		return toolspec.Result{}, false
+	}
+	for _, f := range t.PathFields {
+		p, _ := m[f].(string)
+		c, err := policy.Clean(p)
+		if err != nil {
+			return toolspec.Errorf("%v", err), true
+		}
+		if rule, ok := e.opt.Policy.Denied(c); ok {
+			return toolspec.Errorf("%v", &policy.PathError{Path: p, Err: policy.ErrDenied, Rule: rule}), true
+		}
+	}
+	return toolspec.Result{}, false
+}
+
+// Close stops the executor.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.done {
+		return nil
+	}
+	e.done = true
+	if err := e.opt.Exec.Close(); err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,248 @@
+// Package policy decides which paths inside the sandbox root the model may
+// touch: the lexical rules for a path as the model wrote it, and the
+// deny-list of secrets and tool-configuration files.
+//
+// It is the single place these decisions are made. The confined filesystem
+// (host/confine) applies them to every component it resolves, including the
+// targets of symlinks, so the guest cannot route around them; the argument
+// check (host/toolspec) applies them early for clear messages; the write gate
+// applies the stricter [Policy.WriteDenied].
+//
+// # Matching
+//
+// Rules match one path component (a base name) unless they contain a "/".
+// Matching is case-insensitive and ignores trailing dots and spaces, because
+// Windows and macOS file systems treat ".ENV", ".env." and ".env " as the
+// same file as ".env". Allow patterns (--allow) win over deny patterns.
+//
+// # Limits
+//
+// The deny-list is a list of names. It does not know what is inside a file:
+// a secret stored in notes.txt is readable. Hard links to a denied file under
+// another name are not recognised by name (the write gate refuses files with
+// more than one link; reading them is a documented limit, see SECURITY.md).
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// DefaultDeny is the built-in deny-list: credentials and repository
+// internals that a model has no business reading. Each entry matches a base
+// name anywhere in the tree.
+var defaultDeny = []string{
+	".env", ".env.*", // dotenv files (.env.local, .env.production, ...); environment.md stays readable
+	".git",                                                 // repository internals: hooks, config with credentials, objects
+	".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", // credential folders
+	"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", // SSH private keys
+	"*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore", // keys and key stores
+	".netrc", ".npmrc", ".pypirc", ".pgpass", ".git-credentials", ".htpasswd", // files holding passwords or tokens
+	"credentials.json", "secrets.yaml", "secrets.yml", ".vault-token",
+}
+
+// writeOnlyDeny lists files that change how tools behave when the user next
+// runs them; a model may read them but never propose to write them.
+var writeOnlyDeny = []string{
+	".vscode/settings.json", ".vscode/tasks.json", ".vscode/launch.json",
+	".idea",
+	".mcp.json", ".cursor", ".claude",
+	".envrc", ".gitattributes", ".gitmodules",
+	"Makefile.local",
+	ConfigFileName,
+}
+
+// ConfigFileName is moat's own per-folder configuration file; the model must
+// never be able to rewrite the rules it runs under.
+const ConfigFileName = ".moat.conf"
+
+// Sentinel errors of the lexical path check. Messages shown to the model are
+// built by [PathError].
+var (
+	ErrEscape   = errors.New("path escapes the sandbox")
+	ErrAbsolute = errors.New("absolute paths are not allowed")
+	ErrBadChar  = errors.New("path contains a NUL byte")
+	ErrHome     = errors.New("home-relative paths are not allowed")
+	ErrURL      = errors.New("URLs are not paths")
+	ErrDenied   = errors.New("access denied")
+)
+
+// PathError is a refused path, named as the model gave it.
+type PathError struct {
+	Path string // as the model wrote it
+	Err  error  // one of the sentinels above
+	Rule string // the deny rule, for ErrDenied
+	Hint string // how to fix it, when there is a useful one
+}
+
+func (e *PathError) Error() string {
+	switch {
+	case e.Err == ErrDenied:
+		return fmt.Sprintf("%v: %s matches the deny rule %q", e.Err, e.Path, e.Rule)
+	case e.Hint != "":
+		return fmt.Sprintf("%v: %s (%s)", e.Err, e.Path, e.Hint)
+	}
+	return fmt.Sprintf("%v: %s", e.Err, e.Path)
+}
+
+func (e *PathError) Unwrap() error { return e.Err }
+
+// Clean checks a path as the model wrote it and returns it cleaned, relative
+// to the root, slash-separated, "." for the root itself. It never touches
+// the file system: symlinks are the confined filesystem's business.
+//
+// Backslashes are refused rather than converted, because on Windows they are
+// separators and "..\x" must not slip through as a file name; "%2e%2e" is an
+// ordinary (odd) file name here, since nothing URL-decodes paths.
+func Clean(p string) (string, error) {
+	switch {
+	case strings.IndexByte(p, 0) >= 0:
+		return "", &PathError{Path: quoteNUL(p), Err: ErrBadChar}
+	case strings.HasPrefix(p, "file:") || strings.Contains(p, "://"):
+		return "", &PathError{Path: p, Err: ErrURL, Hint: "use a path relative to the workspace root"}
+	case p == "~" || strings.HasPrefix(p, "~/") || strings.HasPrefix(p, "~\\"):
+		return "", &PathError{Path: p, Err: ErrHome, Hint: "only the workspace is visible; use a path relative to its root"}
+	case strings.HasPrefix(p, "/") || strings.HasPrefix(p, "\\") || hasDrive(p):
+		rel := strings.TrimLeft(p, "/\\")
+		if hasDrive(p) {
+			rel = strings.TrimLeft(p[2:], "/\\")
+		}
+		hint := "use a path relative to the workspace root"
+		if rel != "" {
+			hint += fmt.Sprintf(", e.g. %q", rel)
+		}
+		return "", &PathError{Path: p, Err: ErrAbsolute, Hint: hint}
+	}
+	if strings.ContainsRune(p, '\\') {
+		for _, c := range strings.Split(p, "\\") {
+			if c == ".." {
+				return "", &PathError{Path: p, Err: ErrEscape}
+			}
+		}
+	}
+	if p == "" {
+		return ".", nil
+	}
+	c := path.Clean(p)
+	if c == ".." || strings.HasPrefix(c, "../") {
+		return "", &PathError{Path: p, Err: ErrEscape}
+	}
+	return c, nil
+}
+
+func hasDrive(p string) bool {
+	return len(p) >= 2 && p[1] == ':' && ('a' <= p[0]|0x20 && p[0]|0x20 <= 'z')
+}
+
+func quoteNUL(p string) string { return strings.ReplaceAll(p, "\x00", `\x00`) }
+
+// Policy is a compiled deny-list with its allow exceptions. The zero value
+// is not usable; build one with [New].
+type Policy struct {
+	deny, allow, writeDeny []string
+}
+
+// New builds a policy from the built-in deny-list plus extra deny and allow
+// patterns (the --deny and --allow flags). Patterns are globs in
+// doublestar syntax; one without "/" matches a base name at any depth.
+func New(deny, allow []string) (*Policy, error) {
+	p := &Policy{}
+	add := func(dst *[]string, pats []string) error {
+		for _, pat := range pats {
+			n := normalize(pat)
+			if !doublestar.ValidatePattern(n) {
+				return fmt.Errorf("policy: invalid pattern %q", pat)
+			}
+			*dst = append(*dst, n)
+		}
+		return nil
+	}
+	if err := add(&p.deny, defaultDeny); err != nil {
+		return nil, err
+	}
+	if err := add(&p.deny, deny); err != nil {
+		return nil, err
+	}
+	if err := add(&p.allow, allow); err != nil {
+		return nil, err
+	}
+	if err := add(&p.writeDeny, writeOnlyDeny); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// normalize folds a name or pattern the way case-insensitive file systems
+// do, and drops the trailing dots and spaces Windows ignores.
+func normalize(s string) string {
+	parts := strings.Split(s, "/")
+	for i, c := range parts {
+		if c != "." && c != ".." {
+			c = strings.TrimRight(c, ". ")
+			if c == "" && parts[i] != "" {
+				c = parts[i] // a name made only of dots/spaces stays itself
+			}
+		}
+		parts[i] = strings.ToLower(c)
+	}
+	return strings.Join(parts, "/")
+}
+
+// Denied reports whether rel (cleaned, root-relative, slash-separated) or any
+// folder above it is on the deny-list, and which rule matched.
+func (p *Policy) Denied(rel string) (rule string, denied bool) {
+	return p.match(rel, p.deny)
+}
+
+// WriteDenied is [Policy.Denied] plus the files that configure tools, which
+// may be read but never written by a proposal.
+func (p *Policy) WriteDenied(rel string) (rule string, denied bool) {
+	if r, ok := p.match(rel, p.deny); ok {
+		return r, true
+	}
+	return p.match(rel, p.writeDeny)
+}
+
+func (p *Policy) match(rel string, rules []string) (string, bool) {
+	if rel == "." || rel == "" {
+		return "", false
+	}
+	n := normalize(rel)
+	comps := strings.Split(n, "/")
+	for i := range comps {
+		prefix := strings.Join(comps[:i+1], "/")
+		for _, r := range rules {
+			if matchRule(r, comps[i], prefix) && !p.allowed(comps[i], prefix) {
+				return r, true
+			}
+		}
+	}
+	return "", false
+}
+
+func (p *Policy) allowed(base, prefix string) bool {
+	for _, a := range p.allow {
+		if matchRule(a, base, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// matchRule matches a base-name rule against one component, or a rule with
+// a "/" against the whole path up to and including that component.
+func matchRule(rule, base, prefix string) bool {
+	if strings.Contains(rule, "/") {
+		ok, _ := doublestar.Match(rule, prefix)
+		if !ok {
+			ok, _ = doublestar.Match("**/"+rule, prefix)
+		}
+		return ok
+	}
+	ok, _ := doublestar.Match(rule, base)
+	return ok
+}
