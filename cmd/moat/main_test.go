@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestMain lets the test binary act as the moat command inside scripts.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"moat": func() { os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+	})
+}
+
+// scriptParams is the setup every script folder shares: a compiled-module
+// cache shared by all scripts of the run (compiling the guest once, not once
+// per script), conditions, and UPDATE_SCRIPTS=1 to rewrite golden output.
+// Each TestXxx passes the custom commands its area needs.
+func scriptParams(t *testing.T, area string, cmds map[string]func(ts *testscript.TestScript, neg bool, args []string)) testscript.Params {
+	cache := sharedCache(t)
+	return testscript.Params{
+		Dir:                 filepath.Join("..", "..", "testscripts", area),
+		RequireExplicitExec: true,
+		RequireUniqueNames:  true,
+		UpdateScripts:       os.Getenv("UPDATE_SCRIPTS") == "1",
+		Cmds:                cmds,
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("MOAT_CACHE_DIR", cache)
+			env.Setenv("MOAT_ISOLATE", "off") // scripts opt in to isolation explicitly
+			env.Setenv("OLLAMA_HOST", "http://127.0.0.1:9") // nothing listens there
+			return nil
+		},
+		Condition: func(cond string) (bool, error) {
+			switch cond {
+			case "userns":
+				return userNamespacesWork(), nil
+			case "root":
+				return os.Geteuid() == 0, nil
+			}
+			return false, nil
+		},
+	}
+}
+
+func sharedCache(t *testing.T) string {
+	d := os.Getenv("MOAT_TEST_CACHE")
+	if d == "" {
+		d = filepath.Join(os.TempDir(), "moat-test-cache-"+runtime.Version())
+	}
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// userNamespacesWork reports whether this process may create an unprivileged
+// user namespace (false on non-Linux, under AppArmor's restriction, or in
+// containers that forbid it).
+func userNamespacesWork() bool {
+	if runtime.GOOS != "linux" {
+		return false
+	}
+	if _, err := exec.LookPath("unshare"); err != nil {
+		return false
+	}
+	return exec.Command("unshare", "--user", "--map-root-user", "--mount", "--net", "true").Run() == nil
+}
+
+func TestTool(t *testing.T) { testscript.Run(t, scriptParams(t, "tool", nil)) }
