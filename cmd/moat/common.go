@@ -98,7 +98,10 @@ func (c *common) cachePath() string {
 // openEngine builds the whole sandbox for one session: policy, catalogue and
 // the guest executor, isolated or in-process as --isolate says. Notices
 // (such as why isolation is unavailable) go to notes.
-func (c *common) openEngine(ctx context.Context, notes io.Writer, p engine.Proposer) (*engine.Engine, error) {
+//
+// w may be nil (no writes offered). The returned closer releases the gate
+// (its audit file) and must be called after the engine is closed.
+func (c *common) openEngine(ctx context.Context, notes io.Writer, w *writeFlags) (*engine.Engine, error) {
 	if err := c.check(); err != nil {
 		return nil, err
 	}
@@ -119,6 +122,19 @@ func (c *common) openEngine(ctx context.Context, notes io.Writer, p engine.Propo
 	cfg := runner.Config{
 		Root: abs, Resolver: kind, Deny: c.deny, Allow: c.allow,
 		CacheDir: c.cachePath(), Timeout: c.timeout,
+	}
+	var p engine.Proposer
+	if w != nil {
+		if w.writes != "ask" && w.writes != "deny" {
+			return nil, usagef("--writes: want ask or deny, got %q", w.writes)
+		}
+		var closer io.Closer
+		if p, closer, err = w.proposer(abs, pol, notes); err != nil {
+			return nil, err
+		}
+		if closer != nil {
+			go func() { <-ctx.Done(); closer.Close() }()
+		}
 	}
 	ex, err := isolate.Start(ctx, mode, cfg, notes)
 	if err != nil {

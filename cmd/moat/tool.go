@@ -13,7 +13,9 @@ import (
 func toolCommand(e *env) *ffcli.Command {
 	fs := flag.NewFlagSet("moat tool", flag.ContinueOnError)
 	var c common
+	var w writeFlags
 	c.register(fs)
+	w.register(fs)
 	return &ffcli.Command{
 		Name:       "tool",
 		ShortUsage: "moat tool [flags] NAME [ARGS_JSON | -]",
@@ -29,7 +31,9 @@ error text, as the model sees it, is still on stdout), 2 for a usage error.
 
 Tools: list_dir {path}, read_file {path, offset?, limit?},
        grep {pattern, path?, glob?, ignore_case?, max_results?},
-       glob {pattern, path?}, stat {path}
+       glob {pattern, path?}, stat {path},
+       propose_write {path, content}, propose_edit {path, old_text, new_text, replace_all?}
+       (the two proposals show a diff on the terminal and write only after you type y)
 
 Examples:
   moat tool list_dir '{"path":"."}'
@@ -53,14 +57,11 @@ Examples:
 				}
 				raw = string(b)
 			}
-			eng, err := c.openEngine(ctx, e.stderr, nil)
+			eng, err := c.openEngine(ctx, e.stderr, &w)
 			if err != nil {
 				return err
 			}
 			defer eng.Close()
-			if t, ok := eng.Catalog().Lookup(name); ok && t.Write {
-				return usagef("%s needs a person to approve it; use moat chat or moat ask (moat tool runs read-only tools)", name)
-			}
 			res := eng.Call(ctx, name, []byte(raw))
 			io.WriteString(e.stdout, res.Text)
 			if !strings.HasSuffix(res.Text, "\n") && res.Text != "" {
