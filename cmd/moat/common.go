@@ -99,8 +99,7 @@ func (c *common) cachePath() string {
 // the guest executor, isolated or in-process as --isolate says. Notices
 // (such as why isolation is unavailable) go to notes.
 //
-// w may be nil (no writes offered). The returned closer releases the gate
-// (its audit file) and must be called after the engine is closed.
+// w may be nil: no writes offered.
 func (c *common) openEngine(ctx context.Context, notes io.Writer, w *writeFlags) (*engine.Engine, error) {
 	if err := c.check(); err != nil {
 		return nil, err
@@ -128,12 +127,8 @@ func (c *common) openEngine(ctx context.Context, notes io.Writer, w *writeFlags)
 		if w.writes != "ask" && w.writes != "deny" {
 			return nil, usagef("--writes: want ask or deny, got %q", w.writes)
 		}
-		var closer io.Closer
-		if p, closer, err = w.proposer(abs, pol, notes); err != nil {
+		if p, err = w.proposer(abs, pol, notes); err != nil {
 			return nil, err
-		}
-		if closer != nil {
-			go func() { <-ctx.Done(); closer.Close() }()
 		}
 	}
 	ex, err := isolate.Start(ctx, mode, cfg, notes)

@@ -21,7 +21,8 @@ func (w *writeFlags) register(fs *flag.FlagSet) {
 }
 
 // proposer builds the approval gate for a session, or nil when writes are
-// not offered. TODO(gate): build host/gate.
-func (w *writeFlags) proposer(absRoot string, pol *policy.Policy, notes io.Writer) (engine.Proposer, io.Closer, error) {
-	return nil, nil, nil
+// not offered. A proposer that is also an io.Closer is closed with the
+// engine. TODO(gate): build host/gate.
+func (w *writeFlags) proposer(absRoot string, pol *policy.Policy, notes io.Writer) (engine.Proposer, error) {
+	return nil, nil
 }

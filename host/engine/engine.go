@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"sync/atomic"
 
@@ -25,7 +26,8 @@ type Executor interface {
 }
 
 // Proposer receives propose_write and propose_edit calls: the approval gate.
-// It is the only way a call can change the disk.
+// It is the only way a call can change the disk. A Proposer that is also an
+// io.Closer is closed with the engine.
 type Proposer interface {
 	Propose(ctx context.Context, tool string, args json.RawMessage) toolspec.Result
 }
@@ -116,6 +118,9 @@ func (e *Engine) Close() error {
 		return nil
 	}
 	e.done = true
+	if c, ok := e.opt.Proposer.(io.Closer); ok {
+		c.Close()
+	}
 	if err := e.opt.Exec.Close(); err != nil {
 		return fmt.Errorf("engine: %w", err)
 	}
