@@ -32,7 +32,7 @@ func scriptParams(t *testing.T, area string, cmds map[string]func(ts *testscript
 		Cmds:                cmds,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("MOAT_CACHE_DIR", cache)
-			env.Setenv("MOAT_ISOLATE", "off") // scripts opt in to isolation explicitly
+			env.Setenv("MOAT_ISOLATE", "off")               // scripts opt in to isolation explicitly
 			env.Setenv("OLLAMA_HOST", "http://127.0.0.1:9") // nothing listens there
 			return nil
 		},
