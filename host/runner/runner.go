@@ -2,14 +2,59 @@
 // filesystem: compiled once per process through an on-disk cache, one
 // long-lived instance serving calls over its stdin and stdout, with a memory
 // limit and a per-call deadline.
+//
+// # Isolation
+//
+// The guest gets WASI and nothing else: no network, no host functions, a
+// fixed fake clock, no environment, and a single preopen ("/") that is the
+// confined filesystem of host/confine. Its linear memory is capped at
+// [MemoryLimit]; a call that overruns its deadline closes the instance
+// (WithCloseOnContextDone) and the next call starts a fresh one.
+//
+// What it does not protect against: a bug in wazero itself, or in the
+// confined filesystem. Those are the reasons for the OS isolation layer
+// (package isolate).
 package runner
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
 	"time"
 
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental/sysfs"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/moatdev/moat/guest"
 	"github.com/moatdev/moat/guest/proto"
 	"github.com/moatdev/moat/host/confine"
+	"github.com/moatdev/moat/host/policy"
+)
+
+// MemoryLimit caps the guest's linear memory: enough for grep's chunk
+// buffer and the Go runtime, small enough that a runaway guest cannot hurt
+// the machine. 4096 pages of 64 KiB.
+const (
+	memoryLimitPages = 4096
+	MemoryLimit      = memoryLimitPages * 65536
+)
+
+// Errors of a call that did not produce a result.
+var (
+	ErrTimeout     = errors.New("runner: the tool call took too long")
+	ErrOutOfMemory = errors.New("runner: the tool ran out of memory")
+	ErrCrashed     = errors.New("runner: the tool program stopped unexpectedly")
+	ErrClosed      = errors.New("runner: closed")
 )
 
 // Config describes one sandbox. It is plain data so the isolated child can
@@ -20,19 +65,265 @@ type Config struct {
 	Deny     []string      // extra deny patterns
 	Allow    []string      // allow patterns
 	CacheDir string        // compiled-module cache; "" for none
-	Timeout  time.Duration // per-call deadline
+	Timeout  time.Duration // per-call deadline; 0 means 30s
 }
 
-// Runner executes tool calls in the guest.
-type Runner struct{}
+// Runner executes tool calls in one guest instance at a time. It is safe
+// for concurrent use; calls are serialised.
+type Runner struct {
+	cfg      Config
+	fs       *confine.FS
+	rt       wazero.Runtime
+	compiled wazero.CompiledModule
+	// CacheNote says what happened to the compilation cache, for doctor.
+	CacheNote string
 
-// New compiles (or loads from cache) the guest and starts an instance.
-func New(ctx context.Context, cfg Config) (*Runner, error) { panic("TODO") }
+	mu   sync.Mutex
+	inst *instance
+	done bool
+}
 
-// Exec runs one call.
+// New compiles the guest (or loads it from the cache) and opens the root.
+// The instance starts on the first call.
+func New(ctx context.Context, cfg Config) (*Runner, error) {
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 30 * time.Second
+	}
+	pol, err := policy.New(cfg.Deny, cfg.Allow)
+	if err != nil {
+		return nil, err
+	}
+	cfs, err := confine.New(cfg.Root, cfg.Resolver, pol)
+	if err != nil {
+		return nil, err
+	}
+	r := &Runner{cfg: cfg, fs: cfs}
+	if err := r.compile(ctx); err != nil {
+		cfs.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// Resolver is the path resolver in use.
+func (r *Runner) Resolver() confine.Kind { return r.fs.Kind() }
+
+// compile builds the runtime. A cache that cannot be opened or that yields
+// a broken module is bypassed (and, if it is ours, cleared), never fatal.
+func (r *Runner) compile(ctx context.Context) error {
+	newRT := func(cache wazero.CompilationCache) wazero.Runtime {
+		c := wazero.NewRuntimeConfig().
+			WithMemoryLimitPages(memoryLimitPages).
+			WithCloseOnContextDone(true)
+		if cache != nil {
+			c = c.WithCompilationCache(cache)
+		}
+		rt := wazero.NewRuntimeWithConfig(ctx, c)
+		wasi_snapshot_preview1.MustInstantiate(ctx, rt)
+		return rt
+	}
+	if dir := r.cfg.CacheDir; dir != "" {
+		dir = filepath.Join(dir, "wazero")
+		cache, err := wazero.NewCompilationCacheWithDir(dir)
+		if err == nil {
+			rt := newRT(cache)
+			if compiled, err := rt.CompileModule(ctx, guest.Wasm()); err == nil {
+				r.rt, r.compiled = rt, compiled
+				r.CacheNote = "compiled-module cache: " + dir
+				return nil
+			} else {
+				r.CacheNote = fmt.Sprintf("compiled-module cache %s was unusable (%v); cleared and recompiled", dir, err)
+				rt.Close(ctx)
+				os.RemoveAll(dir)
+			}
+		} else {
+			r.CacheNote = fmt.Sprintf("compiled-module cache unavailable (%v); compiling in memory", err)
+		}
+	} else {
+		r.CacheNote = "no compiled-module cache"
+	}
+	rt := newRT(nil)
+	compiled, err := rt.CompileModule(ctx, guest.Wasm())
+	if err != nil {
+		rt.Close(ctx)
+		return fmt.Errorf("runner: compile guest: %w", err)
+	}
+	r.rt, r.compiled = rt, compiled
+	return nil
+}
+
+// instance is one running guest serving calls over its stdin and stdout.
+type instance struct {
+	cancel context.CancelFunc
+	stdin  *io.PipeWriter
+	out    *bufio.Reader
+	stderr *limitedBuffer
+	exited chan struct{} // closed when the guest's _start returns
+	err    error         // why it exited, valid after exited is closed
+}
+
+func (r *Runner) start() (*instance, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	in := &instance{cancel: cancel, stdin: inW, out: bufio.NewReaderSize(outR, 64<<10),
+		stderr: &limitedBuffer{max: 4096}, exited: make(chan struct{})}
+	fsCfg := wazero.NewFSConfig().(sysfs.FSConfig).WithSysFSMount(r.fs.Mount(), "/")
+	mc := wazero.NewModuleConfig().
+		WithName("").
+		WithArgs("moat-tools").
+		WithFSConfig(fsCfg).
+		WithStdin(inR).
+		WithStdout(outW).
+		WithStderr(in.stderr)
+	go func() {
+		mod, err := r.rt.InstantiateModule(ctx, r.compiled, mc)
+		if mod != nil {
+			mod.Close(context.Background())
+		}
+		in.err = err
+		outW.CloseWithError(io.ErrUnexpectedEOF)
+		inR.Close()
+		close(in.exited)
+	}()
+	return in, nil
+}
+
+// Exec runs one call. Errors mean the guest produced no answer (timeout,
+// crash, memory); the text of a failed tool is in the Response.
 func (r *Runner) Exec(ctx context.Context, req proto.Request) (proto.Response, error) {
-	panic("TODO")
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.done {
+		return proto.Response{}, ErrClosed
+	}
+	if r.inst == nil {
+		in, err := r.start()
+		if err != nil {
+			return proto.Response{}, err
+		}
+		r.inst = in
+	}
+	in := r.inst
+	line, err := json.Marshal(req)
+	if err != nil {
+		return proto.Response{}, err
+	}
+	line = append(line, '\n')
+
+	type result struct {
+		resp proto.Response
+		err  error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		if _, err := in.stdin.Write(line); err != nil {
+			ch <- result{err: err}
+			return
+		}
+		b, err := in.out.ReadBytes('\n')
+		if err != nil {
+			ch <- result{err: err}
+			return
+		}
+		var resp proto.Response
+		if err := json.Unmarshal(b, &resp); err != nil {
+			ch <- result{err: fmt.Errorf("runner: malformed answer from guest: %w", err)}
+			return
+		}
+		ch <- result{resp: resp}
+	}()
+	timer := time.NewTimer(r.cfg.Timeout)
+	defer timer.Stop()
+	select {
+	case res := <-ch:
+		if res.err != nil {
+			return proto.Response{}, r.fail(in, res.err)
+		}
+		if res.resp.ID != req.ID {
+			r.kill(in)
+			return proto.Response{}, fmt.Errorf("%w: answer to call %d, expected %d", ErrCrashed, res.resp.ID, req.ID)
+		}
+		return res.resp, nil
+	case <-timer.C:
+		r.kill(in)
+		return proto.Response{}, fmt.Errorf("%w: no answer within %v (--timeout)", ErrTimeout, r.cfg.Timeout)
+	case <-ctx.Done():
+		r.kill(in)
+		return proto.Response{}, ctx.Err()
+	}
 }
 
-// Close stops the guest.
-func (r *Runner) Close() error { return nil }
+// fail explains why the guest stopped answering and retires the instance.
+func (r *Runner) fail(in *instance, ioErr error) error {
+	r.kill(in)
+	msg := strings.TrimSpace(in.stderr.String())
+	var exit *sys.ExitError
+	switch {
+	case strings.Contains(msg, "out of memory"):
+		return fmt.Errorf("%w (limit %d MiB); ask for less at once (a narrower path, pattern or line range)", ErrOutOfMemory, MemoryLimit>>20)
+	case errors.As(in.err, &exit):
+		first, _, _ := strings.Cut(msg, "\n")
+		return fmt.Errorf("%w (exit code %d): %s", ErrCrashed, exit.ExitCode(), first)
+	case in.err != nil:
+		if strings.Contains(in.err.Error(), "out of bounds memory access") {
+			return fmt.Errorf("%w (limit %d MiB)", ErrOutOfMemory, MemoryLimit>>20)
+		}
+		return fmt.Errorf("%w: %v", ErrCrashed, in.err)
+	}
+	return fmt.Errorf("%w: %v", ErrCrashed, ioErr)
+}
+
+// kill stops an instance and waits for it, so the next call starts clean.
+func (r *Runner) kill(in *instance) {
+	in.cancel()
+	in.stdin.CloseWithError(ErrClosed)
+	<-in.exited
+	if r.inst == in {
+		r.inst = nil
+	}
+}
+
+// Close stops the guest and releases the runtime and the root.
+func (r *Runner) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.done {
+		return nil
+	}
+	r.done = true
+	if r.inst != nil {
+		r.kill(r.inst)
+	}
+	r.rt.Close(context.Background())
+	return r.fs.Close()
+}
+
+// limitedBuffer keeps the first max bytes of the guest's stderr, which is
+// only read to explain a crash.
+type limitedBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   bytes.Buffer
+}
+
+func (l *limitedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if room := l.max - l.b.Len(); room > 0 {
+		if len(p) > room {
+			l.b.Write(p[:room])
+		} else {
+			l.b.Write(p)
+		}
+	}
+	return len(p), nil
+}
+
+func (l *limitedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+
