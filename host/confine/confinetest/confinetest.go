@@ -1,0 +1,135 @@
+// Package confinetest is the shared table of escape attempts that every
+// layer of moat is tested against: the confined filesystem alone, each tool
+// through the guest, each resolver, each isolation mode, and a control run
+// with confinement switched off that proves each case really escapes there.
+//
+// A case is a tiny tree described in a layout language, after os.Root's
+// root_test.go:
+//
+//	"d/"                  a folder
+//	"f"                   a file whose content names it ("content of f")
+//	"f: text"             a file with that content
+//	"link => target"      a symlink; "ABS/" in the target is the test's
+//	                      absolute temp folder, so "ABS/outside/secret" is
+//	                      an absolute link out
+//	"fifo|"               a named pipe (skipped where mkfifo is unavailable)
+//
+// Paths starting "ROOT/" are inside the sandbox root; others are beside it
+// (the "outside"). Every case also gets outside/secret, ROOT-evil/x (a
+// sibling whose name extends the root's, CVE-2025-53110), ROOT/.env and
+// ROOT/.git/config, all holding a [Secret] marker that must never appear in
+// any output.
+package confinetest
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Secret is in every file that must never be read. A test fails if any
+// output contains it.
+const Secret = "MOAT-SECRET-7f3a"
+
+// Case is one escape attempt.
+type Case struct {
+	Name   string
+	Layout []string
+	// Open is the path the model asks for, relative to the root.
+	Open string
+	// Escapes says whether, with confinement switched off, reading Open
+	// really yields a secret: the control that proves the case is real.
+	Escapes bool
+	// Inside, when set, is content that a correct sandbox must return:
+	// symlinks that stay inside the root work.
+	Inside string
+}
+
+// Cases is the table. Each entry is one threat class from DESIGN.md.
+func Cases() []Case {
+	return []Case{
+		{Name: "dotdot", Open: "../outside/secret", Escapes: true},
+		{Name: "dotdot_deep", Layout: []string{"ROOT/a/b/"}, Open: "a/b/../../../outside/secret", Escapes: true},
+		{Name: "sibling_prefix", Open: "../ROOT-evil/x", Escapes: true},
+		{Name: "symlink_file_relative", Layout: []string{"ROOT/link => ../outside/secret"}, Open: "link", Escapes: true},
+		{Name: "symlink_file_absolute", Layout: []string{"ROOT/link => ABS/outside/secret"}, Open: "link", Escapes: true},
+		{Name: "symlink_dir_relative", Layout: []string{"ROOT/dlink => ../outside"}, Open: "dlink/secret", Escapes: true},
+		{Name: "symlink_dir_absolute", Layout: []string{"ROOT/dlink => ABS/outside"}, Open: "dlink/secret", Escapes: true},
+		{Name: "symlink_sibling_prefix", Layout: []string{"ROOT/link => ../ROOT-evil/x"}, Open: "link", Escapes: true},
+		{Name: "symlink_chain", Layout: []string{"ROOT/a => b", "ROOT/b => c", "ROOT/c => ../outside/secret"}, Open: "a", Escapes: true},
+		{Name: "symlink_chain_through_dir", Layout: []string{"ROOT/sub/", "ROOT/sub/l => ../../outside", "ROOT/m => sub/l"}, Open: "m/secret", Escapes: true},
+		{Name: "symlink_then_dotdot", Layout: []string{"ROOT/sub/deeper/", "ROOT/d => sub/deeper"}, Open: "d/../../../outside/secret", Escapes: true},
+		{Name: "symlink_loop", Layout: []string{"ROOT/a => b", "ROOT/b => a"}, Open: "a"},
+		{Name: "symlink_self", Layout: []string{"ROOT/a => a"}, Open: "a"},
+		{Name: "symlink_dangling_out", Layout: []string{"ROOT/link => ../outside/nothing"}, Open: "link"},
+		{Name: "proc_self_root", Layout: []string{"ROOT/link => /proc/self/root" + "ABS/outside/secret"}, Open: "link", Escapes: true},
+		{Name: "proc_self_cwd", Layout: []string{"ROOT/link => /proc/self/cwd/../outside/secret"}, Open: "link"},
+		{Name: "deny_env", Open: ".env", Escapes: true},
+		{Name: "deny_env_upper", Layout: []string{"ROOT/.ENV: " + Secret}, Open: ".ENV", Escapes: true},
+		{Name: "deny_env_local", Layout: []string{"ROOT/.env.local: " + Secret}, Open: ".env.local", Escapes: true},
+		{Name: "deny_trailing_dot", Layout: []string{"ROOT/.env.: " + Secret}, Open: ".env.", Escapes: true},
+		{Name: "deny_trailing_space", Layout: []string{"ROOT/.env : " + Secret}, Open: ".env ", Escapes: true},
+		{Name: "deny_symlink_to_env", Layout: []string{"ROOT/x => .env"}, Open: "x", Escapes: true},
+		{Name: "deny_symlink_to_git", Layout: []string{"ROOT/g => .git"}, Open: "g/config", Escapes: true},
+		{Name: "deny_git_dir", Open: ".git/config", Escapes: true},
+		{Name: "deny_key", Layout: []string{"ROOT/server.key: " + Secret}, Open: "server.key", Escapes: true},
+		{Name: "inside_symlink_works", Layout: []string{"ROOT/notes.txt: hello inside", "ROOT/link => notes.txt"}, Open: "link", Inside: "hello inside"},
+		{Name: "inside_dir_symlink_works", Layout: []string{"ROOT/docs/", "ROOT/docs/a.md: doc inside", "ROOT/d => docs"}, Open: "d/a.md", Inside: "doc inside"},
+		{Name: "inside_dotdot_works", Layout: []string{"ROOT/a/", "ROOT/b.txt: b inside"}, Open: "a/../b.txt", Inside: "b inside"},
+		{Name: "environment_md_readable", Layout: []string{"ROOT/environment.md: env doc"}, Open: "environment.md", Inside: "env doc"},
+	}
+}
+
+// Build lays out c under a fresh temp folder and returns the sandbox root
+// (an absolute path).
+func Build(t testing.TB, c Case) string {
+	t.Helper()
+	base := t.TempDir()
+	if r, err := filepath.EvalSymlinks(base); err == nil {
+		base = r
+	}
+	layout := append([]string{
+		"ROOT/",
+		"outside/",
+		"outside/secret: " + Secret,
+		"ROOT-evil/",
+		"ROOT-evil/x: " + Secret,
+		"ROOT/.env: " + Secret,
+		"ROOT/.git/",
+		"ROOT/.git/config: " + Secret,
+	}, c.Layout...)
+	for _, e := range layout {
+		make1(t, base, e)
+	}
+	return filepath.Join(base, "ROOT")
+}
+
+func make1(t testing.TB, base, e string) {
+	t.Helper()
+	abs := func(p string) string { return filepath.Join(base, filepath.FromSlash(p)) }
+	switch {
+	case strings.Contains(e, " => "):
+		name, target, _ := strings.Cut(e, " => ")
+		target = strings.ReplaceAll(target, "ABS/", filepath.ToSlash(base)+"/")
+		if err := os.Symlink(filepath.FromSlash(target), abs(name)); err != nil {
+			t.Skipf("cannot create symlink %s: %v", name, err)
+		}
+	case strings.HasSuffix(e, "/"):
+		if err := os.MkdirAll(abs(e), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	case strings.HasSuffix(e, "|"):
+		if err := mkfifo(abs(strings.TrimSuffix(e, "|"))); err != nil {
+			t.Skipf("cannot create fifo: %v", err)
+		}
+	default:
+		name, content, ok := strings.Cut(e, ": ")
+		if !ok {
+			content = "content of " + name
+		}
+		if err := os.WriteFile(abs(name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
