@@ -68,49 +68,19 @@ type Config struct {
 	Timeout  time.Duration // per-call deadline; 0 means 30s
 }
 
-// Runner executes tool calls in one guest instance at a time. It is safe
-// for concurrent use; calls are serialised.
-type Runner struct {
-	cfg      Config
-	fs       *confine.FS
+// Module is the compiled guest in its wazero runtime. Compile it once per
+// process; any number of Runners can share it.
+type Module struct {
 	rt       wazero.Runtime
 	compiled wazero.CompiledModule
-	// CacheNote says what happened to the compilation cache, for doctor.
-	CacheNote string
-
-	mu   sync.Mutex
-	inst *instance
-	done bool
+	// Note says what happened to the compilation cache, for doctor.
+	Note string
 }
 
-// New compiles the guest (or loads it from the cache) and opens the root.
-// The instance starts on the first call.
-func New(ctx context.Context, cfg Config) (*Runner, error) {
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = 30 * time.Second
-	}
-	pol, err := policy.New(cfg.Deny, cfg.Allow)
-	if err != nil {
-		return nil, err
-	}
-	cfs, err := confine.New(cfg.Root, cfg.Resolver, pol)
-	if err != nil {
-		return nil, err
-	}
-	r := &Runner{cfg: cfg, fs: cfs}
-	if err := r.compile(ctx); err != nil {
-		cfs.Close()
-		return nil, err
-	}
-	return r, nil
-}
-
-// Resolver is the path resolver in use.
-func (r *Runner) Resolver() confine.Kind { return r.fs.Kind() }
-
-// compile builds the runtime. A cache that cannot be opened or that yields
-// a broken module is bypassed (and, if it is ours, cleared), never fatal.
-func (r *Runner) compile(ctx context.Context) error {
+// Compile compiles the guest, through the on-disk cache in cacheDir when it
+// is not empty. A cache that cannot be opened or yields a broken module is
+// bypassed (and cleared), never fatal.
+func Compile(ctx context.Context, cacheDir string) (*Module, error) {
 	newRT := func(cache wazero.CompilationCache) wazero.Runtime {
 		c := wazero.NewRuntimeConfig().
 			WithMemoryLimitPages(memoryLimitPages).
@@ -122,35 +92,88 @@ func (r *Runner) compile(ctx context.Context) error {
 		wasi_snapshot_preview1.MustInstantiate(ctx, rt)
 		return rt
 	}
-	if dir := r.cfg.CacheDir; dir != "" {
-		dir = filepath.Join(dir, "wazero")
+	m := &Module{Note: "no compiled-module cache"}
+	if cacheDir != "" {
+		dir := filepath.Join(cacheDir, "wazero")
 		cache, err := wazero.NewCompilationCacheWithDir(dir)
 		if err == nil {
 			rt := newRT(cache)
-			if compiled, err := rt.CompileModule(ctx, guest.Wasm()); err == nil {
-				r.rt, r.compiled = rt, compiled
-				r.CacheNote = "compiled-module cache: " + dir
-				return nil
-			} else {
-				r.CacheNote = fmt.Sprintf("compiled-module cache %s was unusable (%v); cleared and recompiled", dir, err)
-				rt.Close(ctx)
-				os.RemoveAll(dir)
+			compiled, err := rt.CompileModule(ctx, guest.Wasm())
+			if err == nil {
+				m.rt, m.compiled, m.Note = rt, compiled, "compiled-module cache: "+dir
+				return m, nil
 			}
+			m.Note = fmt.Sprintf("compiled-module cache %s was unusable (%v); cleared and recompiled", dir, err)
+			rt.Close(ctx)
+			os.RemoveAll(dir)
 		} else {
-			r.CacheNote = fmt.Sprintf("compiled-module cache unavailable (%v); compiling in memory", err)
+			m.Note = fmt.Sprintf("compiled-module cache unavailable (%v); compiling in memory", err)
 		}
-	} else {
-		r.CacheNote = "no compiled-module cache"
 	}
 	rt := newRT(nil)
 	compiled, err := rt.CompileModule(ctx, guest.Wasm())
 	if err != nil {
 		rt.Close(ctx)
-		return fmt.Errorf("runner: compile guest: %w", err)
+		return nil, fmt.Errorf("runner: compile guest: %w", err)
 	}
-	r.rt, r.compiled = rt, compiled
-	return nil
+	m.rt, m.compiled = rt, compiled
+	return m, nil
 }
+
+// Close releases the runtime and every instance still running in it.
+func (m *Module) Close(ctx context.Context) error { return m.rt.Close(ctx) }
+
+// Runner executes tool calls in one guest instance at a time. It is safe
+// for concurrent use; calls are serialised.
+type Runner struct {
+	cfg  Config
+	fs   *confine.FS
+	mod  *Module
+	owns bool // Close closes mod too
+
+	mu   sync.Mutex
+	inst *instance
+	done bool
+}
+
+// New compiles the guest (or loads it from the cache) and opens the root.
+// The instance starts on the first call.
+func New(ctx context.Context, cfg Config) (*Runner, error) {
+	m, err := Compile(ctx, cfg.CacheDir)
+	if err != nil {
+		return nil, err
+	}
+	r, err := Open(m, cfg)
+	if err != nil {
+		m.Close(ctx)
+		return nil, err
+	}
+	r.owns = true
+	return r, nil
+}
+
+// Open starts a runner for cfg on an already compiled module, which the
+// runner does not own. cfg.CacheDir is ignored.
+func Open(m *Module, cfg Config) (*Runner, error) {
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 30 * time.Second
+	}
+	pol, err := policy.New(cfg.Deny, cfg.Allow)
+	if err != nil {
+		return nil, err
+	}
+	cfs, err := confine.New(cfg.Root, cfg.Resolver, pol)
+	if err != nil {
+		return nil, err
+	}
+	return &Runner{cfg: cfg, fs: cfs, mod: m}, nil
+}
+
+// Resolver is the path resolver in use.
+func (r *Runner) Resolver() confine.Kind { return r.fs.Kind() }
+
+// CacheNote says how the guest was compiled, for doctor.
+func (r *Runner) CacheNote() string { return r.mod.Note }
 
 // instance is one running guest serving calls over its stdin and stdout.
 type instance struct {
@@ -177,7 +200,7 @@ func (r *Runner) start() (*instance, error) {
 		WithStdout(outW).
 		WithStderr(in.stderr)
 	go func() {
-		mod, err := r.rt.InstantiateModule(ctx, r.compiled, mc)
+		mod, err := r.mod.rt.InstantiateModule(ctx, r.mod.compiled, mc)
 		if mod != nil {
 			mod.Close(context.Background())
 		}
@@ -295,7 +318,9 @@ func (r *Runner) Close() error {
 	if r.inst != nil {
 		r.kill(r.inst)
 	}
-	r.rt.Close(context.Background())
+	if r.owns {
+		r.mod.Close(context.Background())
+	}
 	return r.fs.Close()
 }
 
@@ -325,5 +350,3 @@ func (l *limitedBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
-
-

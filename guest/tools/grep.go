@@ -1,0 +1,430 @@
+package tools
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"regexp"
+	"regexp/syntax"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"github.com/moatdev/moat/guest/proto"
+)
+
+// grepBufSize is the one buffer grep reads every file through. Running the
+// regexp over a large block instead of line by line is what makes grep
+// usable under wasm (about 6x slower per line than native); 256 KiB keeps
+// the whole guest far below its memory limit and is past the point where a
+// bigger block stops helping.
+const grepBufSize = 256 << 10
+
+// maxPatternBytes bounds the pattern: compiling a regexp costs memory in
+// proportion to its length (a 3 MB literal takes seconds and hundreds of MB),
+// and no real search needs more than this.
+const maxPatternBytes = 16 << 10
+
+// grep searches a file or a tree for lines matching an RE2 pattern and
+// prints "path:LINE: text" for each, root-relative so the model can pass
+// the path straight to read_file. Symlinks, special files, binary files
+// and .gitignored files are skipped; unreadable files are skipped silently
+// so that one denied file does not fail the search.
+func grep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits) (string, error) {
+	const tool = proto.Grep
+	if len(a.Pattern) > maxPatternBytes {
+		return "", errorf("pattern is too long (%d bytes; the limit is %d)", len(a.Pattern), maxPatternBytes)
+	}
+	m, err := compileLineRegexp(a.Pattern, a.IgnoreCase)
+	if err != nil {
+		return "", err
+	}
+	if a.Glob != "" && !doublestar.ValidatePattern(a.Glob) {
+		return "", errorf("invalid glob pattern: %s", a.Glob)
+	}
+	start, err := cleanPath(a.Path)
+	if err != nil {
+		return "", err
+	}
+	maxResults := a.MaxResults
+	if maxResults <= 0 {
+		maxResults = lim.MaxResults
+	}
+	if maxResults <= 0 {
+		maxResults = proto.DefaultMaxResults
+	}
+	info, err := fs.Stat(fsys, start)
+	if err != nil {
+		return "", fsError(tool, a.Path, err)
+	}
+
+	g := &grepper{m: m, buf: make([]byte, grepBufSize), max: maxResults}
+	switch {
+	case info.Mode().IsRegular():
+		// A file named explicitly is searched even if ignored or not
+		// matching the glob: the model asked for it.
+		if err := g.searchFile(fsys, start); err != nil {
+			return "", fsError(tool, a.Path, err)
+		}
+	case info.IsDir():
+		var ig *ignorer
+		if !lim.NoIgnore {
+			ig = newIgnorer(fsys, start)
+		}
+		err := fs.WalkDir(fsys, start, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if p == start {
+					return err
+				}
+				return skipEntry(d) // unreadable folder: skip, not fatal
+			}
+			switch t := d.Type(); {
+			case t.IsDir():
+				if p != start && (d.Name() == ".git" || ig != nil && ig.ignored(p, true)) {
+					return fs.SkipDir
+				}
+				if ig != nil {
+					ig.enter(p)
+				}
+				return nil
+			case !t.IsRegular():
+				return nil // symlinks are not followed; FIFOs would block
+			}
+			if ig != nil && ig.ignored(p, false) {
+				return nil
+			}
+			if a.Glob != "" && !globMatch(a.Glob, p) {
+				return nil
+			}
+			_ = g.searchFile(fsys, p) // a file that vanished or is denied is skipped
+			if g.more {
+				return fs.SkipAll
+			}
+			return nil
+		})
+		if err != nil {
+			return "", fsError(tool, a.Path, err)
+		}
+	default:
+		return "", errorf("not a regular file: %s (%s)", displayPath(a.Path), fileKind(info.Mode()))
+	}
+
+	if g.hits == 0 {
+		return fmt.Sprintf("no matches for %s in %s", a.Pattern, displayPath(a.Path)), nil
+	}
+	if g.more {
+		fmt.Fprintf(&g.out, "[stopped after %d matches; more exist — narrow the pattern, path or glob]\n", g.hits)
+	}
+	return strings.TrimSuffix(g.out.String(), "\n"), nil
+}
+
+// skipEntry tells WalkDir to go past an entry it could not read.
+func skipEntry(d fs.DirEntry) error {
+	if d != nil && d.IsDir() {
+		return fs.SkipDir
+	}
+	return nil
+}
+
+// globMatch applies grep's glob filter: a glob with a "/" is matched against
+// the root-relative path, one without against the base name at any depth
+// (so "*.go" means what a person means by it).
+func globMatch(pattern, p string) bool {
+	if !strings.Contains(pattern, "/") {
+		p = p[strings.LastIndexByte(p, '/')+1:]
+	}
+	ok, _ := doublestar.Match(pattern, p)
+	return ok
+}
+
+// lineMatcher finds the next match in a block of whole lines.
+type lineMatcher struct {
+	re *regexp.Regexp
+	// literal is set when the pattern is a plain literal: bytes.Index is
+	// all the search there is.
+	literal []byte
+	// required is a literal every match contains. Go's regexp has no DFA,
+	// and without a literal prefix it runs its NFA over every byte (over
+	// 20x slower than bytes.Index); with required set, the regexp only
+	// runs on the few lines that contain the literal.
+	required []byte
+}
+
+// minRequired is the shortest required literal worth a prefilter: shorter
+// ones occur on too many lines to save work.
+const minRequired = 3
+
+// compileLineRegexp compiles pattern so that running it over a block of
+// many lines finds exactly what running it on each line would: no match may
+// span a newline, and ^ and $ anchor at line boundaries. The parsed pattern
+// is rewritten (classes and "." lose "\n", literal newlines cannot match,
+// text anchors become line anchors) and compiled again from its string form.
+func compileLineRegexp(pattern string, ignoreCase bool) (*lineMatcher, error) {
+	flags := syntax.Perl
+	if ignoreCase {
+		flags |= syntax.FoldCase
+	}
+	tree, err := syntax.Parse(pattern, flags)
+	if err != nil {
+		return nil, errorf("invalid pattern: %v", err)
+	}
+	tree = withoutNewlines(tree)
+	re, err := regexp.Compile(tree.String())
+	if err != nil {
+		return nil, errorf("invalid pattern: %v", err)
+	}
+	m := &lineMatcher{re: re}
+	if prefix, complete := re.LiteralPrefix(); complete && usableLiteral(prefix) {
+		m.literal = []byte(prefix)
+	} else if lit := requiredLiteral(tree); len(lit) >= minRequired && usableLiteral(lit) {
+		m.required = []byte(lit)
+	}
+	return m, nil
+}
+
+// usableLiteral reports whether searching for s with bytes.Index finds
+// what the regexp finds: not for "", and not when s holds U+FFFD, which the
+// regexp also matches against any invalid UTF-8 byte.
+func usableLiteral(s string) bool {
+	return s != "" && !strings.ContainsRune(s, utf8.RuneError)
+}
+
+// requiredLiteral returns the longest case-sensitive literal that every
+// match of re must contain, or "" if it finds none. It looks through
+// concatenations, groups and repetitions of at least one, and gives up on
+// anything else (alternations, optional parts), which is always safe.
+func requiredLiteral(re *syntax.Regexp) string {
+	switch re.Op {
+	case syntax.OpLiteral:
+		if re.Flags&syntax.FoldCase == 0 {
+			return string(re.Rune)
+		}
+	case syntax.OpCapture, syntax.OpPlus:
+		return requiredLiteral(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Min >= 1 {
+			return requiredLiteral(re.Sub[0])
+		}
+	case syntax.OpConcat:
+		best := ""
+		for _, sub := range re.Sub {
+			if lit := requiredLiteral(sub); len(lit) > len(best) {
+				best = lit
+			}
+		}
+		return best
+	}
+	return ""
+}
+
+// withoutNewlines rewrites a parsed regexp so that it cannot match "\n"
+// (see compileLineRegexp).
+func withoutNewlines(re *syntax.Regexp) *syntax.Regexp {
+	for i, sub := range re.Sub {
+		re.Sub[i] = withoutNewlines(sub)
+	}
+	switch re.Op {
+	case syntax.OpAnyChar:
+		re.Op = syntax.OpAnyCharNotNL
+	case syntax.OpBeginText:
+		re.Op = syntax.OpBeginLine
+	case syntax.OpEndText:
+		re.Op = syntax.OpEndLine
+		re.Flags &^= syntax.WasDollar
+	case syntax.OpLiteral:
+		for _, r := range re.Rune {
+			if r == '\n' {
+				return &syntax.Regexp{Op: syntax.OpNoMatch}
+			}
+		}
+	case syntax.OpCharClass:
+		var out []rune
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			lo, hi := re.Rune[i], re.Rune[i+1]
+			if lo <= '\n' && '\n' <= hi {
+				if lo < '\n' {
+					out = append(out, lo, '\n'-1)
+				}
+				if hi > '\n' {
+					out = append(out, '\n'+1, hi)
+				}
+				continue
+			}
+			out = append(out, lo, hi)
+		}
+		if len(out) == 0 {
+			return &syntax.Regexp{Op: syntax.OpNoMatch}
+		}
+		re.Rune = out
+	}
+	return re
+}
+
+// find returns the offset of the first match in b, and whether there is
+// one. Only the start matters: the whole line is printed.
+func (m *lineMatcher) find(b []byte) (int, bool) {
+	if m.literal != nil {
+		i := bytes.Index(b, m.literal)
+		return i, i >= 0
+	}
+	if m.required != nil {
+		// Run the regexp only on lines holding the required literal.
+		for from := 0; from < len(b); {
+			i := bytes.Index(b[from:], m.required)
+			if i < 0 {
+				return 0, false
+			}
+			i += from
+			start := bytes.LastIndexByte(b[:i], '\n') + 1
+			end := bytes.IndexByte(b[i:], '\n')
+			if end < 0 {
+				end = len(b)
+			} else {
+				end += i
+			}
+			if loc := m.re.FindIndex(b[start:end]); loc != nil {
+				return start + loc[0], true
+			}
+			from = end + 1
+		}
+		return 0, false
+	}
+	loc := m.re.FindIndex(b)
+	if loc == nil {
+		return 0, false
+	}
+	return loc[0], true
+}
+
+// grepper carries one grep call's state across files: the one read buffer
+// and the output so far.
+type grepper struct {
+	m    *lineMatcher
+	buf  []byte
+	max  int
+	hits int
+	more bool // a match beyond max was seen
+	out  strings.Builder
+}
+
+// searchFile greps one file, reading it in buffer-sized blocks of whole
+// lines. A line longer than the buffer is searched in buffer-sized pieces
+// (a match straddling two pieces of such a line may be missed; memory stays
+// bounded). Binary files are skipped on the evidence of their first block.
+func (g *grepper) searchFile(fsys fs.FS, p string) error {
+	f, err := fsys.Open(p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+
+	sc := fileScan{path: p, line: 1}
+	carry := 0 // bytes of an unfinished line kept at the start of buf
+	first := true
+	for {
+		n, err := io.ReadFull(f, g.buf[carry:])
+		eof := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+		if err != nil && !eof {
+			return err
+		}
+		data := g.buf[:carry+n]
+		if first {
+			first = false
+			if bytes.IndexByte(data[:min(len(data), sniffLen)], 0) >= 0 {
+				return nil
+			}
+		}
+		block, rest := data, data[len(data):]
+		if !eof {
+			if nl := bytes.LastIndexByte(data, '\n'); nl >= 0 {
+				block, rest = data[:nl+1], data[nl+1:]
+			}
+			// else: one line fills the buffer; search it as a piece.
+		}
+		g.searchBlock(&sc, block)
+		if g.more || eof {
+			return nil
+		}
+		sc.midLine = len(rest) == 0 && block[len(block)-1] != '\n'
+		carry = copy(g.buf, rest)
+	}
+}
+
+// fileScan is where searchFile is in one file.
+type fileScan struct {
+	path        string
+	line        int  // number of the line at the start of the next block
+	midLine     bool // the next block starts in the middle of a line longer than the buffer
+	lastPrinted int  // so that a line longer than the buffer prints once
+}
+
+// searchBlock reports the matching lines of block and advances sc.line past
+// it. Only the first match of a line matters: the whole line is printed.
+func (g *grepper) searchBlock(sc *fileScan, block []byte) {
+	counted := 0 // newlines before block[counted] are included in sc.line
+	for pos := 0; pos < len(block); {
+		i, ok := g.m.find(block[pos:])
+		if !ok {
+			break
+		}
+		hit := pos + i
+		if hit == len(block) && block[hit-1] == '\n' {
+			break // an empty match where the next block's first line starts
+		}
+		start := bytes.LastIndexByte(block[:hit], '\n') + 1
+		end := bytes.IndexByte(block[hit:], '\n')
+		if end < 0 {
+			end = len(block)
+		} else {
+			end += hit
+		}
+		sc.line += bytes.Count(block[counted:start], []byte{'\n'})
+		counted = start
+		if sc.line != sc.lastPrinted {
+			if g.hits == g.max {
+				g.more = true
+				return
+			}
+			g.hits++
+			sc.lastPrinted = sc.line
+			g.printLine(sc.path, sc.line, block[start:end], hit-start, start == 0 && sc.midLine)
+		}
+		pos = end + 1
+	}
+	sc.line += bytes.Count(block[counted:], []byte{'\n'})
+}
+
+// hitContext is how much text before a match is shown when the match is
+// too far into a long line for the line's start to be shown.
+const hitContext = 64
+
+// printLine writes one hit as "path:LINE: text", the text cut to
+// proto.MaxLineBytes so one minified line cannot flood the answer. When the
+// match lies beyond that cut (or text is a piece from the middle of a line
+// longer than the buffer), the text starts shortly before the match instead,
+// marked with a leading "…", so the model still sees what matched.
+func (g *grepper) printLine(p string, line int, text []byte, hitOff int, midLine bool) {
+	text = bytes.TrimSuffix(text, []byte{'\r'})
+	g.out.WriteString(p)
+	g.out.WriteByte(':')
+	g.out.WriteString(strconv.Itoa(line))
+	g.out.WriteString(": ")
+	if midLine || hitOff > proto.MaxLineBytes-hitContext {
+		from := max(0, hitOff-hitContext)
+		for from < hitOff && !utf8.RuneStart(text[from]) {
+			from++
+		}
+		text = text[from:]
+		g.out.WriteString("…")
+	}
+	if len(text) > proto.MaxLineBytes {
+		g.out.Write(cutUTF8(text, proto.MaxLineBytes))
+		g.out.WriteString("…")
+	} else {
+		g.out.Write(text)
+	}
+	g.out.WriteByte('\n')
+}

@@ -1,0 +1,138 @@
+package tools
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/moatdev/moat/guest/proto"
+)
+
+// maxListEntries caps list_dir (or the host's MaxResults, if larger): a folder
+// of a thousand names is still readable by a model, a folder of a million
+// (a cache, a mail spool) is not, and must not cost the guest its memory.
+const maxListEntries = 1000
+
+// readDirBatch is how many entries list_dir asks the filesystem for at a
+// time, so that a very wide folder is never held in memory whole.
+const readDirBatch = 1024
+
+// listDir lists one folder, one entry a line, sorted, with the kind of
+// every entry visible in its line so the model can pick its next call.
+// The cap is maxListEntries, or the host's MaxResults when that is larger:
+// MaxResults (default 100) is sized for grep hits, and a model that cannot
+// page through a folder listing must at least see a whole ordinary folder.
+func listDir(fsys fs.FS, a proto.ListDirArgs, lim proto.Limits) (string, error) {
+	const tool = proto.ListDir
+	p, err := cleanPath(a.Path)
+	if err != nil {
+		return "", err
+	}
+	// Stat before opening: opening a FIFO for reading would block.
+	info, err := fs.Stat(fsys, p)
+	if err != nil {
+		return "", fsError(tool, a.Path, err)
+	}
+	if !info.IsDir() {
+		return "", errorf("not a folder: %s", displayPath(a.Path))
+	}
+	limit := max(lim.MaxResults, maxListEntries)
+	entries, total, err := smallestEntries(fsys, p, limit)
+	if err != nil {
+		return "", fsError(tool, a.Path, err)
+	}
+	if total == 0 {
+		return "(empty folder)", nil
+	}
+	var b strings.Builder
+	for _, e := range entries {
+		b.WriteString(renderEntry(fsys, p, e))
+		b.WriteByte('\n')
+	}
+	if total > len(entries) {
+		fmt.Fprintf(&b, "... %d more entries\n", total-len(entries))
+	}
+	return strings.TrimSuffix(b.String(), "\n"), nil
+}
+
+// smallestEntries returns the first limit entries of folder p in name order
+// and how many entries it has in all. It reads the folder in batches and
+// keeps at most 2*limit+batch entries, so memory depends on the cap, not on
+// the folder's width.
+func smallestEntries(fsys fs.FS, p string, limit int) ([]fs.DirEntry, int, error) {
+	byName := func(x, y fs.DirEntry) int { return strings.Compare(x.Name(), y.Name()) }
+	f, err := fsys.Open(p)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	dir, ok := f.(fs.ReadDirFile)
+	if !ok {
+		return nil, 0, &fs.PathError{Op: "readdir", Path: p, Err: syscall.ENOTDIR}
+	}
+	var keep []fs.DirEntry
+	total := 0
+	for {
+		batch, err := dir.ReadDir(readDirBatch)
+		total += len(batch)
+		keep = append(keep, batch...)
+		if len(keep) > 2*limit {
+			slices.SortFunc(keep, byName)
+			keep = slices.Delete(keep, limit, len(keep))
+		}
+		if errors.Is(err, io.EOF) || (err == nil && len(batch) == 0) {
+			break
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+	}
+	slices.SortFunc(keep, byName)
+	if len(keep) > limit {
+		keep = keep[:limit]
+	}
+	return keep, total, nil
+}
+
+// renderEntry shows one entry the way list_dir prints it: folders with a
+// trailing slash, symlinks with their target, special files with their kind
+// (so the model does not try to read a FIFO).
+func renderEntry(fsys fs.FS, dir string, e fs.DirEntry) string {
+	name := e.Name()
+	switch t := e.Type(); {
+	case t.IsDir():
+		return name + "/"
+	case t&fs.ModeSymlink != 0:
+		return name + " -> " + linkTarget(fsys, joinPath(dir, name))
+	case t.IsRegular():
+		return name
+	default:
+		return name + " (" + fileKind(t) + ")"
+	}
+}
+
+// linkTarget is a symlink's text for display, or why it cannot be shown.
+func linkTarget(fsys fs.FS, p string) string {
+	target, err := fs.ReadLink(fsys, p)
+	switch {
+	case err == nil:
+		return target
+	case isEscape(err):
+		return "(outside the sandbox)"
+	default:
+		return "(unreadable link)"
+	}
+}
+
+// joinPath joins an fs.FS folder path and a name without path.Join's
+// cleaning cost (both are already clean).
+func joinPath(dir, name string) string {
+	if dir == "." {
+		return name
+	}
+	return dir + "/" + name
+}

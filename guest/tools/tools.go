@@ -1,0 +1,234 @@
+// Package tools is the logic of moat's read-only tools (list_dir, read_file,
+// grep, glob, stat) as the WASI guest runs them.
+//
+// It is written against io/fs only, so the same code is compiled into the
+// GOOS=wasip1 guest (which hands it os.DirFS("/") over a preopen the host has
+// already confined and filtered) and unit-tested natively with
+// testing/fstest.MapFS. The guest is one layer of several: the host has
+// already validated the arguments and checked paths lexically, and its mount
+// refuses symlink escapes and denied files. This package repeats the cheap
+// checks (defence in depth) and otherwise concentrates on two things the
+// other layers cannot give: output the model can act on (compact, sorted,
+// with explicit notices when something was cut) and bounded work (memory
+// flat in file size, caps on every listing).
+//
+// # Isolation
+//
+// Nothing here confines anything by itself. A symlink out of the root is
+// only refused because the filesystem below reports EXDEV or refuses to
+// resolve it; a FIFO is only safe to meet because every tool checks the
+// file type before opening. The package must stay free of os/exec, net and
+// anything host-only, so that the guest stays small and has no way out.
+package tools
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+	"syscall"
+
+	"github.com/moatdev/moat/guest/proto"
+)
+
+// Run executes one tool call against fsys, whose root is the sandbox root.
+// It never panics: a bug in a tool becomes an error response, because a
+// crashed guest would cost the host a fresh instance and tell the model
+// nothing. The response always carries req.ID.
+func Run(fsys fs.FS, req proto.Request) (resp proto.Response) {
+	defer func() {
+		if r := recover(); r != nil {
+			resp = errResponse(fmt.Sprintf("error: internal error in %s: %v", req.Tool, r))
+		}
+		resp.ID = req.ID
+	}()
+	text, err := dispatch(fsys, req)
+	if err != nil {
+		return errResponse(err.Error())
+	}
+	return proto.Response{Text: text}
+}
+
+func errResponse(text string) proto.Response {
+	return proto.Response{Text: text, IsError: true}
+}
+
+// toolError is an error whose text is already the exact message the model
+// reads (it starts with "error: ").
+type toolError string
+
+func (e toolError) Error() string { return string(e) }
+
+func errorf(format string, args ...any) error {
+	return toolError(fmt.Sprintf("error: "+format, args...))
+}
+
+func dispatch(fsys fs.FS, req proto.Request) (string, error) {
+	switch req.Tool {
+	case proto.ListDir:
+		var a proto.ListDirArgs
+		if err := decodeArgs(req, &a); err != nil {
+			return "", err
+		}
+		return listDir(fsys, a, req.Limits)
+	case proto.ReadFile:
+		var a proto.ReadFileArgs
+		if err := decodeArgs(req, &a); err != nil {
+			return "", err
+		}
+		return readFile(fsys, a, req.Limits)
+	case proto.Grep:
+		var a proto.GrepArgs
+		if err := decodeArgs(req, &a); err != nil {
+			return "", err
+		}
+		return grep(fsys, a, req.Limits)
+	case proto.Glob:
+		var a proto.GlobArgs
+		if err := decodeArgs(req, &a); err != nil {
+			return "", err
+		}
+		return glob(fsys, a, req.Limits)
+	case proto.Stat:
+		var a proto.StatArgs
+		if err := decodeArgs(req, &a); err != nil {
+			return "", err
+		}
+		return stat(fsys, a)
+	default:
+		return "", errorf("unknown tool: %s", req.Tool)
+	}
+}
+
+// decodeArgs decodes the arguments again even though the host validated
+// them: the guest must not trust that the host it runs under is the one
+// that did the validation.
+func decodeArgs(req proto.Request, v any) error {
+	raw := req.Args
+	if len(raw) == 0 {
+		raw = json.RawMessage("{}")
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return errorf("invalid arguments for %s: %v", req.Tool, err)
+	}
+	return nil
+}
+
+// cleanPath turns the model's path into an fs.FS path. The host refuses
+// escaping paths already; this is the second look, so that the guest is safe
+// even when handed a filesystem that would honour "..".
+func cleanPath(p string) (string, error) {
+	if p == "" {
+		return ".", nil
+	}
+	if strings.IndexByte(p, 0) >= 0 || strings.HasPrefix(p, "/") {
+		return "", errorf("path escapes the sandbox: %s", p)
+	}
+	c := path.Clean(p)
+	c = strings.TrimPrefix(c, "./")
+	if c == ".." || strings.HasPrefix(c, "../") || !fs.ValidPath(c) {
+		return "", errorf("path escapes the sandbox: %s", p)
+	}
+	return c, nil
+}
+
+// displayPath is the path as the model gave it, or "." when it gave none,
+// so that messages read naturally.
+func displayPath(p string) string {
+	if p == "" {
+		return "."
+	}
+	return p
+}
+
+// fsError maps a filesystem error to the message the model reads. The
+// order matters: the specific reasons (a symlink out of the root, a loop)
+// come before the generic ones they may also satisfy.
+func fsError(tool, p string, err error) error {
+	var te toolError
+	if errors.As(err, &te) {
+		return te
+	}
+	p = displayPath(p)
+	switch {
+	case isEscape(err):
+		return errorf("path escapes the sandbox through a symlink: %s", p)
+	case errors.Is(err, syscall.ELOOP):
+		return errorf("too many levels of symbolic links: %s", p)
+	case errors.Is(err, syscall.ENOTDIR):
+		return errorf("not a folder: %s", p)
+	case errors.Is(err, syscall.EISDIR):
+		return errorf("%s is a folder; use list_dir", p)
+	case errors.Is(err, syscall.ENOTSUP):
+		return errorf("not a regular file: %s (named pipe, socket or device)", p)
+	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EACCES):
+		return errorf("access denied by the sandbox policy: %s", p)
+	case errors.Is(err, fs.ErrNotExist):
+		return errorf("no such file or directory: %s", p)
+	}
+	return errorf("%s %s: %s", tool, p, bareError(err))
+}
+
+// isEscape recognises the host mount's refusal of a path that leaves the
+// root (through a symlink or ".."). The mount reports it as EPERM, because
+// wazero has no EXDEV; EACCES is kept for the deny-list (see host/confine).
+func isEscape(err error) bool {
+	return errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EXDEV)
+}
+
+// bareError strips the path wrappers from err: their paths are guest or
+// host paths the model must not see (and that would leak the host layout).
+func bareError(err error) string {
+	for {
+		switch e := err.(type) {
+		case *fs.PathError:
+			err = e.Err
+			continue
+		case interface{ Unwrap() error }:
+			// os.LinkError and os.SyscallError carry paths or call names;
+			// the innermost error is what the model can act on.
+			if inner := e.Unwrap(); inner != nil {
+				err = inner
+				continue
+			}
+		}
+		return err.Error()
+	}
+}
+
+// fileKind names a non-regular file type the way messages show it.
+func fileKind(m fs.FileMode) string {
+	switch t := m.Type(); {
+	case t == 0:
+		return "file"
+	case t&fs.ModeDir != 0:
+		return "folder"
+	case t&fs.ModeSymlink != 0:
+		return "symlink"
+	case t&fs.ModeNamedPipe != 0:
+		return "named pipe"
+	case t&fs.ModeSocket != 0:
+		return "socket"
+	case t&fs.ModeDevice != 0, t&fs.ModeCharDevice != 0:
+		return "device"
+	default:
+		return "special file"
+	}
+}
+
+// humanSize renders n bytes with SI units ("512 B", "3.1 MB"), short enough
+// for the model and unambiguous enough for a person.
+func humanSize(n int64) string {
+	const unit = 1000
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit && exp < 5; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "KMGTPE"[exp])
+}

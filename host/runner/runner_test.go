@@ -1,0 +1,230 @@
+package runner_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/moatdev/moat/guest/proto"
+	"github.com/moatdev/moat/host/confine"
+	"github.com/moatdev/moat/host/confine/confinetest"
+	"github.com/moatdev/moat/host/runner"
+)
+
+// cacheDir is shared by the tests of this package so the guest is compiled
+// once per run, not once per test.
+func cacheDir(t testing.TB) string {
+	d := filepath.Join(os.TempDir(), "moat-test-cache-"+runtime.Version())
+	os.MkdirAll(d, 0o755)
+	return d
+}
+
+// module is compiled once for the whole test binary.
+var module = sync.OnceValues(func() (*runner.Module, error) {
+	return runner.Compile(context.Background(), filepath.Join(os.TempDir(), "moat-test-cache-"+runtime.Version()))
+})
+
+func newRunner(t testing.TB, root string, k confine.Kind) *runner.Runner {
+	t.Helper()
+	m, err := module()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := runner.Open(m, runner.Config{Root: root, Resolver: k, Timeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+func call(t testing.TB, r *runner.Runner, tool string, args any) proto.Response {
+	t.Helper()
+	b, _ := json.Marshal(args)
+	resp, err := r.Exec(context.Background(), proto.Request{ID: 7, Tool: tool, Args: b})
+	if err != nil {
+		t.Fatalf("%s %s: %v", tool, b, err)
+	}
+	return resp
+}
+
+// everyTool asks every read-only tool about p, and returns all the output.
+func everyTool(t testing.TB, r *runner.Runner, p string) string {
+	var out []string
+	for _, c := range []struct {
+		tool string
+		args any
+	}{
+		{proto.ReadFile, map[string]any{"path": p}},
+		{proto.Stat, map[string]any{"path": p}},
+		{proto.ListDir, map[string]any{"path": p}},
+		{proto.ListDir, map[string]any{"path": path.Dir(p)}},
+		{proto.Grep, map[string]any{"pattern": "MOAT|inside|doc|env", "path": p}},
+		{proto.Grep, map[string]any{"pattern": "MOAT-SECRET"}},
+		{proto.Glob, map[string]any{"pattern": "**", "path": p}},
+		{proto.Glob, map[string]any{"pattern": "**/*"}},
+	} {
+		out = append(out, c.tool+": "+call(t, r, c.tool, c.args).Text)
+	}
+	return strings.Join(out, "\n")
+}
+
+func kinds() []confine.Kind {
+	if runtime.GOOS == "linux" {
+		return []confine.Kind{confine.Root, confine.Openat2}
+	}
+	return []confine.Kind{confine.Root}
+}
+
+// TestEscapeTableEveryTool runs the shared escape table through every tool
+// in the real guest, with each resolver, plus the control without
+// confinement.
+func TestEscapeTableEveryTool(t *testing.T) {
+	for _, c := range confinetest.Cases() {
+		t.Run(c.Name, func(t *testing.T) {
+			root := confinetest.Build(t, c)
+			for _, k := range kinds() {
+				got := everyTool(t, newRunner(t, root, k), c.Open)
+				if strings.Contains(got, confinetest.Secret) {
+					t.Fatalf("%v: secret leaked through a tool:\n%s", k, got)
+				}
+				if c.Inside != "" && !strings.Contains(got, "read_file: "+c.Inside) {
+					t.Fatalf("%v: inside read failed:\n%s", k, got)
+				}
+			}
+			// The guest refuses ".." by itself, so the control can only
+			// show the escape for paths without it.
+			if c.Escapes && !strings.Contains(c.Open, "..") {
+				got := call(t, newRunner(t, root, confine.Unconfined), proto.ReadFile, map[string]any{"path": c.Open}).Text
+				if !strings.Contains(got, confinetest.Secret) {
+					t.Fatalf("control: without confinement read_file %s should leak, got %q", c.Open, got)
+				}
+			}
+		})
+	}
+}
+
+func TestTimeoutIsAnErrorAndRecovers(t *testing.T) {
+	root := t.TempDir()
+	big := strings.Repeat("abcdefghij klmnopqrstuvwxyz 0123456789\n", 1<<20) // 40 MB
+	os.WriteFile(filepath.Join(root, "big.txt"), []byte(big), 0o644)
+	r, err := runner.New(context.Background(), runner.Config{Root: root, CacheDir: cacheDir(t), Timeout: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	_, err = r.Exec(context.Background(), proto.Request{ID: 1, Tool: proto.Grep, Args: []byte(`{"pattern":"z{3}q"}`)})
+	if !errors.Is(err, runner.ErrTimeout) {
+		t.Fatalf("err = %v, want ErrTimeout", err)
+	}
+}
+
+func TestCorruptCacheIsRebuilt(t *testing.T) {
+	cache := t.TempDir()
+	cfg := runner.Config{Root: t.TempDir(), CacheDir: cache}
+	r, err := runner.New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	n := 0
+	filepath.Walk(cache, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && fi.Mode().IsRegular() {
+			os.WriteFile(p, []byte("garbage"), 0o644)
+			n++
+		}
+		return nil
+	})
+	if n == 0 {
+		t.Fatal("the cache wrote no files")
+	}
+	r, err = runner.New(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("corrupt cache was fatal: %v", err)
+	}
+	defer r.Close()
+	if resp := call(t, r, proto.ListDir, map[string]any{"path": "."}); resp.IsError {
+		t.Fatalf("after rebuild: %q", resp.Text)
+	}
+}
+
+func TestConcurrentCallsAreSerialised(t *testing.T) {
+	root := confinetest.Build(t, confinetest.Case{Layout: []string{"ROOT/a.txt: alpha"}})
+	r := newRunner(t, root, confine.Auto)
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; j < 20; j++ {
+				if got := call(t, r, proto.ReadFile, map[string]any{"path": "a.txt"}).Text; got != "alpha" {
+					t.Errorf("got %q", got)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// TestRaceThroughGuest re-points a symlinked folder between inside and
+// outside while the guest reads and greps through it.
+func TestRaceThroughGuest(t *testing.T) {
+	for _, k := range kinds() {
+		t.Run(k.String(), func(t *testing.T) {
+			root := confinetest.Build(t, confinetest.Case{Layout: []string{
+				"ROOT/in/", "ROOT/in/f: inside", "outside/f: " + confinetest.Secret, "ROOT/d => in"}})
+			r := newRunner(t, root, k)
+			var stop atomic.Bool
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				tmp := filepath.Join(root, "d.tmp")
+				for i := 0; !stop.Load(); i++ {
+					target := "in"
+					if i%2 == 1 {
+						target = "../outside"
+					}
+					os.Remove(tmp)
+					if os.Symlink(target, tmp) == nil {
+						os.Rename(tmp, filepath.Join(root, "d"))
+					}
+				}
+			}()
+			defer func() { stop.Store(true); wg.Wait() }()
+			deadline := time.Now().Add(time.Second)
+			for n := 0; time.Now().Before(deadline) || n < 300; n++ {
+				for _, c := range []struct {
+					tool string
+					args any
+				}{{proto.ReadFile, map[string]any{"path": "d/f"}}, {proto.Grep, map[string]any{"pattern": ".", "path": "d"}}} {
+					if got := call(t, r, c.tool, c.args).Text; strings.Contains(got, confinetest.Secret) {
+						t.Fatalf("%s leaked outside content on try %d: %q", c.tool, n, got)
+					}
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkCallInSession(b *testing.B) {
+	root := confinetest.Build(b, confinetest.Case{Layout: []string{"ROOT/a.txt: alpha", "ROOT/b/", "ROOT/b/c.txt"}})
+	r := newRunner(b, root, confine.Auto)
+	args := []byte(`{"path":"."}`)
+	r.Exec(context.Background(), proto.Request{ID: 1, Tool: proto.ListDir, Args: args})
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := r.Exec(context.Background(), proto.Request{ID: uint64(i + 2), Tool: proto.ListDir, Args: args}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
