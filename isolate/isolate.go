@@ -1,9 +1,37 @@
 // Package isolate runs the tool sandbox in a re-executed child process inside
-// new Linux user, mount, network, PID, IPC and UTS namespaces.
+// new Linux user, mount, network, PID, IPC and UTS namespaces: the fourth
+// layer of moat's defences (see DESIGN.md). Even a bug in wazero, in the
+// guest or in the confined filesystem must not reach the host's files or the
+// network from there.
+//
+// The work is split the way bubblewrap and u-root split it: [NewPlan] is a
+// pure function from a runner.Config to a [Plan] (clone flags, id maps,
+// mounts, limits, environment) and is tested on every OS; the Linux child
+// applies a Plan in numbered steps, in bubblewrap's order, and every failure
+// is a [StepError] that names its step. Namespaces are only ever created at
+// clone time, by re-executing /proc/self/exe with a hidden first argument
+// ([ChildArg]); a Go process never calls unshare(2).
+//
+// # Isolation
+//
+// The child sees a read-only tmpfs as its root holding two read-only,
+// nosuid, nodev, noexec binds: the sandbox root at /sandbox and the compiled
+// module cache at /cache. There is no /proc, /dev, /etc or /tmp in its view,
+// its network namespace has only a down loopback, its PID namespace holds
+// only itself, it has no_new_privs on every thread (inherited from the
+// thread that forked it), a seccomp filter (synchronised to all threads)
+// that refuses every mount-table and namespace syscall, and Landlock
+// read-only rules where the kernel and the build allow.
+//
+// It does NOT protect against kernel bugs reachable from an unprivileged
+// user namespace, and it does not limit CPU or memory beyond what
+// runner.Config asks of wazero. Approved writes never pass through the
+// child: the parent applies them (host/gate), outside the namespaces.
 package isolate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -15,10 +43,26 @@ import (
 type Mode int
 
 const (
+	// Auto isolates where the kernel allows and otherwise says once why not
+	// and runs the guest in-process.
 	Auto Mode = iota
+	// Require refuses to run without isolation.
 	Require
+	// Off runs the guest in-process.
 	Off
 )
+
+func (m Mode) String() string {
+	switch m {
+	case Auto:
+		return "auto"
+	case Require:
+		return "require"
+	case Off:
+		return "off"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
 
 // ParseMode parses --isolate.
 func ParseMode(s string) (Mode, error) {
@@ -33,10 +77,72 @@ func ParseMode(s string) (Mode, error) {
 	return 0, fmt.Errorf("unknown isolation mode %q (want auto, require or off)", s)
 }
 
-// Start returns an executor for cfg: TODO(isolate) isolated child; for now in-process.
+// ChildArg is the hidden first argument that turns a re-executed moat into
+// the sandbox child. It is not a command: the child reads its plan from the
+// protocol pipe and refuses to run without one.
+const ChildArg = "__moat-sandbox"
+
+var (
+	// ErrUnsupported is returned by the Linux-only parts on other systems.
+	ErrUnsupported = errors.New("isolate: OS isolation needs Linux namespaces")
+	// ErrUnavailable wraps every reason isolation could not start.
+	ErrUnavailable = errors.New("isolate: OS isolation unavailable")
+	// ErrChildDied is returned when the sandbox child keeps dying.
+	ErrChildDied = errors.New("isolate: sandbox child died")
+)
+
+// StepError is a failure of one numbered step of setting up the child,
+// named the way bubblewrap's messages name them ("pivot_root").
+type StepError struct {
+	Step string
+	Err  error
+}
+
+func (e *StepError) Error() string { return fmt.Sprintf("isolate: %s: %v", e.Step, e.Err) }
+func (e *StepError) Unwrap() error { return e.Err }
+
+// Start returns the executor for one session. Off runs the guest in this
+// process. Auto and Require start the isolated child; when it cannot start,
+// Require returns an error wrapping ErrUnavailable that says why, and Auto
+// writes that reason once to notes and runs the guest in this process.
 func Start(ctx context.Context, mode Mode, cfg runner.Config, notes io.Writer) (engine.Executor, error) {
+	if mode == Off {
+		return runner.New(ctx, cfg)
+	}
+	ex, err := startChild(ctx, cfg)
+	if err == nil {
+		return ex, nil
+	}
+	if mode == Require {
+		return nil, fmt.Errorf("%w: %v; refusing to run because --isolate require was given (use --isolate auto to go on without it)", ErrUnavailable, reasonText(err))
+	}
+	if notes != nil {
+		fmt.Fprintf(notes, "moat: OS isolation unavailable: %s; continuing with the WASI and filesystem layers. Use --isolate require to refuse instead.\n", reasonText(err))
+	}
 	return runner.New(ctx, cfg)
 }
 
-// MaybeChild runs the child entry point when args say so.
-func MaybeChild(ctx context.Context, args []string) (int, bool) { return 0, false }
+// reasonText strips the sentinel's own prefix so a message does not say
+// "unavailable" twice.
+func reasonText(err error) string {
+	var u *unavailableError
+	if errors.As(err, &u) {
+		return u.reason
+	}
+	return err.Error()
+}
+
+// unavailableError says why the child could not start, in words a person
+// can act on; it matches ErrUnavailable and its cause.
+type unavailableError struct {
+	reason string
+	cause  error
+}
+
+func (e *unavailableError) Error() string { return "isolate: " + e.reason }
+func (e *unavailableError) Unwrap() []error {
+	if e.cause == nil {
+		return []error{ErrUnavailable}
+	}
+	return []error{ErrUnavailable, e.cause}
+}

@@ -2,13 +2,251 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
+
+	"github.com/moatdev/moat/host/agent"
 )
 
-// Placeholder until this command is built.
 func askCommand(e *env) *ffcli.Command {
-	return &ffcli.Command{Name: "ask", ShortUsage: "moat ask [flags] PROMPT", ShortHelp: "ask one question about the folder", FlagSet: flag.NewFlagSet("moat ask", flag.ContinueOnError),
-		Exec: func(ctx context.Context, args []string) error { return usagef("not yet") }}
+	fs := flag.NewFlagSet("moat ask", flag.ContinueOnError)
+	var a agentFlags
+	a.register(fs)
+	return &ffcli.Command{
+		Name:       "ask",
+		ShortUsage: "moat ask [flags] PROMPT",
+		ShortHelp:  "ask one question about the folder",
+		LongHelp: `Puts one question to a local model that can look at the sandbox root through
+moat's tools, and prints its answer on standard output. Each tool call the
+model makes is shown on standard error as it runs:
+
+  → read_file README.md (2.1 KB)
+  → read_file ../x: error: path escapes the sandbox: ../x
+
+PROMPT is the rest of the command line; "-" reads it from standard input.
+With no --model, moat picks the first installed model that supports tools
+and says which.
+
+Exit status: 0 an answer; 1 failure (server unreachable, model missing,
+HTTP or stream error); 2 usage; 3 the model used --max-turns replies
+without answering.
+
+The model is told these rules (replace them with --system FILE):
+
+` + indent(agent.SystemPrompt, "  "),
+		FlagSet: fs,
+		Options: ffOptions(),
+		Exec: func(ctx context.Context, args []string) error {
+			if len(args) == 0 {
+				return usagef("ask needs a question, e.g. moat ask \"What does this project do?\"")
+			}
+			prompt := strings.Join(args, " ")
+			if prompt == "-" {
+				b, err := io.ReadAll(e.stdin)
+				if err != nil {
+					return fmt.Errorf("reading the question from stdin: %w", err)
+				}
+				prompt = string(b)
+			}
+			if strings.TrimSpace(prompt) == "" {
+				return usagef("the question is empty")
+			}
+			s, err := a.open(ctx, e, nil)
+			if err != nil {
+				return err
+			}
+			defer s.close(e.stderr)
+			answer, err := s.agent.Ask(ctx, prompt)
+			if err != nil {
+				return agentError(err)
+			}
+			answer = agent.Sanitize(strings.TrimSpace(answer), true)
+			fmt.Fprintln(e.stdout, answer)
+			return nil
+		},
+	}
+}
+
+// agentFlags are the flags ask and chat share.
+type agentFlags struct {
+	c            common
+	w            writeFlags
+	api          string
+	host         string
+	model        string
+	maxTurns     int
+	numCtx       int
+	modelTimeout time.Duration
+	system       string
+	transcript   string
+}
+
+// Bounds on the flags: below minNumCtx the system prompt and tool
+// definitions alone fill the window.
+const (
+	minNumCtx    = 2048
+	setupTimeout = 30 * time.Second // listing and checking models
+)
+
+func (a *agentFlags) register(fs *flag.FlagSet) {
+	a.c.register(fs)
+	a.w.register(fs)
+	fs.StringVar(&a.api, "api", "ollama", "wire format: ollama (native /api/chat) or openai (/v1/chat/completions, as llama.cpp's server, LM Studio and vLLM speak it)")
+	fs.StringVar(&a.host, "host", "", "the model server, as URL or host:port (default: $OLLAMA_HOST, else "+agent.DefaultHost+")")
+	fs.StringVar(&a.model, "model", "", "the model (default: the first installed model with tool support)")
+	fs.IntVar(&a.maxTurns, "max-turns", agent.DefaultMaxTurns, "most model replies per question; then moat stops with exit status 3")
+	fs.IntVar(&a.numCtx, "num-ctx", agent.DefaultNumCtx, "context window in tokens, sent as num_ctx; tool results and history are kept within it")
+	fs.DurationVar(&a.modelTimeout, "model-timeout", 5*time.Minute, "longest wait for one complete model reply (loading a large model counts)")
+	fs.StringVar(&a.system, "system", "", "read the system prompt from this file instead of using the built-in one")
+	fs.StringVar(&a.transcript, "transcript", "", "append every message exchanged to this file, one JSON object per line")
+}
+
+// session is one opened conversation: backend, model, engine, transcript.
+type session struct {
+	agent   *agent.Session
+	backend agent.Backend
+	model   string
+	root    string
+	closers []func() error
+}
+
+func (s *session) close(stderr io.Writer) {
+	if err := s.agent.TranscriptErr(); err != nil {
+		fmt.Fprintln(stderr, "moat: writing the transcript:", err)
+	}
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		s.closers[i]()
+	}
+}
+
+// open checks the flags, finds the server and the model (before compiling
+// the sandbox, so a missing server is reported at once), opens the engine
+// and starts the conversation. stream, if not nil, gets the model's text
+// as it arrives.
+func (a *agentFlags) open(ctx context.Context, e *env, stream io.Writer) (*session, error) {
+	if a.api != "ollama" && a.api != "openai" {
+		return nil, usagef("--api: want ollama or openai, got %q", a.api)
+	}
+	if a.maxTurns < 1 {
+		return nil, usagef("--max-turns must be at least 1")
+	}
+	if a.numCtx < minNumCtx {
+		return nil, usagef("--num-ctx must be at least %d tokens: the rules and tool definitions alone take about 1500", minNumCtx)
+	}
+	if a.modelTimeout <= 0 {
+		return nil, usagef("--model-timeout must be positive")
+	}
+	if err := a.c.check(); err != nil {
+		return nil, err
+	}
+	system := ""
+	if a.system != "" {
+		b, err := os.ReadFile(a.system)
+		if err != nil {
+			return nil, usagef("--system: %v", err)
+		}
+		if system = string(b); strings.TrimSpace(system) == "" {
+			return nil, usagef("--system: %s is empty", a.system)
+		}
+	}
+	host := a.host
+	if host == "" {
+		host = e.getenv("OLLAMA_HOST")
+	}
+	base, err := agent.ParseHost(host)
+	if err != nil {
+		return nil, usagef("--host: %v", err)
+	}
+	hc := &http.Client{}
+	var b agent.Backend = agent.NewOllama(base, hc)
+	if a.api == "openai" {
+		b = agent.NewOpenAI(base, hc)
+	}
+
+	model, err := a.pickModel(ctx, e, b)
+	if err != nil {
+		return nil, err
+	}
+	s := &session{backend: b, model: model, root: a.c.root}
+	ok := false
+	defer func() {
+		if !ok {
+			s.close(e.stderr)
+		}
+	}()
+	var tr io.Writer
+	if a.transcript != "" {
+		f, err := os.OpenFile(a.transcript, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		if err != nil {
+			return nil, usagef("--transcript: %v", err)
+		}
+		s.closers = append(s.closers, f.Close)
+		tr = f
+	}
+	eng, err := a.c.openEngine(ctx, e.stderr, &a.w)
+	if err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, eng.Close)
+	s.agent = agent.New(agent.Config{
+		Backend: b, Tools: eng, Model: model, System: system,
+		MaxTurns: a.maxTurns, NumCtx: a.numCtx, ReplyTimeout: a.modelTimeout,
+		Activity: e.stderr, Stream: stream, Transcript: tr,
+	})
+	ok = true
+	return s, nil
+}
+
+// pickModel checks the model named with --model, or picks one.
+func (a *agentFlags) pickModel(ctx context.Context, e *env, b agent.Backend) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, setupTimeout)
+	defer cancel()
+	explain := func(err error) error {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("%s did not answer within %v", b, setupTimeout)
+		}
+		return err
+	}
+	if a.model != "" {
+		return a.model, explain(b.CheckModel(ctx, a.model))
+	}
+	names, err := b.ToolModels(ctx)
+	if err != nil {
+		return "", explain(err)
+	}
+	why := "the first installed model with tool support"
+	if a.api == "openai" {
+		why = "the first model the server lists"
+	}
+	fmt.Fprintf(e.stderr, "moat: using model %s (%s; choose with --model)\n", agent.Sanitize(names[0], false), why)
+	return names[0], nil
+}
+
+// agentError maps the loop's failures to exit statuses.
+func agentError(err error) error {
+	switch {
+	case errors.Is(err, agent.ErrTurnCap):
+		return exitError{code: exitTurnCap, msg: err.Error()}
+	case errors.Is(err, context.Canceled):
+		return exitError{code: exitFailure, msg: "interrupted"}
+	}
+	return err
+}
+
+func indent(s, prefix string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if l != "" {
+			lines[i] = prefix + l
+		}
+	}
+	return strings.Join(lines, "\n")
 }

@@ -101,6 +101,25 @@ func (c *common) cachePath() string {
 //
 // w may be nil: no writes offered.
 func (c *common) openEngine(ctx context.Context, notes io.Writer, w *writeFlags) (*engine.Engine, error) {
+	var mk proposerFunc
+	if w != nil {
+		mk = func(abs string, pol *policy.Policy) (engine.Proposer, error) {
+			if w.writes != "ask" && w.writes != "deny" {
+				return nil, usagef("--writes: want ask or deny, got %q", w.writes)
+			}
+			return w.proposer(abs, pol, notes)
+		}
+	}
+	return c.openEngineWith(ctx, notes, mk)
+}
+
+// proposerFunc builds a session's write proposer once the absolute root and
+// the policy are known; a nil proposerFunc or a nil result offers no writes.
+type proposerFunc func(absRoot string, pol *policy.Policy) (engine.Proposer, error)
+
+// openEngineWith is openEngine with any proposer: moat mcp's asks through
+// the MCP client instead of the terminal.
+func (c *common) openEngineWith(ctx context.Context, notes io.Writer, mk proposerFunc) (*engine.Engine, error) {
 	if err := c.check(); err != nil {
 		return nil, err
 	}
@@ -123,16 +142,16 @@ func (c *common) openEngine(ctx context.Context, notes io.Writer, w *writeFlags)
 		CacheDir: c.cachePath(), Timeout: c.timeout,
 	}
 	var p engine.Proposer
-	if w != nil {
-		if w.writes != "ask" && w.writes != "deny" {
-			return nil, usagef("--writes: want ask or deny, got %q", w.writes)
-		}
-		if p, err = w.proposer(abs, pol, notes); err != nil {
+	if mk != nil {
+		if p, err = mk(abs, pol); err != nil {
 			return nil, err
 		}
 	}
 	ex, err := isolate.Start(ctx, mode, cfg, notes)
 	if err != nil {
+		if cl, ok := p.(io.Closer); ok {
+			cl.Close()
+		}
 		return nil, exitError{code: exitNoIsolat, msg: err.Error()}
 	}
 	return engine.New(engine.Options{Catalog: cat, Policy: pol, Limits: c.limits(), Exec: ex, Proposer: p})

@@ -2,13 +2,291 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"time"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
+
+	"github.com/moatdev/moat/guest"
+	"github.com/moatdev/moat/guest/proto"
+	"github.com/moatdev/moat/host/agent"
+	"github.com/moatdev/moat/host/confine"
+	"github.com/moatdev/moat/host/runner"
+	"github.com/moatdev/moat/isolate"
 )
 
-// Placeholder until this command is built.
+// Doctor line states. They are part of the output contract.
+const (
+	stOK      = "ok"      // the layer is active
+	stOff     = "off"     // an optional layer is not active; the detail says why and how to enable it
+	stFail    = "FAIL"    // a layer that must work does not: exit status 1
+	stMissing = "missing" // Ollama or a model is not there; the sandbox does not need it
+)
+
+// ollamaProbeTimeout bounds each request to the model server: the doctor
+// must answer quickly even when nothing listens.
+const ollamaProbeTimeout = 3 * time.Second
+
 func doctorCommand(e *env) *ffcli.Command {
-	return &ffcli.Command{Name: "doctor", ShortUsage: "moat doctor [flags]", ShortHelp: "show which protection layers are active here", FlagSet: flag.NewFlagSet("moat doctor", flag.ContinueOnError),
-		Exec: func(ctx context.Context, args []string) error { return usagef("not yet") }}
+	fs := flag.NewFlagSet("moat doctor", flag.ContinueOnError)
+	var c common
+	c.register(fs)
+	host := fs.String("host", "", "the model server, as URL or host:port (default: $OLLAMA_HOST, else "+agent.DefaultHost+")")
+	model := fs.String("model", "", "check this model for tool support (default: list the installed models that have it)")
+	return &ffcli.Command{
+		Name:       "doctor",
+		ShortUsage: "moat doctor [flags]",
+		ShortHelp:  "show which protection layers are active here",
+		LongHelp: `Checks every protection layer on this machine by using it: compiles and
+runs the guest, starts an isolated child that tries to escape, and asks the
+model server what it has.
+
+Output: one line per layer, "NAME  STATE  DETAIL", columns padded with
+spaces, then a summary line. NAME is one of: guest runtime, resolver,
+namespace user|mnt|net|pid|ipc|uts, no_new_privs, seccomp, landlock,
+sandbox view, escape probes, ollama, model. STATE is one of:
+  ok       the layer is active
+  off      an optional layer is not active (DETAIL says why and what enables it)
+  FAIL     a layer that must work does not
+  missing  the model server or a model is not there (the sandbox works without)
+The namespace, no_new_privs and seccomp lines are FAIL when they do not hold
+under --isolate require, and off under auto or off.
+
+Exit status: 0 when the sandbox layers are fine (even if Ollama is
+missing), 1 when a required layer is broken, 2 usage.`,
+		FlagSet: fs,
+		Options: ffOptions(),
+		Exec: func(ctx context.Context, args []string) error {
+			if len(args) > 0 {
+				return usagef("doctor takes no arguments")
+			}
+			if err := c.check(); err != nil {
+				return err
+			}
+			h := *host
+			if h == "" {
+				h = e.getenv("OLLAMA_HOST")
+			}
+			base, err := agent.ParseHost(h)
+			if err != nil {
+				return usagef("--host: %v", err)
+			}
+			d := &doctor{out: e.stdout}
+			d.run(ctx, &c, base.String(), *model)
+			if d.failed > 0 {
+				return exitError{code: exitFailure, msg: fmt.Sprintf("%d required layer(s) broken; see the FAIL lines above", d.failed)}
+			}
+			return nil
+		},
+	}
 }
+
+type doctor struct {
+	out     io.Writer
+	failed  int
+	missing bool
+}
+
+func (d *doctor) line(name, state, format string, args ...any) {
+	if state == stFail {
+		d.failed++
+	}
+	if state == stMissing {
+		d.missing = true
+	}
+	fmt.Fprintf(d.out, "%-16s %-7s %s\n", name, state, fmt.Sprintf(format, args...))
+}
+
+func (d *doctor) run(ctx context.Context, c *common, host, model string) {
+	abs, _ := filepath.Abs(c.root)
+	kind, _ := confine.ParseKind(c.resolver)
+	mode, _ := isolate.ParseMode(c.isolate)
+	cfg := runner.Config{Root: abs, Resolver: kind, Deny: c.deny, Allow: c.allow, CacheDir: c.cachePath(), Timeout: c.timeout}
+
+	d.guest(ctx, cfg)
+	d.isolation(ctx, cfg, mode)
+	d.ollama(ctx, host, model)
+
+	sandbox := "sandbox layers ok"
+	if d.failed > 0 {
+		sandbox = "sandbox layers BROKEN"
+	}
+	llm := "Ollama ok"
+	if d.missing {
+		llm = "Ollama or model missing (the sandbox does not need it; ask and chat do)"
+	}
+	fmt.Fprintf(d.out, "summary: %s; %s\n", sandbox, llm)
+}
+
+// guest compiles (or loads) the guest and runs one call through it.
+func (d *doctor) guest(ctx context.Context, cfg runner.Config) {
+	wz := "wazero (unknown version)"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, dep := range bi.Deps {
+			if dep.Path == "github.com/tetratelabs/wazero" {
+				wz = "wazero " + dep.Version
+			}
+		}
+	}
+	cache := "no compile cache"
+	if cfg.CacheDir != "" {
+		state := "cold: compiled now"
+		if isolate.CacheWarm(cfg.CacheDir) {
+			state = "warm"
+		}
+		cache = fmt.Sprintf("compile cache %s (%s)", cfg.CacheDir, state)
+	}
+	r, err := runner.New(ctx, cfg)
+	if err != nil {
+		d.line("guest runtime", stFail, "%s, guest %s: %v", wz, mb(len(guest.Wasm())), err)
+		d.line("resolver", stFail, "not checked: the guest did not start")
+		return
+	}
+	defer r.Close()
+	resp, err := r.Exec(ctx, proto.Request{ID: 1, Tool: proto.Stat, Args: json.RawMessage(`{"path":"."}`)})
+	switch {
+	case err != nil:
+		d.line("guest runtime", stFail, "%s, guest %s, %s: a stat call failed: %v", wz, mb(len(guest.Wasm())), cache, err)
+	case resp.IsError:
+		d.line("guest runtime", stFail, "%s, guest %s, %s: stat . answered %q", wz, mb(len(guest.Wasm())), cache, resp.Text)
+	default:
+		d.line("guest runtime", stOK, "%s, guest %s, %s", wz, mb(len(guest.Wasm())), cache)
+	}
+	switch got := r.Resolver(); {
+	case got == confine.Openat2:
+		d.line("resolver", stOK, "openat2 (RESOLVE_BENEATH|RESOLVE_NO_MAGICLINKS)")
+	case got == confine.Root && cfg.Resolver == confine.Root:
+		d.line("resolver", stOK, "os.Root (chosen with --resolver root)")
+	case got == confine.Root:
+		d.line("resolver", stOK, "os.Root (openat2 is unavailable here; a Linux 5.6+ kernel provides it)")
+	default:
+		d.line("resolver", stFail, "%s: not a confining resolver", got)
+	}
+}
+
+// isolation starts a probing child and reports what it saw.
+func (d *doctor) isolation(ctx context.Context, cfg runner.Config, mode isolate.Mode) {
+	// Without isolation the child's layers are optional, except under require.
+	absent := stOff
+	if mode == isolate.Require {
+		absent = stFail
+	}
+	why := ""
+	if mode == isolate.Off {
+		why = " (but --isolate off: moat will not use it)"
+	}
+	rep, err := isolate.Check(ctx, cfg)
+	if err != nil {
+		reason := strings.TrimPrefix(err.Error(), "isolate: ")
+		for _, n := range isolate.NamespaceNames {
+			d.line("namespace "+n, absent, "unavailable: %s", reason)
+		}
+		for _, n := range []string{"no_new_privs", "seccomp", "landlock", "sandbox view", "escape probes"} {
+			d.line(n, absent, "needs the isolated child, which cannot start here")
+		}
+		return
+	}
+	inactive := func(ok bool) string {
+		switch {
+		case !ok:
+			return absent
+		case mode == isolate.Off:
+			return stOff
+		}
+		return stOK
+	}
+	for _, ns := range rep.Namespaces {
+		switch {
+		case ns.Err != "":
+			d.line("namespace "+ns.Name, absent, "could not be compared: %s", ns.Err)
+		case ns.Own:
+			d.line("namespace "+ns.Name, inactive(true), "the child has its own%s", why)
+		default:
+			d.line("namespace "+ns.Name, absent, "the child shares the host's")
+		}
+	}
+	d.line("no_new_privs", inactive(rep.Threads > 0 && rep.NoNewPrivs == rep.Threads), "set on %d of %d threads of the child%s", rep.NoNewPrivs, rep.Threads, why)
+	d.line("seccomp", inactive(rep.Threads > 0 && rep.Seccomp == rep.Threads), "filter on %d of %d threads: %s%s", rep.Seccomp, rep.Threads, rep.Filter, why)
+	abi, _ := isolate.LandlockABI()
+	if strings.HasPrefix(rep.Landlock, "applied") {
+		d.line("landlock", inactive(true), "%s%s", rep.Landlock, why)
+	} else {
+		// Optional even under require: the layers above already hold.
+		d.line("landlock", stOff, "kernel ABI %d; %s", abi, rep.Landlock)
+	}
+	d.line("sandbox view", inactive(strings.Join(rep.Root, ",") == "sandbox"), "/ holds only: %s%s", strings.Join(rep.Root, " "), why)
+	var open []string
+	for _, p := range rep.Probes {
+		if !p.Blocked {
+			open = append(open, p.Name+" ("+p.Detail+")")
+		}
+	}
+	if len(open) > 0 {
+		d.line("escape probes", absent, "%d of %d got through: %s", len(open), len(rep.Probes), strings.Join(open, "; "))
+	} else {
+		d.line("escape probes", inactive(true), "%d of %d blocked (host /etc /home /proc, 127.0.0.1, host pids, writes, remount)%s", len(rep.Probes), len(rep.Probes), why)
+	}
+}
+
+// ollama checks the model server and the model's tool support.
+func (d *doctor) ollama(ctx context.Context, host, model string) {
+	hc := &http.Client{Timeout: ollamaProbeTimeout}
+	vctx, cancel := context.WithTimeout(ctx, ollamaProbeTimeout)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(vctx, http.MethodGet, strings.TrimSuffix(host, "/")+"/api/version", nil)
+	resp, err := hc.Do(req)
+	if err != nil {
+		d.line("ollama", stMissing, "not reachable at %s (%v); start it with: ollama serve", host, unwrapURLError(err))
+		d.line("model", stMissing, "not checked: no server")
+		return
+	}
+	var v struct{ Version string }
+	json.NewDecoder(io.LimitReader(resp.Body, 4096)).Decode(&v)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		d.line("ollama", stMissing, "%s answered %s to /api/version: is it Ollama?", host, resp.Status)
+	} else {
+		d.line("ollama", stOK, "Ollama %s at %s", v.Version, host)
+	}
+	base, _ := agent.ParseHost(host)
+	o := agent.NewOllama(base, hc)
+	mctx, cancel2 := context.WithTimeout(ctx, 2*ollamaProbeTimeout)
+	defer cancel2()
+	if model != "" {
+		if err := o.CheckModel(mctx, model); err != nil {
+			d.line("model", stMissing, "%s: %v", model, err)
+		} else {
+			d.line("model", stOK, "%s supports tools", model)
+		}
+		return
+	}
+	ms, err := o.ToolModels(mctx)
+	switch {
+	case err != nil:
+		d.line("model", stMissing, "could not list models: %v", err)
+	case len(ms) == 0:
+		d.line("model", stMissing, "no installed model supports tools; install one with: ollama pull qwen3")
+	default:
+		d.line("model", stOK, "models with tool support: %s (choose with --model or MOAT_MODEL)", strings.Join(ms, ", "))
+	}
+}
+
+// unwrapURLError drops net/http's "Get URL:" prefix; the line names the URL.
+func unwrapURLError(err error) error {
+	for {
+		u, ok := err.(interface{ Unwrap() error })
+		if !ok || !strings.HasPrefix(err.Error(), "Get ") {
+			return err
+		}
+		err = u.Unwrap()
+	}
+}
+
+func mb(n int) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }

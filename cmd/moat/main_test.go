@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -24,12 +26,16 @@ func TestMain(m *testing.M) {
 // Each TestXxx passes the custom commands its area needs.
 func scriptParams(t *testing.T, area string, cmds map[string]func(ts *testscript.TestScript, neg bool, args []string)) testscript.Params {
 	cache := sharedCache(t)
+	all := commonCmds()
+	for k, v := range cmds {
+		all[k] = v
+	}
 	return testscript.Params{
 		Dir:                 filepath.Join("..", "..", "testscripts", area),
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		UpdateScripts:       os.Getenv("UPDATE_SCRIPTS") == "1",
-		Cmds:                cmds,
+		Cmds:                all,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("MOAT_CACHE_DIR", cache)
 			env.Setenv("MOAT_ISOLATE", "off")               // scripts opt in to isolation explicitly
@@ -44,6 +50,33 @@ func scriptParams(t *testing.T, area string, cmds map[string]func(ts *testscript
 				return os.Geteuid() == 0, nil
 			}
 			return false, nil
+		},
+	}
+}
+
+// commonCmds are the custom script commands every area gets.
+func commonCmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
+	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
+		// exitcode N PROG [ARGS...]: run PROG like exec and require exit status N
+		// (exec alone only tells zero from non-zero; moat's statuses are a contract).
+		"exitcode": func(ts *testscript.TestScript, neg bool, args []string) {
+			if len(args) < 2 || neg {
+				ts.Fatalf("usage: exitcode N PROG [ARGS...]")
+			}
+			want, err := strconv.Atoi(args[0])
+			ts.Check(err)
+			err = ts.Exec(args[1], args[2:]...)
+			got := 0
+			var ee *exec.ExitError
+			switch {
+			case errors.As(err, &ee):
+				got = ee.ExitCode()
+			case err != nil:
+				ts.Fatalf("%s: %v", args[1], err)
+			}
+			if got != want {
+				ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+			}
 		},
 	}
 }
@@ -71,5 +104,3 @@ func userNamespacesWork() bool {
 	}
 	return exec.Command("unshare", "--user", "--map-root-user", "--mount", "--net", "true").Run() == nil
 }
-
-func TestTool(t *testing.T) { testscript.Run(t, scriptParams(t, "tool", nil)) }

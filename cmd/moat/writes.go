@@ -3,8 +3,10 @@ package main
 import (
 	"flag"
 	"io"
+	"os"
 
 	"github.com/moatdev/moat/host/engine"
+	"github.com/moatdev/moat/host/gate"
 	"github.com/moatdev/moat/host/policy"
 )
 
@@ -21,8 +23,33 @@ func (w *writeFlags) register(fs *flag.FlagSet) {
 }
 
 // proposer builds the approval gate for a session, or nil when writes are
-// not offered. A proposer that is also an io.Closer is closed with the
-// engine. TODO(gate): build host/gate.
+// not offered (--writes deny). A proposer that is also an io.Closer is
+// closed with the engine. The prompt goes to /dev/tty whatever stdin and
+// stdout are; without a terminal every proposal is refused.
 func (w *writeFlags) proposer(absRoot string, pol *policy.Policy, notes io.Writer) (engine.Proposer, error) {
-	return nil, nil
+	switch w.writes {
+	case "deny":
+		return nil, nil
+	case "ask":
+	default:
+		return nil, usagef("--writes: want ask or deny, got %q", w.writes)
+	}
+	g, err := gate.New(gate.Options{
+		Root:      absRoot,
+		Policy:    pol,
+		Color:     colorTerminal(os.Getenv),
+		AuditPath: w.audit,
+		Notes:     notes,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// colorTerminal follows the usual conventions: no colour for a dumb or
+// unknown terminal, or when NO_COLOR is set to anything (no-color.org).
+func colorTerminal(getenv func(string) string) bool {
+	t := getenv("TERM")
+	return t != "" && t != "dumb" && getenv("NO_COLOR") == ""
 }

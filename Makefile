@@ -1,0 +1,56 @@
+# moat's build and test entry points. `make test` is what CI runs (.ci/run).
+SHELL := /bin/bash
+GO ?= go
+export GOFLAGS := -buildvcs=false
+
+.PHONY: build test test-short vet cross guest fuzz fuzz-short bench bench-go clean
+
+build:
+	$(GO) build -o moat ./cmd/moat
+
+# The whole suite: vet, unit + script tests under -race, cross-compiles,
+# short fuzz runs, and every benchmark once so none rots.
+test: vet cross
+	$(GO) test -race -timeout 20m ./...
+	$(MAKE) fuzz-short
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 10m ./...
+
+test-short:
+	$(GO) test -short ./...
+
+vet:
+	@fmt=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$fmt" ]; then echo "gofmt needed:"; echo "$$fmt"; exit 1; fi
+	$(GO) vet ./...
+
+# moat runs wherever Ollama runs.
+cross:
+	GOOS=darwin GOARCH=arm64 $(GO) build -o /dev/null ./cmd/moat
+	GOOS=windows GOARCH=amd64 $(GO) build -o /dev/null ./cmd/moat
+	GOOS=linux GOARCH=arm64 $(GO) build -o /dev/null ./cmd/moat
+
+# Rebuild the committed guest reproducibly; TestWasmUpToDate checks it.
+guest:
+	GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -ldflags="-s -w" -o guest/tools.wasm ./guest/cmd/moat-tools
+	$(GO) env GOVERSION > guest/toolchain.txt
+
+# Every fuzz target for a short fixed time (CI), or longer (FUZZTIME=5m make fuzz).
+FUZZTIME ?= 10s
+fuzz-short:
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME)
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "fuzz $$pkg $$f ($(FUZZTIME))"; \
+	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg >/dev/null || { $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; exit 1; }; \
+	  done; \
+	done
+
+# The performance table of the README (issue: performance).
+bench:
+	./scripts/bench.sh
+
+bench-go:
+	$(GO) test -run '^$$' -bench . -count 5 ./...
+
+clean:
+	rm -f moat

@@ -1,0 +1,235 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestMCP drives `moat mcp` as MCP clients do: a real subprocess over its
+// stdin and stdout, through the official SDK's client (mcp) or as bare
+// newline-delimited JSON-RPC (mcpraw).
+func TestMCP(t *testing.T) {
+	testscript.Run(t, scriptParams(t, "mcp", map[string]func(ts *testscript.TestScript, neg bool, args []string){
+		"mcp":    cmdMCP,
+		"mcpraw": cmdMCPRaw,
+	}))
+}
+
+// moatCmd builds `moat mcp FLAGS` as a subprocess of the script: the test
+// binary (testscript.Main put it on PATH as moat), in $WORK, with the
+// script's environment.
+func moatCmd(ts *testscript.TestScript, stderr io.Writer, flags []string) *exec.Cmd {
+	bin, err := exec.LookPath("moat")
+	ts.Check(err)
+	cmd := exec.Command(bin, append([]string{"mcp"}, flags...)...)
+	cmd.Dir = ts.Getenv("WORK")
+	cmd.Env = os.Environ()
+	for _, k := range []string{"WORK", "HOME", "TMPDIR", "PATH", "MOAT_CACHE_DIR", "MOAT_ISOLATE", "OLLAMA_HOST"} {
+		cmd.Env = append(cmd.Env, k+"="+ts.Getenv(k))
+	}
+	cmd.Stderr = stderr
+	return cmd
+}
+
+// lockedWriter serialises writes to the script's stderr from the server's
+// stderr copier and the client's elicitation handler.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// splitFlags separates "ARGS... -- MOAT_FLAGS..." at the first "--".
+func splitFlags(args []string) (own, moat []string) {
+	for i, a := range args {
+		if a == "--" {
+			return args[:i], args[i+1:]
+		}
+	}
+	return args, nil
+}
+
+// cmdMCP runs one MCP session with the SDK client against `moat mcp`:
+//
+//	mcp [-elicit accept|noapprove|decline|cancel] tools|call NAME ARGS_JSON [-- MOAT_MCP_FLAGS]
+//
+// tools prints every listed tool (name, title, annotations, inputSchema) as
+// indented JSON, sorted by name. call prints the result's text and fails
+// when it is an isError result, like `moat tool`. With -elicit the client
+// declares elicitation and answers every request as told, printing the
+// request's message to stderr. The session ends by closing the server's
+// stdin, and the server must then exit 0 on its own.
+func cmdMCP(ts *testscript.TestScript, neg bool, args []string) {
+	own, moatFlags := splitFlags(args)
+	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
+	elicit := fs.String("elicit", "", "declare elicitation and answer: accept, noapprove, decline or cancel")
+	if err := fs.Parse(own); err != nil || fs.NArg() < 1 {
+		ts.Fatalf("usage: mcp [-elicit ANSWER] tools|call NAME ARGS_JSON [-- FLAGS]")
+	}
+	op := fs.Args()
+	if (op[0] == "tools" && len(op) != 1) || (op[0] == "call" && len(op) != 3) || (op[0] != "tools" && op[0] != "call") {
+		ts.Fatalf("usage: mcp [-elicit ANSWER] tools|call NAME ARGS_JSON [-- FLAGS]")
+	}
+
+	stderr := &lockedWriter{w: ts.Stderr()}
+	opts := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}
+	if *elicit != "" {
+		answer := *elicit
+		opts.ElicitationHandler = func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			fmt.Fprintf(stderr, "elicitation:\n%s\n", r.Params.Message)
+			switch answer {
+			case "accept":
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, nil
+			case "noapprove":
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": false}}, nil
+			}
+			return &mcp.ElicitResult{Action: answer}, nil
+		}
+	}
+	cmd := moatCmd(ts, stderr, moatFlags)
+	// An hour: the server must exit on EOF, never because it was signalled.
+	tr := &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Hour}
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "moat-testscript", Version: "1"}, opts).Connect(ctx, tr, nil)
+	ts.Check(err)
+
+	failed := false
+	switch op[0] {
+	case "tools":
+		res, err := cs.ListTools(ctx, nil)
+		ts.Check(err)
+		sort.Slice(res.Tools, func(i, j int) bool { return res.Tools[i].Name < res.Tools[j].Name })
+		type shown struct {
+			Name        string               `json:"name"`
+			Title       string               `json:"title,omitempty"`
+			Annotations *mcp.ToolAnnotations `json:"annotations,omitempty"`
+			InputSchema any                  `json:"inputSchema"`
+		}
+		var out []shown
+		for _, tl := range res.Tools {
+			out = append(out, shown{tl.Name, tl.Title, tl.Annotations, tl.InputSchema})
+		}
+		b, err := json.MarshalIndent(out, "", "  ")
+		ts.Check(err)
+		fmt.Fprintf(ts.Stdout(), "%s\n", b)
+	case "call":
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: op[1], Arguments: json.RawMessage(op[2])})
+		if err != nil {
+			fmt.Fprintf(stderr, "protocol error: %v\n", err)
+			failed = true
+			break
+		}
+		for _, c := range res.Content {
+			tc, ok := c.(*mcp.TextContent)
+			if !ok {
+				ts.Fatalf("result content is %T, want text", c)
+			}
+			fmt.Fprintln(ts.Stdout(), strings.TrimSuffix(tc.Text, "\n"))
+		}
+		failed = res.IsError
+	}
+	if err := cs.Close(); err != nil {
+		ts.Fatalf("moat mcp did not exit cleanly after EOF: %v", err)
+	}
+	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 0 {
+		ts.Fatalf("moat mcp exit state after EOF: %v", cmd.ProcessState)
+	}
+	if failed != neg {
+		if neg {
+			ts.Fatalf("the call succeeded")
+		}
+		ts.Fatalf("the call failed")
+	}
+}
+
+// cmdMCPRaw talks to `moat mcp` as a client written in any language would:
+//
+//	mcpraw [-term] REQUESTS_FILE [-- MOAT_MCP_FLAGS]
+//
+// Each line of REQUESTS_FILE is written to the server's stdin as is; after
+// a line with an "id" it reads stdout up to the response with that id.
+// Every line the server writes is copied to the script's stdout. Then it
+// closes stdin (or, with -term, sends SIGTERM with stdin still open) and
+// requires exit status 0.
+func cmdMCPRaw(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("mcpraw does not support !")
+	}
+	own, moatFlags := splitFlags(args)
+	fs := flag.NewFlagSet("mcpraw", flag.ContinueOnError)
+	term := fs.Bool("term", false, "end with SIGTERM instead of EOF")
+	if err := fs.Parse(own); err != nil || fs.NArg() != 1 {
+		ts.Fatalf("usage: mcpraw [-term] REQUESTS_FILE [-- FLAGS]")
+	}
+	reqs := ts.ReadFile(fs.Arg(0))
+	cmd := moatCmd(ts, ts.Stderr(), moatFlags)
+	stdin, err := cmd.StdinPipe()
+	ts.Check(err)
+	stdout, err := cmd.StdoutPipe()
+	ts.Check(err)
+	ts.Check(cmd.Start())
+	out := bufio.NewReader(stdout)
+	for _, line := range strings.Split(reqs, "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		var msg struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if err := json.Unmarshal([]byte(line), &msg); err != nil {
+			ts.Fatalf("request is not JSON: %v: %s", err, line)
+		}
+		_, err := io.WriteString(stdin, line+"\n")
+		ts.Check(err)
+		for msg.ID != nil {
+			got, err := out.ReadString('\n')
+			if err != nil {
+				ts.Fatalf("reading the response to id %s: %v", msg.ID, err)
+			}
+			fmt.Fprint(ts.Stdout(), got)
+			var resp struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if json.Unmarshal([]byte(got), &resp) != nil {
+				ts.Fatalf("stdout line is not JSON-RPC: %q", got)
+			}
+			if resp.Method == "" && string(resp.ID) == string(msg.ID) {
+				break
+			}
+		}
+	}
+	if *term {
+		ts.Check(cmd.Process.Signal(syscall.SIGTERM))
+	} else {
+		stdin.Close()
+	}
+	rest, _ := io.ReadAll(out)
+	ts.Stdout().Write(rest)
+	if err := cmd.Wait(); err != nil {
+		ts.Fatalf("moat mcp: %v", err)
+	}
+	if *term {
+		stdin.Close()
+	}
+}

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// fileCmds build the hostile trees scripts need and txtar cannot express.
+func fileCmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
+	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
+		// mkfifo NAME: create a named pipe (a read of it must not hang).
+		"mkfifo": func(ts *testscript.TestScript, neg bool, args []string) {
+			if len(args) != 1 {
+				ts.Fatalf("usage: mkfifo NAME")
+			}
+			ts.Check(syscall.Mkfifo(ts.MkAbs(args[0]), 0o644))
+		},
+		// sparse NAME SIZE: a file of SIZE bytes (suffix K, M, G) that takes no disk.
+		"sparse": func(ts *testscript.TestScript, neg bool, args []string) {
+			if len(args) != 2 {
+				ts.Fatalf("usage: sparse NAME SIZE")
+			}
+			f, err := os.Create(ts.MkAbs(args[0]))
+			ts.Check(err)
+			ts.Check(f.Truncate(parseSize(ts, args[1])))
+			ts.Check(f.Close())
+		},
+		// repeat NAME SIZE TEXT: a file of TEXT repeated to SIZE bytes (\n in TEXT is a newline).
+		"repeat": func(ts *testscript.TestScript, neg bool, args []string) {
+			if len(args) != 3 {
+				ts.Fatalf("usage: repeat NAME SIZE TEXT")
+			}
+			unit := strings.ReplaceAll(args[2], `\n`, "\n")
+			n := parseSize(ts, args[1])
+			b := []byte(strings.Repeat(unit, int(n)/len(unit)+1)[:n])
+			ts.Check(os.WriteFile(ts.MkAbs(args[0]), b, 0o644))
+		},
+		// manyfiles DIR N: N empty files f000000.. in DIR.
+		"manyfiles": func(ts *testscript.TestScript, neg bool, args []string) {
+			if len(args) != 2 {
+				ts.Fatalf("usage: manyfiles DIR N")
+			}
+			dir := ts.MkAbs(args[0])
+			ts.Check(os.MkdirAll(dir, 0o755))
+			n, err := strconv.Atoi(args[1])
+			ts.Check(err)
+			for i := 0; i < n; i++ {
+				ts.Check(os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%06d", i)), nil, 0o644))
+			}
+		},
+		// deeptree DIR N: DIR/d/d/d... N levels deep with a file "leaf" at the bottom.
+		"deeptree": func(ts *testscript.TestScript, neg bool, args []string) {
+			if len(args) != 2 {
+				ts.Fatalf("usage: deeptree DIR N")
+			}
+			n, err := strconv.Atoi(args[1])
+			ts.Check(err)
+			p := ts.MkAbs(args[0])
+			for i := 0; i < n; i++ {
+				p = filepath.Join(p, "d")
+			}
+			ts.Check(os.MkdirAll(p, 0o755))
+			ts.Check(os.WriteFile(filepath.Join(p, "leaf"), []byte("deep leaf\n"), 0o644))
+		},
+		// hardlink OLD NEW: a second name for the same file.
+		"hardlink": func(ts *testscript.TestScript, neg bool, args []string) {
+			if len(args) != 2 {
+				ts.Fatalf("usage: hardlink OLD NEW")
+			}
+			ts.Check(os.Link(ts.MkAbs(args[0]), ts.MkAbs(args[1])))
+		},
+	}
+}
+
+func parseSize(ts *testscript.TestScript, s string) int64 {
+	mult := int64(1)
+	switch {
+	case strings.HasSuffix(s, "G"):
+		mult, s = 1<<30, strings.TrimSuffix(s, "G")
+	case strings.HasSuffix(s, "M"):
+		mult, s = 1<<20, strings.TrimSuffix(s, "M")
+	case strings.HasSuffix(s, "K"):
+		mult, s = 1<<10, strings.TrimSuffix(s, "K")
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		ts.Fatalf("bad size %q", s)
+	}
+	return n * mult
+}
+
+func TestTool(t *testing.T) { testscript.Run(t, scriptParams(t, "tool", fileCmds())) }

@@ -1,0 +1,42 @@
+package guest_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/moatdev/moat/guest"
+)
+
+// TestWasmUpToDate rebuilds the guest exactly as `make guest` does and
+// fails when the committed tools.wasm differs: the binary users run must
+// be the source they read.
+func TestWasmUpToDate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the guest; skipped in -short mode")
+	}
+	want, err := os.ReadFile("toolchain.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := strings.TrimSpace(string(want)); v != runtime.Version() {
+		t.Skipf("tools.wasm was built with %s and this is %s; a different Go produces different bytes (CI pins %s)", v, runtime.Version(), v)
+	}
+	out := filepath.Join(t.TempDir(), "tools.wasm")
+	cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", `-ldflags=-s -w`, "-o", out, "./cmd/moat-tools")
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0", "GOFLAGS=")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, b)
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, guest.Wasm()) {
+		t.Fatalf("guest/tools.wasm is stale (%d bytes committed, %d built): run `make guest` and commit it", len(guest.Wasm()), len(got))
+	}
+}

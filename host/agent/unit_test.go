@@ -1,0 +1,160 @@
+package agent
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestSanitize(t *testing.T) {
+	cases := []struct{ in, lines, oneLine string }{
+		{"plain text", "plain text", "plain text"},
+		{"a\nb\tc", "a\nb\tc", `a\x0ab\x09c`},
+		{"\x1b[2Kgone", `\x1b[2Kgone`, `\x1b[2Kgone`},
+		{"\x1b]0;title\x07", `\x1b]0;title\x07`, `\x1b]0;title\x07`},
+		{"\x1b]8;;http://evil\x1b\\link", `\x1b]8;;http://evil\x1b\link`, `\x1b]8;;http://evil\x1b\link`},
+		{"ok\rfake", `ok\x0dfake`, `ok\x0dfake`},
+		{"\u202etxt.exe", `\u202etxt.exe`, `\u202etxt.exe`},
+		{"\u2066x\u2069", `\u2066x\u2069`, `\u2066x\u2069`},
+		{"c1 \u009b2J", `c1 \u009b2J`, `c1 \u009b2J`},
+		{"bad \xff\xfe", `bad \xff\xfe`, `bad \xff\xfe`},
+		{"del\x7f", `del\x7f`, `del\x7f`},
+		{"héllo, 世界 🙂", "héllo, 世界 🙂", "héllo, 世界 🙂"},
+	}
+	for _, c := range cases {
+		if got := Sanitize(c.in, true); got != c.lines {
+			t.Errorf("Sanitize(%q, true) = %q, want %q", c.in, got, c.lines)
+		}
+		if got := Sanitize(c.in, false); got != c.oneLine {
+			t.Errorf("Sanitize(%q, false) = %q, want %q", c.in, got, c.oneLine)
+		}
+	}
+}
+
+// Splitting text at every byte must give the same output as writing it
+// whole: no character is mangled by a chunk boundary.
+func TestStreamSanitizerSplits(t *testing.T) {
+	text := "é€🙂\x1b[31m\u202e end\xff"
+	var whole bytes.Buffer
+	s := streamSanitizer{w: &whole}
+	s.Write(text)
+	s.Flush()
+	var split bytes.Buffer
+	s = streamSanitizer{w: &split}
+	for i := 0; i < len(text); i++ {
+		s.Write(text[i : i+1])
+	}
+	s.Flush()
+	if whole.String() != split.String() {
+		t.Errorf("split %q != whole %q", split.String(), whole.String())
+	}
+	if want := Sanitize(text, true) + "\n"; whole.String() != want {
+		t.Errorf("got %q, want %q", whole.String(), want)
+	}
+}
+
+func TestTruncateResult(t *testing.T) {
+	text := strings.Repeat("line é\n", 500) // 4000 bytes
+	out, cut := truncateResult(text, 1000)
+	if !cut || len(out) > 1000 || !utf8.ValidString(out) {
+		t.Fatalf("cut=%v len=%d valid=%v", cut, len(out), utf8.ValidString(out))
+	}
+	if !strings.HasSuffix(out, "line é\n[truncated: result was 3.9 KB; ask for less (offset/limit, a narrower pattern)]") {
+		t.Errorf("not cut at a line end: %q", out[len(out)-120:])
+	}
+	if out, cut := truncateResult("short", 1000); cut || out != "short" {
+		t.Errorf("short result changed: %q", out)
+	}
+}
+
+func TestFit(t *testing.T) {
+	big := strings.Repeat("x", 4000) // ~1000 tokens
+	history := []Message{
+		{Role: "system", Content: SystemPrompt},
+		{Role: "user", Content: "first question"},
+		{Role: "assistant", ToolCalls: []ToolCall{{ID: "1", Name: "read_file", Arguments: `{"path":"a"}`}}},
+		{Role: "tool", Content: big, ToolCallID: "1"},
+		{Role: "assistant", Content: "an old answer " + big},
+		{Role: "user", Content: "latest question"},
+		{Role: "assistant", ToolCalls: []ToolCall{{ID: "2", Name: "read_file", Arguments: `{"path":"b"}`}}},
+		{Role: "tool", Content: big, ToolCallID: "2"},
+	}
+	// Everything fits a large window untouched.
+	got, err := fit(history, nil, 32768)
+	if err != nil || got[3].Content != big {
+		t.Fatalf("large window: %v", err)
+	}
+	// A window for about one big result: the oldest result goes first.
+	got, err = fit(history, nil, 3200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[3].Content != droppedResult || got[7].Content != big || got[4].Content == droppedMessage {
+		t.Errorf("want only the oldest result dropped: %q / %q / %q", got[3].Content[:20], got[7].Content[:20], got[4].Content[:20])
+	}
+	if history[3].Content != big {
+		t.Error("fit changed the history itself")
+	}
+	// Smaller: the old turn goes too, never the system prompt or the
+	// latest question.
+	got, err = fit(history, nil, 1500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0].Content != SystemPrompt || got[5].Content != "latest question" {
+		t.Error("system prompt or latest question touched")
+	}
+	if got[4].Content != droppedMessage || got[7].Content != droppedResult {
+		t.Errorf("old turn %q, current result %q", got[4].Content, got[7].Content[:20])
+	}
+	// Too small even for the essentials: refuse rather than let the
+	// server cut the system prompt.
+	if _, err := fit(history, nil, 256); !errors.Is(err, ErrContextFull) {
+		t.Errorf("tiny window: err = %v", err)
+	}
+}
+
+func TestParseHost(t *testing.T) {
+	cases := map[string]string{
+		"":                          "http://127.0.0.1:11434",
+		"127.0.0.1:11434":           "http://127.0.0.1:11434",
+		"localhost":                 "http://localhost:11434",
+		":8080":                     "http://127.0.0.1:8080",
+		"0.0.0.0":                   "http://0.0.0.0:11434",
+		"http://gpu-box":            "http://gpu-box:80",
+		"https://ollama.example/":   "https://ollama.example:443",
+		"http://10.0.0.2:1234/v1":   "http://10.0.0.2:1234/v1",
+		"[::1]:11434":               "http://[::1]:11434",
+		"  http://127.0.0.1:9999  ": "http://127.0.0.1:9999",
+	}
+	for in, want := range cases {
+		u, err := ParseHost(in)
+		if err != nil || u.String() != want {
+			t.Errorf("ParseHost(%q) = %v, %v; want %s", in, u, err, want)
+		}
+	}
+	for _, bad := range []string{"ftp://x", "unix:///tmp/s", "a b:1"} {
+		if _, err := ParseHost(bad); err == nil {
+			t.Errorf("ParseHost(%q) accepted", bad)
+		}
+	}
+}
+
+func TestActivitySummary(t *testing.T) {
+	cases := map[string]string{
+		`{"pattern":"TODO","path":"src"}`: `"TODO" in src`,
+		`{"pattern":"\\bfoo"}`:            `"\bfoo"`,
+		`{"path":"a\u001b[2Kb"}`:          `a\x1b[2Kb`,
+		`{}`:                              ``,
+		``:                                ``,
+		`"just a string"`:                 `"just a string"`,
+		`{"x":1}`:                         `{"x":1}`,
+	}
+	for args, want := range cases {
+		if got := summary(ToolCall{Name: "t", Arguments: args}); got != want {
+			t.Errorf("summary(%s) = %q, want %q", args, got, want)
+		}
+	}
+}

@@ -1,0 +1,330 @@
+// Package fakellm is an in-process stand-in for an Ollama server, for
+// tests: it speaks the native API (/api/chat as an NDJSON stream, /api/tags,
+// /api/show, /api/version) and the OpenAI-compatible one
+// (/v1/chat/completions as server-sent events, /v1/models) as DESIGN.md
+// records the wire, replies to chat requests from a script, and records
+// every request so a test can check what the client sent.
+//
+// Faithfulness matters more than brevity here: text streams in small
+// chunks, native tool calls arrive whole (arguments as an object), OpenAI
+// tool-call arguments arrive as a JSON string split over several chunks,
+// and errors have the servers' status codes and bodies.
+package fakellm
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Script drives the server.
+type Script struct {
+	// Models are the installed models; empty means one, qwen3:latest,
+	// with tool support.
+	Models []Model `json:"models,omitempty"`
+	// Turns answer the chat requests in order, whichever API they use. A
+	// request beyond the last turn gets HTTP 500 naming the problem.
+	Turns []Turn `json:"turns"`
+}
+
+// Model is an installed model.
+type Model struct {
+	Name  string `json:"name"`
+	Tools bool   `json:"tools"` // capabilities include "tools"
+}
+
+// Turn is the reply to one chat request.
+type Turn struct {
+	Text  string `json:"text,omitempty"`
+	Calls []Call `json:"calls,omitempty"`
+	// Fail simulates a failure instead of (or part way through) the reply:
+	//   "http500": HTTP 500 with an error body, before any chunk;
+	//   "drop":    the connection is cut after the first chunk;
+	//   "error":   an error object in the stream after the first chunk;
+	//   "hang":    the first chunk, then nothing until the client gives up.
+	Fail string `json:"fail,omitempty"`
+}
+
+// Call is one tool call in a reply.
+type Call struct {
+	ID   string `json:"id,omitempty"` // default call_<turn>_<index>
+	NoID bool   `json:"no_id,omitempty"`
+	Name string `json:"name"`
+	// Args is the arguments as JSON (an object, normally). The native API
+	// sends it as the arguments object, the OpenAI API as its text.
+	Args json.RawMessage `json:"args,omitempty"`
+	// RawArgs, when set, is the OpenAI arguments string verbatim, for
+	// arguments that are not JSON at all.
+	RawArgs *string `json:"raw_args,omitempty"`
+}
+
+// Request is one recorded request.
+type Request struct {
+	Method string          `json:"method"`
+	Path   string          `json:"path"`
+	Body   json.RawMessage `json:"body,omitempty"`
+}
+
+// ParseScript reads a script, refusing unknown fields so a typo in a test
+// fails loudly.
+func ParseScript(b []byte) (Script, error) {
+	var s Script
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return Script{}, fmt.Errorf("fakellm: script: %w", err)
+	}
+	for i, t := range s.Turns {
+		switch t.Fail {
+		case "", "http500", "drop", "error", "hang":
+		default:
+			return Script{}, fmt.Errorf("fakellm: turn %d: unknown fail %q", i+1, t.Fail)
+		}
+	}
+	return s, nil
+}
+
+// Server is a running fake.
+type Server struct {
+	URL string
+
+	srv  *httptest.Server
+	quit chan struct{}
+	once sync.Once
+
+	mu     sync.Mutex // guards the fields below
+	script Script
+	next   int
+	reqs   []Request
+}
+
+// Chunk sizes: small, so clients must reassemble.
+const (
+	textChunk = 4
+	argsChunk = 5
+)
+
+// Start starts a server for the script.
+func Start(s Script) *Server {
+	if len(s.Models) == 0 {
+		s.Models = []Model{{Name: "qwen3:latest", Tools: true}}
+	}
+	f := &Server{script: s, quit: make(chan struct{})}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /api/chat", f.nativeChat)
+	mux.HandleFunc("GET /api/tags", f.tags)
+	mux.HandleFunc("POST /api/show", f.show)
+	mux.HandleFunc("GET /api/version", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, 200, map[string]string{"version": "0.17.4"})
+	})
+	mux.HandleFunc("POST /v1/chat/completions", f.openAIChat)
+	mux.HandleFunc("GET /v1/models", f.models)
+	f.srv = httptest.NewServer(f.record(mux))
+	f.URL = f.srv.URL
+	return f
+}
+
+// Close stops the server, releasing any reply left hanging.
+func (f *Server) Close() {
+	f.once.Do(func() {
+		close(f.quit)
+		f.srv.CloseClientConnections()
+		f.srv.Close()
+	})
+}
+
+// Requests returns every request received so far, in order.
+func (f *Server) Requests() []Request {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Request(nil), f.reqs...)
+}
+
+// ChatRequests returns the chat requests (either API) received so far.
+func (f *Server) ChatRequests() []Request {
+	var out []Request
+	for _, r := range f.Requests() {
+		if r.Path == "/api/chat" || r.Path == "/v1/chat/completions" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (f *Server) record(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		rec := Request{Method: r.Method, Path: r.URL.Path}
+		if json.Valid(body) {
+			rec.Body = body
+		} else if len(body) > 0 {
+			rec.Body, _ = json.Marshal(string(body))
+		}
+		f.mu.Lock()
+		f.reqs = append(f.reqs, rec)
+		f.mu.Unlock()
+		h.ServeHTTP(w, r)
+	})
+}
+
+func (f *Server) lookup(name string) (Model, bool) {
+	for _, m := range f.script.Models {
+		if m.Name == name || m.Name == name+":latest" {
+			return m, true
+		}
+	}
+	return Model{}, false
+}
+
+// turn checks the model as Ollama does and takes the next scripted reply.
+// It returns an HTTP status and message when the request is refused.
+func (f *Server) turn(model string, withTools bool) (int, Turn, int, string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if model == "" {
+		return 400, Turn{}, 0, "model is required"
+	}
+	m, ok := f.lookup(model)
+	if !ok {
+		return 404, Turn{}, 0, fmt.Sprintf("model %q not found, try pulling it first", model)
+	}
+	if withTools && !m.Tools {
+		return 400, Turn{}, 0, fullName(m.Name) + " does not support tools"
+	}
+	if f.next >= len(f.script.Turns) {
+		f.next++
+		return 500, Turn{}, 0, fmt.Sprintf("fakellm: no scripted reply for chat request %d", f.next)
+	}
+	t := f.script.Turns[f.next]
+	f.next++
+	if t.Fail == "http500" {
+		return 500, Turn{}, 0, "fakellm: simulated server failure"
+	}
+	return 0, t, f.next, ""
+}
+
+// fullName is how Ollama names a model in errors.
+func fullName(n string) string {
+	if !strings.Contains(n, ":") {
+		n += ":latest"
+	}
+	return "registry.ollama.ai/library/" + n
+}
+
+func (f *Server) tags(w http.ResponseWriter, r *http.Request) {
+	type details struct {
+		Format string `json:"format"`
+		Family string `json:"family"`
+	}
+	type entry struct {
+		Name       string    `json:"name"`
+		Model      string    `json:"model"`
+		ModifiedAt time.Time `json:"modified_at"`
+		Size       int64     `json:"size"`
+		Digest     string    `json:"digest"`
+		Details    details   `json:"details"`
+	}
+	var out struct {
+		Models []entry `json:"models"`
+	}
+	out.Models = []entry{}
+	for i, m := range f.script.Models {
+		out.Models = append(out.Models, entry{Name: m.Name, Model: m.Name, ModifiedAt: time.Unix(1700000000-int64(i)*3600, 0).UTC(),
+			Size: 5 << 30, Digest: fmt.Sprintf("%064x", i+1), Details: details{Format: "gguf", Family: "fake"}})
+	}
+	writeJSON(w, 200, out)
+}
+
+func (f *Server) show(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Model string `json:"model"`
+		Name  string `json:"name"`
+	}
+	json.NewDecoder(r.Body).Decode(&req)
+	if req.Model == "" {
+		req.Model = req.Name
+	}
+	m, ok := f.lookup(req.Model)
+	if !ok {
+		writeJSON(w, 404, map[string]string{"error": fmt.Sprintf("model '%s' not found", req.Model)})
+		return
+	}
+	caps := []string{"completion"}
+	if m.Tools {
+		caps = append(caps, "tools")
+	}
+	writeJSON(w, 200, map[string]any{
+		"modelfile":    "FROM " + m.Name,
+		"details":      map[string]string{"format": "gguf", "family": "fake"},
+		"model_info":   map[string]any{"general.architecture": "fake"},
+		"capabilities": caps,
+		"modified_at":  time.Unix(1700000000, 0).UTC(),
+	})
+}
+
+func (f *Server) models(w http.ResponseWriter, r *http.Request) {
+	type entry struct {
+		ID      string `json:"id"`
+		Object  string `json:"object"`
+		Created int64  `json:"created"`
+		OwnedBy string `json:"owned_by"`
+	}
+	out := struct {
+		Object string  `json:"object"`
+		Data   []entry `json:"data"`
+	}{Object: "list", Data: []entry{}}
+	for _, m := range f.script.Models {
+		out.Data = append(out.Data, entry{ID: m.Name, Object: "model", Created: 1700000000, OwnedBy: "library"})
+	}
+	writeJSON(w, 200, out)
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(v)
+}
+
+// chunks splits s into pieces of at most n bytes, never inside a UTF-8
+// character (a real tokenizer emits whole characters or byte pieces, but
+// Ollama only sends valid UTF-8 in JSON strings).
+func chunks(s string, n int) []string {
+	var out []string
+	for len(s) > 0 {
+		k := min(n, len(s))
+		for k < len(s) && k > 0 && s[k]&0xc0 == 0x80 {
+			k++
+		}
+		out = append(out, s[:k])
+		s = s[k:]
+	}
+	return out
+}
+
+func (t Turn) callID(turn, i int) string {
+	c := t.Calls[i]
+	switch {
+	case c.NoID:
+		return ""
+	case c.ID != "":
+		return c.ID
+	}
+	return fmt.Sprintf("call_%d_%d", turn, i)
+}
+
+// stall implements "hang": wait for the client to give up or the server to
+// close, then abort the response.
+func (f *Server) stall(r *http.Request) {
+	select {
+	case <-r.Context().Done():
+	case <-f.quit:
+	}
+	panic(http.ErrAbortHandler)
+}

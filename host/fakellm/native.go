@@ -1,0 +1,109 @@
+package fakellm
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+)
+
+type nativeMessage struct {
+	Role      string           `json:"role"`
+	Content   string           `json:"content"`
+	ToolCalls []nativeToolCall `json:"tool_calls,omitempty"`
+}
+
+type nativeToolCall struct {
+	ID       string `json:"id,omitempty"`
+	Function struct {
+		Index     int             `json:"index"`
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"function"`
+}
+
+type nativeChunk struct {
+	Model      string        `json:"model"`
+	CreatedAt  time.Time     `json:"created_at"`
+	Message    nativeMessage `json:"message"`
+	Done       bool          `json:"done"`
+	DoneReason string        `json:"done_reason,omitempty"`
+	// Metrics, as the final chunk carries them.
+	TotalDuration int64 `json:"total_duration,omitempty"`
+	EvalCount     int   `json:"eval_count,omitempty"`
+}
+
+// nativeChat answers /api/chat as Ollama does with stream true: NDJSON,
+// content in small chunks, each tool call whole in one chunk, a final
+// chunk with done true.
+func (f *Server) nativeChat(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Model  string            `json:"model"`
+		Tools  []json.RawMessage `json:"tools"`
+		Stream *bool             `json:"stream"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		writeJSON(w, 400, map[string]string{"error": err.Error()})
+		return
+	}
+	code, t, n, msg := f.turn(req.Model, len(req.Tools) > 0)
+	if code != 0 {
+		writeJSON(w, code, map[string]string{"error": msg})
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.WriteHeader(200)
+	enc := json.NewEncoder(w)
+	fl, _ := w.(http.Flusher)
+	send := func(v any) {
+		enc.Encode(v)
+		if fl != nil {
+			fl.Flush()
+		}
+	}
+	chunk := func() nativeChunk {
+		return nativeChunk{Model: req.Model, CreatedAt: time.Now().UTC(), Message: nativeMessage{Role: "assistant"}}
+	}
+	sent := 0
+	afterFirst := func() {
+		sent++
+		if sent != 1 {
+			return
+		}
+		switch t.Fail {
+		case "drop":
+			panic(http.ErrAbortHandler) // the connection is cut: no final chunk
+		case "error":
+			send(map[string]string{"error": "fakellm: simulated failure mid-stream"})
+			panic(http.ErrAbortHandler)
+		case "hang":
+			f.stall(r)
+		}
+	}
+	for _, p := range chunks(t.Text, textChunk) {
+		c := chunk()
+		c.Message.Content = p
+		send(c)
+		afterFirst()
+	}
+	for i, call := range t.Calls {
+		c := chunk()
+		var tc nativeToolCall
+		tc.ID = t.callID(n, i)
+		tc.Function.Index = i
+		tc.Function.Name = call.Name
+		tc.Function.Arguments = call.Args
+		if len(tc.Function.Arguments) == 0 {
+			tc.Function.Arguments = json.RawMessage("{}")
+		}
+		c.Message.ToolCalls = []nativeToolCall{tc}
+		send(c)
+		afterFirst()
+	}
+	if sent == 0 {
+		afterFirst() // a failure scripted for an empty reply still happens
+	}
+	c := chunk()
+	c.Done, c.DoneReason = true, "stop"
+	c.TotalDuration, c.EvalCount = 1e9, 42
+	send(c)
+}

@@ -1,0 +1,264 @@
+package gate
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+
+	"github.com/moatdev/moat/guest/proto"
+	"github.com/moatdev/moat/host/display"
+)
+
+// snapshot is what the gate saw of a target before asking: enough to tell
+// whether anything changed by the time the answer comes.
+type snapshot struct {
+	newDirs []string    // parent folders that do not exist yet, outermost first
+	exists  bool        // the target exists
+	info    fs.FileInfo // the target's Lstat, when it exists
+	data    []byte      // the target's content, when it exists
+}
+
+func (s *snapshot) sum() string {
+	if !s.exists {
+		return ""
+	}
+	return sha256hex(s.data)
+}
+
+// same reports whether two snapshots describe the same state on disk.
+func (s *snapshot) same(t *snapshot) bool {
+	if s.exists != t.exists || strings.Join(s.newDirs, "\x00") != strings.Join(t.newDirs, "\x00") {
+		return false
+	}
+	if !s.exists {
+		return true
+	}
+	return os.SameFile(s.info, t.info) && s.info.Mode() == t.info.Mode() && string(s.data) == string(t.data)
+}
+
+// inspect checks everything on the way to rel without following any
+// symlink, and reads the target when it exists. rel has passed checkPath.
+func (g *Gate) inspect(rel string) (*snapshot, error) {
+	s := &snapshot{}
+	parts := strings.Split(rel, "/")
+	for i := 1; i < len(parts); i++ {
+		dir := strings.Join(parts[:i], "/")
+		if len(s.newDirs) > 0 { // below a missing folder everything is missing
+			s.newDirs = append(s.newDirs, dir)
+			continue
+		}
+		fi, err := g.root.Lstat(dir)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			s.newDirs = append(s.newDirs, dir)
+		case err != nil:
+			return nil, refusal(fs.ErrInvalid, "", "cannot be checked: %s", rootError(err))
+		case fi.Mode()&fs.ModeSymlink != 0:
+			return nil, refusal(ErrSymlink, "Propose the path inside the real folder instead.", "is under %s, a symbolic link (moat never writes through a linked folder, even one that stays inside the workspace)", dir)
+		case !fi.IsDir():
+			return nil, refusal(ErrNotRegular, "", "cannot be created: %s is not a folder", dir)
+		}
+	}
+	if len(s.newDirs) > 0 {
+		return s, nil
+	}
+	fi, err := g.root.Lstat(rel)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return s, nil
+	case err != nil:
+		return nil, refusal(fs.ErrInvalid, "", "cannot be checked: %s", rootError(err))
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return nil, refusal(ErrSymlink, "Propose the path of the file it points to, if that is inside the workspace.", "is a symbolic link (moat never writes through a link, dangling or not)")
+	case fi.IsDir():
+		return nil, refusal(ErrNotRegular, "Name a file inside it.", "is a folder, not a file")
+	case !fi.Mode().IsRegular():
+		return nil, refusal(ErrNotRegular, "", "is not a regular file (%s); moat only writes regular files", fi.Mode().Type())
+	case fi.Size() > MaxFileBytes:
+		return nil, refusal(ErrTooLarge, "Ask the user to change this file.", "is %d bytes, more than the %d a person can review at the terminal", fi.Size(), MaxFileBytes)
+	}
+	if n, ok := linkCount(fi); !ok {
+		return nil, refusal(ErrHardLink, "Ask the user to change this file.", "cannot be checked for hard links on this system, so moat will not replace it")
+	} else if n > 1 {
+		return nil, refusal(ErrHardLink, "Ask the user to change this file.", "has %d hard links (another name for it may be outside the workspace)", n)
+	}
+	if g.audit != nil && g.audit.is(fi) {
+		return nil, refusal(ErrDenied, "", "is moat's audit log, which proposals never write")
+	}
+	data, err := g.read(rel, fi)
+	if err != nil {
+		return nil, err
+	}
+	s.exists, s.info, s.data = true, fi, data
+	return s, nil
+}
+
+// read reads the target and makes sure the file read is the one inspected.
+func (g *Gate) read(rel string, want fs.FileInfo) ([]byte, error) {
+	f, err := g.root.OpenFile(rel, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, refusal(ErrChanged, "", "could not be read: %s", rootError(err))
+	}
+	defer f.Close()
+	got, err := f.Stat()
+	if err != nil || !os.SameFile(got, want) {
+		return nil, refusal(ErrChanged, "Read it again and propose the change again.", "changed while moat was reading it")
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, refusal(fs.ErrInvalid, "", "could not be read: %s", rootError(err))
+	}
+	if len(data) > MaxFileBytes {
+		return nil, refusal(ErrTooLarge, "Ask the user to change this file.", "is more than the %d bytes a person can review at the terminal", MaxFileBytes)
+	}
+	return data, nil
+}
+
+// applyEdit computes the new content of a propose_edit. It returns the
+// problem, in words for the model, when the edit cannot be made.
+func applyEdit(p *proposal, s *snapshot, a proto.ProposeEditArgs) string {
+	if !s.exists {
+		return fmt.Sprintf("%s does not exist; use propose_write to create a new file", p.shown)
+	}
+	if a.OldText == "" {
+		return "old_text is empty; copy the exact text to replace from the file (read_file shows it), or use propose_write to replace the whole file"
+	}
+	if a.OldText == a.NewText {
+		return "old_text and new_text are the same; there is nothing to change"
+	}
+	old := string(s.data)
+	n := strings.Count(old, a.OldText)
+	switch {
+	case n == 0:
+		return fmt.Sprintf("old_text not found in %s; it must match the file exactly, including spaces, tabs and line endings. Read the file again and copy the text", p.shown)
+	case n > 1 && !a.ReplaceAll:
+		return fmt.Sprintf("old_text occurs %d times in %s (at lines %s); include more of the surrounding text so it matches once, or set replace_all to replace all %d", n, p.shown, matchLines(old, a.OldText), n)
+	}
+	if a.ReplaceAll {
+		p.content = []byte(strings.ReplaceAll(old, a.OldText, a.NewText))
+		p.edits = n
+	} else {
+		p.content = []byte(strings.Replace(old, a.OldText, a.NewText, 1))
+		p.edits = 1
+	}
+	return ""
+}
+
+// matchLines lists the line numbers where each (non-overlapping) match of
+// sub in s starts, at most ten of them.
+func matchLines(s, sub string) string {
+	var lines []string
+	line, pos := 1, 0
+	for len(lines) < 10 {
+		i := strings.Index(s[pos:], sub)
+		if i < 0 {
+			break
+		}
+		line += strings.Count(s[pos:pos+i], "\n")
+		lines = append(lines, fmt.Sprint(line))
+		line += strings.Count(sub, "\n")
+		pos += i + len(sub)
+	}
+	out := strings.Join(lines, ", ")
+	if strings.Count(s, sub) > len(lines) {
+		out += ", ..."
+	}
+	return out
+}
+
+// apply writes p after approval. The state on disk must still be the one
+// in s; new folders are created one at a time, the content goes to a
+// temporary file beside the target and is renamed over it.
+func (g *Gate) apply(p *proposal, s *snapshot) (string, error) {
+	now, err := g.inspect(p.rel)
+	if err != nil {
+		return "", refusal(ErrChanged, "Look at it again and propose the change again.", "changed on disk while the user was reviewing the proposal (now it %s)", err)
+	}
+	if !s.same(now) {
+		return "", refusal(ErrChanged, "Read it again and propose the change again.", "changed on disk while the user was reviewing the proposal")
+	}
+	for _, d := range s.newDirs {
+		if err := g.root.Mkdir(d, 0o755); err != nil {
+			return "", refusal(ErrChanged, "", "could not be written: creating folder %s: %s", d, rootError(err))
+		}
+		fi, err := g.root.Lstat(d)
+		if err != nil || !fi.IsDir() || fi.Mode()&fs.ModeSymlink != 0 {
+			return "", refusal(ErrChanged, "", "could not be written: folder %s changed while it was being created", d)
+		}
+	}
+	mode := fs.FileMode(0o644)
+	if s.exists {
+		mode = s.info.Mode().Perm()
+	}
+	tmp, err := g.writeTemp(path.Dir(p.rel), p.content, mode)
+	if err != nil {
+		return "", err
+	}
+	// Last look before the rename: the rename replaces whatever entry is
+	// there (it never follows a link), but a target that changed since the
+	// snapshot must not be replaced.
+	last, err := g.root.Lstat(p.rel)
+	switch {
+	case s.exists && (err != nil || !os.SameFile(last, s.info) || last.Mode() != s.info.Mode()),
+		!s.exists && !errors.Is(err, fs.ErrNotExist):
+		g.root.Remove(tmp)
+		return "", refusal(ErrChanged, "Read it again and propose the change again.", "changed on disk while it was being written")
+	}
+	if err := g.root.Rename(tmp, p.rel); err != nil {
+		g.root.Remove(tmp)
+		return "", refusal(fs.ErrInvalid, "", "could not be written: %s", rootError(err))
+	}
+	if d, err := g.root.Open(path.Dir(p.rel)); err == nil { // make the rename durable
+		d.Sync()
+		d.Close()
+	}
+	return sha256hex(p.content), nil
+}
+
+// tempPrefix names the gate's temporary files, so a person who finds one
+// after a crash knows where it came from.
+const tempPrefix = ".moat-tmp-"
+
+// writeTemp writes content to a new file in dir (root-relative) and
+// returns its root-relative name. O_EXCL: an existing name, including a
+// planted symlink, is an error, never followed.
+func (g *Gate) writeTemp(dir string, content []byte, mode fs.FileMode) (string, error) {
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	name := path.Join(dir, tempPrefix+hex.EncodeToString(rnd[:]))
+	f, err := g.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", refusal(fs.ErrInvalid, "", "could not be written: creating a temporary file: %s", rootError(err))
+	}
+	_, err = f.Write(content)
+	if err == nil {
+		err = f.Chmod(mode) // exactly the old mode, whatever the umask
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		g.root.Remove(name)
+		return "", refusal(fs.ErrInvalid, "", "could not be written: %s", rootError(err))
+	}
+	return name, nil
+}
+
+// rootError describes an os.Root error without the host's absolute path:
+// PathErrors from os.Root carry the root-relative name, but be sure.
+func rootError(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return display.Line(pe.Err.Error())
+	}
+	return display.Line(err.Error())
+}

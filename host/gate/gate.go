@@ -1,0 +1,319 @@
+// Package gate is the approval gate: the only code in moat that changes the
+// disk. A propose_write or propose_edit call from the model is checked,
+// shown to a person at the terminal as a unified diff, and applied only
+// after they type y.
+//
+// # What the gate guarantees
+//
+//   - Nothing is written without an explicit "y" or "yes" read from the
+//     controlling terminal (/dev/tty), never from stdin, so a pipe can
+//     neither answer the prompt nor hide it. No terminal: refused.
+//   - Everything shown passes through [display.Sanitize]: escape sequences,
+//     CR, bidi and zero-width characters in paths, content and diffs are
+//     shown escaped, never interpreted.
+//   - The write happens in this process through an [os.Root] opened on the
+//     sandbox root: the path must be lexically inside the root, no parent
+//     may be a symlink (even one that stays inside), the target may not be
+//     a symlink (dangling or not), a hard-linked file or anything but a
+//     regular file, and the deny-list for writes applies. New content goes
+//     to a temporary file in the same folder, is fsynced and renamed over
+//     the target, keeping the replaced file's permission bits.
+//   - If the file changed between the diff being shown and the answer, the
+//     write is refused and the model is asked to propose again.
+//
+// # Limits
+//
+// The checks and the rename are separate system calls. A process that
+// races the gate by swapping a parent folder for a symlink between the last
+// check and the rename can redirect the write only to another place inside
+// the root: os.Root does not let a path leave it. The gate does not flush
+// keys typed ahead of the prompt.
+package gate
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/moatdev/moat/guest/proto"
+	"github.com/moatdev/moat/host/display"
+	"github.com/moatdev/moat/host/policy"
+	"github.com/moatdev/moat/host/toolspec"
+)
+
+// MaxFileBytes is the largest file the gate will show and replace, and the
+// largest content it will write: a change a person can review at a terminal.
+const MaxFileBytes = 8 << 20
+
+// DefaultDiffLines is how many diff lines the prompt shows before it
+// summarises the rest (answer "a" to see them all).
+const DefaultDiffLines = 60
+
+// Errors of the gate. Refusals wrap one of them; the text shown to the model
+// is built from the refusal's own message.
+var (
+	ErrNoTerminal = errors.New("gate: no terminal to ask for approval")
+	ErrSymlink    = errors.New("gate: symbolic link")
+	ErrHardLink   = errors.New("gate: file has more than one hard link")
+	ErrNotRegular = errors.New("gate: not a regular file or folder")
+	ErrDenied     = errors.New("gate: path is on the write deny-list")
+	ErrBadName    = errors.New("gate: path has control or invisible characters")
+	ErrTooLarge   = errors.New("gate: too large to review")
+	ErrChanged    = errors.New("gate: file changed during review")
+)
+
+// TTY is the terminal the prompt is written to and the answer read from.
+type TTY = io.ReadWriteCloser
+
+// Options configure a Gate.
+type Options struct {
+	// Root is the absolute path of the sandbox root.
+	Root string
+	// Policy decides which paths may never be written.
+	Policy *policy.Policy
+	// OpenTTY opens the terminal for one prompt; nil opens /dev/tty.
+	// An error means there is no one to ask: the proposal is refused.
+	OpenTTY func() (TTY, error)
+	// Color turns on coloured diffs (the caller checks TERM and NO_COLOR).
+	Color bool
+	// DiffLines is how many diff lines are shown before the rest is
+	// summarised; 0 means DefaultDiffLines.
+	DiffLines int
+	// AuditPath, if set, is a JSONL file every proposal and its outcome is
+	// appended to.
+	AuditPath string
+	// Notes receives problems that are not the model's business, such as a
+	// failed audit write; nil discards them.
+	Notes io.Writer
+	// Now is the clock for audit records; nil is time.Now.
+	Now func() time.Time
+}
+
+// Gate implements engine.Proposer. It is safe for concurrent use: prompts
+// are shown one at a time.
+type Gate struct {
+	opt   Options
+	root  *os.Root
+	name  string // the root folder's base name, shown in prompts
+	audit *auditLog
+
+	mu sync.Mutex // one proposal at a time: one prompt on the terminal
+}
+
+// New opens the sandbox root (and the audit file) for writing.
+func New(opt Options) (*Gate, error) {
+	if opt.Root == "" || opt.Policy == nil {
+		return nil, errors.New("gate: Root and Policy are required")
+	}
+	if opt.OpenTTY == nil {
+		opt.OpenTTY = openTTY
+	}
+	if opt.DiffLines <= 0 {
+		opt.DiffLines = DefaultDiffLines
+	}
+	if opt.Notes == nil {
+		opt.Notes = io.Discard
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	root, err := os.OpenRoot(opt.Root)
+	if err != nil {
+		return nil, fmt.Errorf("gate: %w", err)
+	}
+	g := &Gate{opt: opt, root: root, name: filepath.Base(opt.Root)}
+	if opt.AuditPath != "" {
+		if g.audit, err = openAudit(opt.AuditPath); err != nil {
+			root.Close()
+			return nil, err
+		}
+	}
+	return g, nil
+}
+
+// Close releases the root and the audit file.
+func (g *Gate) Close() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	err := g.root.Close()
+	if g.audit != nil {
+		err = errors.Join(err, g.audit.Close())
+	}
+	return err
+}
+
+// proposal is one change as the gate understands it.
+type proposal struct {
+	tool    string
+	given   string // the path as the model wrote it
+	shown   string // given, made safe to print and to quote to the model
+	rel     string // cleaned, root-relative, slash-separated
+	content []byte // the complete new content
+	edits   int    // propose_edit: replacements made
+}
+
+// outcome is the decision the audit log records.
+type outcome struct {
+	decision string // written | rejected | refused | error
+	reason   string
+	before   string // sha256 of the file before, "" if it did not exist
+	after    string // sha256 written, "" if nothing was written
+}
+
+// Propose handles one propose_write or propose_edit call. The arguments
+// were validated against the tool's schema and checked lexically by the
+// caller; the gate checks them again, because it is the last line.
+func (g *Gate) Propose(ctx context.Context, tool string, args json.RawMessage) toolspec.Result {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	p, res, out := g.propose(ctx, tool, args)
+	g.record(tool, p, out)
+	return res
+}
+
+func (g *Gate) propose(ctx context.Context, tool string, args json.RawMessage) (*proposal, toolspec.Result, outcome) {
+	p := &proposal{tool: tool}
+	var edit proto.ProposeEditArgs
+	switch tool {
+	case proto.ProposeWrite:
+		var a proto.ProposeWriteArgs
+		if err := json.Unmarshal(args, &a); err != nil {
+			return p, toolspec.Errorf("%s arguments: %v", tool, err), outcome{decision: "error", reason: err.Error()}
+		}
+		p.given, p.content = a.Path, []byte(a.Content)
+	case proto.ProposeEdit:
+		if err := json.Unmarshal(args, &edit); err != nil {
+			return p, toolspec.Errorf("%s arguments: %v", tool, err), outcome{decision: "error", reason: err.Error()}
+		}
+		p.given = edit.Path
+	default:
+		return p, toolspec.Errorf("%s is not a write proposal", tool), outcome{decision: "error", reason: "unknown tool"}
+	}
+	p.shown = display.Line(p.given)
+
+	rel, err := g.checkPath(p.given)
+	if err != nil {
+		return p, refused(p, err), outcome{decision: "refused", reason: err.Error()}
+	}
+	p.rel = rel
+	snap, err := g.inspect(rel)
+	if err != nil {
+		return p, refused(p, err), outcome{decision: "refused", reason: err.Error()}
+	}
+	out := outcome{before: snap.sum()}
+
+	if tool == proto.ProposeEdit {
+		if msg := applyEdit(p, snap, edit); msg != "" {
+			out.decision, out.reason = "error", msg
+			return p, toolspec.Result{Text: "error: " + msg, IsError: true}, out
+		}
+	}
+	if len(p.content) > MaxFileBytes {
+		err := refusal(ErrTooLarge, "Split the change into smaller edits.", "is too large: the new content is %d bytes, more than the %d a person can review at the terminal", len(p.content), MaxFileBytes)
+		out.decision, out.reason = "refused", err.Error()
+		return p, refused(p, err), out
+	}
+	if snap.exists && string(snap.data) == string(p.content) {
+		msg := fmt.Sprintf("%s already has exactly this content (%d bytes); nothing to write", p.shown, len(p.content))
+		out.decision, out.reason = "error", "unchanged"
+		return p, toolspec.Result{Text: "error: " + msg, IsError: true}, out
+	}
+
+	tty, err := g.opt.OpenTTY()
+	if err != nil {
+		const advice = "Do not retry; show the user the change in your answer instead."
+		if errors.Is(err, ErrNoTerminal) {
+			err = refusal(ErrNoTerminal, advice, "cannot be approved: there is no terminal to ask the user (moat asks on /dev/tty and this session has none)")
+		} else { // a caller's own opener (moat mcp's dialog) says why
+			err = refusal(ErrNoTerminal, advice, "cannot be approved: the user cannot be asked (%v)", err)
+		}
+		out.decision, out.reason = "refused", err.Error()
+		return p, refused(p, err), out
+	}
+	defer tty.Close()
+	if ok, why := g.ask(ctx, tty, p, snap); !ok {
+		out.decision, out.reason = "rejected", why
+		return p, toolspec.Result{IsError: true, Text: fmt.Sprintf(
+			"rejected: the user declined to write %s; nothing was changed. Do not propose the same change again; ask the user what they want instead.", p.shown)}, out
+	}
+	sum, err := g.apply(p, snap)
+	if err != nil {
+		out.decision, out.reason = "refused", err.Error()
+		fmt.Fprintf(tty, "moat: not written: %s %s\n", p.shown, display.Line(err.Error()))
+		return p, refused(p, err), out
+	}
+	out.decision, out.after = "written", sum
+	fmt.Fprintf(tty, "moat: wrote %s/%s (%d bytes)\n", display.Line(g.name), p.rel, len(p.content))
+	return p, toolspec.Result{Text: fmt.Sprintf("wrote %s (%d bytes)", p.shown, len(p.content))}, out
+}
+
+// checkPath applies the lexical and name rules to a path as the model gave
+// it and returns it cleaned.
+func (g *Gate) checkPath(given string) (string, error) {
+	rel, err := policy.Clean(given)
+	if err != nil {
+		return "", err
+	}
+	if rel == "." {
+		return "", refusal(ErrNotRegular, "Name a file inside it.", "is the workspace root, not a file")
+	}
+	if display.Count(rel) > 0 || strings.ContainsAny(rel, "\n\t") {
+		return "", refusal(ErrBadName, "Choose a plain name.", "contains control or invisible characters (such names hide from people listing the folder)")
+	}
+	if rule, denied := g.opt.Policy.WriteDenied(rel); denied {
+		return "", refusal(ErrDenied, "Ask the user to make this change themselves.", "matches the write deny rule %q (secrets, repository internals and files that configure tools are never written)", rule)
+	}
+	return rel, nil
+}
+
+// refusedError is a refusal: a sentinel for errors.Is, the reason, and
+// what the model should do next.
+type refusedError struct {
+	kind   error
+	msg    string // follows the path: "is a symbolic link (...)"
+	advice string // a sentence for the model, or ""
+}
+
+func (e *refusedError) Error() string { return e.msg }
+func (e *refusedError) Unwrap() error { return e.kind }
+
+func refusal(kind error, advice, format string, args ...any) error {
+	return &refusedError{kind: kind, msg: fmt.Sprintf(format, args...), advice: advice}
+}
+
+// refused builds the model's result for a refusal: "refused: P reason;
+// nothing was written. Advice." Lexical errors from policy name the path
+// themselves.
+func refused(p *proposal, err error) toolspec.Result {
+	var (
+		pe   *policy.PathError
+		re   *refusedError
+		text string
+	)
+	switch {
+	case errors.As(err, &pe):
+		text = fmt.Sprintf("refused: %s; nothing was written. Use a path relative to the workspace root, inside it.", display.Line(err.Error()))
+	case errors.As(err, &re):
+		text = fmt.Sprintf("refused: %s %s; nothing was written.", p.shown, display.Line(re.msg))
+		if re.advice != "" {
+			text += " " + re.advice
+		}
+	default:
+		text = fmt.Sprintf("refused: %s %s; nothing was written.", p.shown, display.Line(err.Error()))
+	}
+	return toolspec.Result{IsError: true, Text: text}
+}
+
+// sha256hex returns the hex SHA-256 of b.
+func sha256hex(b []byte) string {
+	s := sha256.Sum256(b)
+	return fmt.Sprintf("%x", s[:])
+}

@@ -1,0 +1,217 @@
+// Package mcpserver offers moat's sandboxed tools to any Model Context
+// Protocol client (desktop chat apps, IDE assistants, agent frameworks) over
+// the official Go SDK.
+//
+// Nothing here decides what a call may do. Every tools/call goes to
+// [engine.Engine.Call], the same path `moat tool` and the agent loop take:
+// the same schemas, the same validation texts, the same deny-list, resolver,
+// limits and isolated guest. The SDK is given each tool's schema only to
+// advertise it; the handlers are raw, so the SDK never rejects or rewrites
+// arguments before moat's own validation sees them, and a refused call comes
+// back as an isError result with exactly the text `moat tool` prints.
+//
+// # The root
+//
+// The sandbox root is fixed by the person who configured the server (moat
+// mcp --root). MCP clients may announce "roots" of their own; they are
+// ignored. A root is advice from the client, and the client is driven by a
+// model that reads untrusted files: letting it widen the boundary would turn
+// a prompt injection into a way out of the sandbox (peer servers that trust
+// client roots or compare paths as strings shipped exactly such escapes,
+// CVE-2025-53109 and CVE-2025-53110). A client that wants a narrower view
+// can be configured with a narrower --root.
+//
+// # Writes
+//
+// propose_write and propose_edit are offered only to a client that can ask
+// a person: one that declared the elicitation capability (form mode) at
+// initialize. Other clients never see them listed, and a call to them is
+// refused. See [Approver] for how a proposal is shown and applied.
+//
+// # Protocol versions
+//
+// The server speaks the session-based protocol (2024-11-05 up to
+// 2025-11-25): approval needs a server-to-client elicitation request inside
+// a tools/call, which the sessionless 2026-07-28 protocol replaces with
+// multi-round-trip results. Clients that ask for 2026-07-28 are told which
+// versions are supported and fall back, as the SDK's own client does.
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/moatdev/moat/guest/proto"
+	"github.com/moatdev/moat/host/engine"
+	"github.com/moatdev/moat/host/toolspec"
+)
+
+// supportedVersions lists the MCP protocol versions the server negotiates,
+// newest first: those in which elicitation is a server-to-client request.
+func supportedVersions() []string {
+	return []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+}
+
+// Options configure a Server.
+type Options struct {
+	// Name and Version identify the server to clients ("moat", "v0.3.0").
+	Name, Version string
+	// Logger receives the server's log: one line per call and the SDK's
+	// warnings. It must not write to the transport (stdout). Nil discards.
+	Logger *slog.Logger
+}
+
+// Server is an MCP server for one engine. Build it with [New], run it with
+// [Server.Serve]; it serves one session at a time (stdio).
+type Server struct {
+	eng *engine.Engine
+	log *slog.Logger
+	srv *mcp.Server
+}
+
+// New registers the engine's tools on an MCP server. The write proposals are
+// registered only when the engine has a Proposer (an [Approver]); they are
+// then listed per session, only to clients that support elicitation.
+func New(eng *engine.Engine, opt Options) *Server {
+	log := opt.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if opt.Name == "" {
+		opt.Name = "moat"
+	}
+	s := &Server{eng: eng, log: log}
+	s.srv = mcp.NewServer(&mcp.Implementation{Name: opt.Name, Title: "moat: sandboxed folder tools", Version: opt.Version}, &mcp.ServerOptions{
+		// The SDK logs every connect and disconnect at Info; keep its
+		// warnings and errors, and one line per call of our own.
+		Logger: slog.New(atLeast{log.Handler(), slog.LevelWarn}),
+		// The tool list never changes during a session, and moat does not
+		// forward its log to the client: advertise tools and nothing else.
+		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		SupportedProtocolVersions: supportedVersions(),
+		Instructions: "Tools to explore one folder (the workspace) read-only: list_dir, read_file, grep, glob, stat. " +
+			"Paths are relative to the workspace root; nothing outside it can be reached, and secrets (.env, keys, .git/) are refused. " +
+			"propose_write and propose_edit, when listed, change a file only after the user approves the diff.",
+	})
+	for _, t := range eng.Tools() {
+		s.srv.AddTool(mcpTool(t), s.handler(t.Name))
+	}
+	s.srv.AddReceivingMiddleware(hideWrites(eng.Catalog()))
+	return s
+}
+
+// mcpTool describes a catalogue tool for MCP, with the shared schema and
+// hints a client can use to decide what needs confirmation.
+func mcpTool(t *toolspec.Tool) *mcp.Tool {
+	closed := false
+	ann := &mcp.ToolAnnotations{Title: title(t.Name), OpenWorldHint: &closed}
+	if t.Write {
+		destructive := true // replacing a file's content loses the old one
+		ann.DestructiveHint = &destructive
+	} else {
+		ann.ReadOnlyHint = true
+		ann.IdempotentHint = true
+	}
+	return &mcp.Tool{Name: t.Name, Title: title(t.Name), Description: t.Description, InputSchema: t.Schema, Annotations: ann}
+}
+
+// title is the human-readable name clients show in their UI.
+func title(tool string) string {
+	switch tool {
+	case proto.ListDir:
+		return "List folder"
+	case proto.ReadFile:
+		return "Read file"
+	case proto.Grep:
+		return "Search file contents"
+	case proto.Glob:
+		return "Find files by pattern"
+	case proto.Stat:
+		return "Describe file"
+	case proto.ProposeWrite:
+		return "Propose writing a file"
+	case proto.ProposeEdit:
+		return "Propose editing a file"
+	}
+	return ""
+}
+
+// handler runs one call through the engine. Protocol errors are reserved for
+// protocol problems; everything about the call itself, from a malformed
+// argument to a refused path, is an isError result the model can read.
+func (s *Server) handler(name string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		start := time.Now()
+		ctx = withSession(ctx, req.Session)
+		var args []byte
+		if req.Params != nil {
+			args = req.Params.Arguments
+		}
+		res := s.eng.Call(ctx, name, args)
+		s.log.Info("call", "tool", name, "is_error", res.IsError, "bytes", len(res.Text), "took", time.Since(start).Round(time.Millisecond))
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Text}}, IsError: res.IsError}, nil
+	}
+}
+
+// hideWrites removes the write proposals from tools/list for a session whose
+// client cannot ask a person to approve them.
+func hideWrites(cat *toolspec.Catalog) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			lr, ok := res.(*mcp.ListToolsResult)
+			if err != nil || !ok || method != "tools/list" {
+				return res, err
+			}
+			ss, _ := req.GetSession().(*mcp.ServerSession)
+			if ss != nil && canElicit(ss) {
+				return res, err
+			}
+			kept := []*mcp.Tool{}
+			for _, t := range lr.Tools {
+				if ct, ok := cat.Lookup(t.Name); ok && ct.Write {
+					continue
+				}
+				kept = append(kept, t)
+			}
+			out := *lr
+			out.Tools = kept
+			return &out, nil
+		}
+	}
+}
+
+// Serve runs the server on t until the client closes the connection (EOF
+// on stdin) or ctx is cancelled (a signal). Both are a clean end: Serve
+// returns nil, also when the client went away while the server still had
+// something to send (a cancelled elicitation's notice).
+func (s *Server) Serve(ctx context.Context, t mcp.Transport) error {
+	err := s.srv.Run(ctx, t)
+	if err == nil || ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) {
+		return nil
+	}
+	return err
+}
+
+// atLeast drops records below a level.
+type atLeast struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h atLeast) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h atLeast) WithAttrs(as []slog.Attr) slog.Handler {
+	return atLeast{h.Handler.WithAttrs(as), h.min}
+}
+
+func (h atLeast) WithGroup(name string) slog.Handler {
+	return atLeast{h.Handler.WithGroup(name), h.min}
+}

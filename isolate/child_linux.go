@@ -1,0 +1,316 @@
+package isolate
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/moatdev/moat/guest/proto"
+	"github.com/moatdev/moat/host/engine"
+	"github.com/moatdev/moat/host/runner"
+)
+
+// MaybeChild runs the sandbox child when args (os.Args[1:]) start with
+// ChildArg, and reports its exit status.
+func MaybeChild(ctx context.Context, args []string) (int, bool) {
+	if len(args) == 0 || args[0] != ChildArg {
+		return 0, false
+	}
+	return runChild(ctx, os.Stdin, os.Stdout, newRunner), true
+}
+
+// runnerFunc builds the child's executor; tests substitute a fake.
+type runnerFunc func(context.Context, runner.Config) (engine.Executor, error)
+
+func newRunner(ctx context.Context, cfg runner.Config) (engine.Executor, error) {
+	r, err := runner.New(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// runChild is the child's whole life: read the plan, apply it, build the
+// runner, serve calls until stdin closes.
+func runChild(ctx context.Context, in *os.File, outf *os.File, build runnerFunc) int {
+	// The mount steps change this thread's view first; keep the main
+	// goroutine on it. The mount namespace is shared by all threads, and
+	// pivot_root moves every thread's root and cwd with it.
+	runtime.LockOSThread()
+
+	r := bufio.NewReader(in)
+	out := bufio.NewWriter(outf)
+	send := func(v any) bool {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return false
+		}
+		out.Write(append(b, '\n'))
+		return out.Flush() == nil
+	}
+	line, err := r.ReadBytes('\n')
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "moat: this entry point is only for moat's own sandbox child")
+		return 2
+	}
+	var h hello
+	if err := json.Unmarshal(line, &h); err != nil {
+		send(ready{Step: "read plan", Err: err.Error()})
+		return 1
+	}
+	st, err := apply(h.Plan)
+	if err != nil {
+		rd := ready{Err: err.Error()}
+		var se *StepError
+		if errors.As(err, &se) {
+			rd.Step = se.Step
+		}
+		send(rd)
+		return 1
+	}
+	if h.Probe != nil {
+		send(ready{OK: true, Landlock: st.landlock, Seccomp: st.seccomp, Probe: runProbes(h.Plan, *h.Probe)})
+		if h.Probe.Hold {
+			io.Copy(io.Discard, r)
+		}
+		return 0
+	}
+	rn, err := build(ctx, h.Plan.Runner)
+	if err != nil {
+		send(ready{Step: "runner", Err: err.Error()})
+		return 1
+	}
+	defer rn.Close()
+	if !send(ready{OK: true, Landlock: st.landlock, Seccomp: st.seccomp}) {
+		return 1
+	}
+	for {
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			return 0 // the parent closed the pipe: the session is over
+		}
+		var req proto.Request
+		var rep reply
+		if err := json.Unmarshal(line, &req); err != nil {
+			rep.Err = "bad request from parent: " + err.Error()
+		} else {
+			resp, err := rn.Exec(ctx, req)
+			rep.Resp = resp
+			if err != nil {
+				rep.Err = err.Error()
+			}
+		}
+		if !send(rep) {
+			return 1
+		}
+	}
+}
+
+// applied says what the best-effort steps did.
+type applied struct{ landlock, seccomp string }
+
+// apply performs the plan, in bubblewrap's order: mount namespace private,
+// scratch tmpfs, pivot_root, binds from the old root, detach the old root,
+// read-only root,
+// limits, no_new_privs, Landlock, seccomp.
+func apply(p Plan) (applied, error) {
+	var st applied
+	step := func(name string, err error) error {
+		if err != nil {
+			return &StepError{Step: name, Err: err}
+		}
+		return nil
+	}
+	if len(p.Mounts) == 0 || p.Mounts[0].Kind != "tmpfs" || p.Mounts[0].Target != "/" {
+		return st, step("plan", errors.New("the first mount must be the root tmpfs"))
+	}
+	// 1. Nothing we mount may propagate back to the host's namespace.
+	if err := step("make / private", unix.Mount("none", "/", "", unix.MS_REC|unix.MS_PRIVATE, "")); err != nil {
+		return st, err
+	}
+	// 2. The UTS namespace's own name, so nothing leaks the host's.
+	if err := step("sethostname", unix.Sethostname([]byte(p.Hostname))); err != nil {
+		return st, err
+	}
+	// 3. The new root: a small tmpfs over the scratch directory.
+	if err := step("mount tmpfs", unix.Mount("tmpfs", p.Scratch, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, p.Mounts[0].Data)); err != nil {
+		return st, err
+	}
+	// 4. pivot_root into the tmpfs, the old root under it until the binds
+	// are made from it: the sources are reached through the old root, so
+	// one below the scratch directory is not hidden by the tmpfs.
+	old := filepath.Join(p.Scratch, p.OldRoot)
+	if err := step("mkdir old root", os.Mkdir(old, 0o700)); err != nil {
+		return st, err
+	}
+	if err := step("pivot_root", unix.PivotRoot(p.Scratch, old)); err != nil {
+		return st, err
+	}
+	if err := step("chdir /", unix.Chdir("/")); err != nil {
+		return st, err
+	}
+	// 5. Read-only binds of what the child may see.
+	for _, m := range p.Mounts[1:] {
+		if m.Kind != "bind" || !filepath.IsAbs(m.Target) || !filepath.IsAbs(m.Source) {
+			return st, step("plan", fmt.Errorf("unsupported mount %+v", m))
+		}
+		if err := step("mkdir "+m.Target, os.Mkdir(m.Target, 0o755)); err != nil {
+			return st, err
+		}
+		if err := bindReadOnly(filepath.Join("/", p.OldRoot, m.Source), m.Target, m.Target); err != nil {
+			return st, err
+		}
+	}
+	// 6. Detach the host's whole tree: from here on it is unreachable.
+	if err := step("umount old root", unix.Unmount("/"+p.OldRoot, unix.MNT_DETACH)); err != nil {
+		return st, err
+	}
+	if err := step("rmdir old root", unix.Rmdir("/"+p.OldRoot)); err != nil {
+		return st, err
+	}
+	// 7. The root tmpfs itself becomes read-only.
+	if err := step("remount / read-only", unix.Mount("none", "/", "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")); err != nil {
+		return st, err
+	}
+	// 8. Resource limits (process-wide).
+	for _, l := range p.Rlimits {
+		res, ok := rlimitByName[l.Name]
+		if !ok {
+			return st, step("setrlimit", fmt.Errorf("unknown limit %q", l.Name))
+		}
+		if err := step("setrlimit "+l.Name, unix.Setrlimit(res, &unix.Rlimit{Cur: l.Cur, Max: l.Max})); err != nil {
+			return st, err
+		}
+	}
+	// 9. no_new_privs: every thread already has it, inherited from the
+	// parent's thread that forked us (see spawn); set it here too and check.
+	if p.NoNewPrivs {
+		if err := step("no_new_privs", unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)); err != nil {
+			return st, err
+		}
+		if v, err := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0); err != nil || v != 1 {
+			return st, step("no_new_privs", fmt.Errorf("still unset after prctl (%v)", err))
+		}
+	}
+	// 10. Landlock, best effort: an extra wall, never the only one.
+	if len(p.Landlock) > 0 {
+		st.landlock = landlockReadOnly(p.Landlock)
+	}
+	// 11. seccomp last, as bubblewrap does: after it no mount can change.
+	if p.Seccomp {
+		s, err := installSeccomp()
+		if err != nil {
+			return st, step("seccomp", err)
+		}
+		st.seccomp = s
+	}
+	return st, nil
+}
+
+var rlimitByName = map[string]int{"CORE": unix.RLIMIT_CORE, "FSIZE": unix.RLIMIT_FSIZE, "NOFILE": unix.RLIMIT_NOFILE}
+
+// bindReadOnly binds src (recursively) at dst and makes every mount of it
+// read-only, nosuid, nodev and noexec. mount_setattr(AT_RECURSIVE) reaches
+// submounts too; a plain MS_REMOUNT would leave them writable. On kernels
+// without it (before 5.12) the bind is not recursive, so submounts are
+// simply absent, and the one mount is remounted keeping its locked flags.
+func bindReadOnly(src, dst, name string) error {
+	if err := unix.Mount(src, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return &StepError{Step: "bind " + name, Err: err}
+	}
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC}
+	err := unix.MountSetattr(unix.AT_FDCWD, dst, unix.AT_RECURSIVE, &attr)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, unix.ENOSYS) {
+		return &StepError{Step: "remount " + name + " read-only", Err: err}
+	}
+	if err := unix.Unmount(dst, unix.MNT_DETACH); err != nil {
+		return &StepError{Step: "remount " + name + " read-only", Err: err}
+	}
+	if err := unix.Mount(src, dst, "", unix.MS_BIND, ""); err != nil {
+		return &StepError{Step: "bind " + name, Err: err}
+	}
+	var sfs unix.Statfs_t
+	if err := unix.Statfs(dst, &sfs); err != nil {
+		return &StepError{Step: "remount " + name + " read-only", Err: err}
+	}
+	// In a user namespace the flags inherited from the host's mount are
+	// locked: a remount that drops one (noatime, say) fails with EPERM.
+	keep := uintptr(0)
+	for st, ms := range map[int64]uintptr{
+		unix.ST_NOATIME: unix.MS_NOATIME, unix.ST_NODIRATIME: unix.MS_NODIRATIME,
+		unix.ST_RELATIME: unix.MS_RELATIME, unix.ST_SYNCHRONOUS: unix.MS_SYNCHRONOUS,
+	} {
+		if sfs.Flags&st != 0 {
+			keep |= ms
+		}
+	}
+	flags := unix.MS_REMOUNT | unix.MS_BIND | unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC | keep
+	if err := unix.Mount("none", dst, "", flags, ""); err != nil {
+		return &StepError{Step: "remount " + name + " read-only", Err: err}
+	}
+	return nil
+}
+
+// runProbes tries, from inside the child, what a compromised guest would.
+func runProbes(p Plan, spec probeSpec) []ProbeResult {
+	var res []ProbeResult
+	add := func(name string, err error, ok string) {
+		if err != nil {
+			res = append(res, ProbeResult{Name: name, Blocked: true, Detail: errName(err)})
+		} else {
+			res = append(res, ProbeResult{Name: name, Blocked: false, Detail: ok})
+		}
+	}
+	for _, d := range []string{"/etc", "/home", "/proc", "/dev", "/tmp"} {
+		_, err := os.Stat(d)
+		add("stat "+d, err, "present")
+	}
+	if spec.Dial != "" {
+		c, err := net.DialTimeout("tcp", spec.Dial, 5*time.Second)
+		if err == nil {
+			c.Close()
+		}
+		add("connect "+spec.Dial, err, "connected")
+	}
+	if spec.HostPID > 0 {
+		add(fmt.Sprintf("signal host pid %d", spec.HostPID), unix.Kill(spec.HostPID, 0), "signalled")
+	}
+	pid := os.Getpid()
+	res = append(res, ProbeResult{Name: "own pid", Blocked: pid == 1, Detail: fmt.Sprint(pid)})
+	add("write "+InsideRoot, os.WriteFile(filepath.Join(InsideRoot, ".moat-probe"), []byte("x"), 0o600), "written")
+	add("mkdir in /", os.Mkdir("/moat-probe", 0o700), "created")
+	add("remount "+InsideRoot+" rw", unix.Mount("none", InsideRoot, "", unix.MS_REMOUNT|unix.MS_BIND, ""), "remounted")
+	add("unshare mount namespace", unix.Unshare(unix.CLONE_NEWNS), "unshared")
+	if spec.ReadPath != "" {
+		_, err := os.ReadFile(spec.ReadPath)
+		add("read "+spec.ReadPath, err, "read")
+	}
+	v, err := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0)
+	res = append(res, ProbeResult{Name: "no_new_privs", Blocked: err == nil && v == 1, Detail: fmt.Sprint(v)})
+	return res
+}
+
+// errName is the errno's symbolic name where there is one (stable across
+// locales and Go versions), else the error text.
+func errName(err error) string {
+	var en unix.Errno
+	if errors.As(err, &en) {
+		if n := unix.ErrnoName(en); n != "" {
+			return n
+		}
+	}
+	return err.Error()
+}

@@ -1,0 +1,126 @@
+package isolate
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/moatdev/moat/host/runner"
+)
+
+// Clone flags, spelled out so a Plan can be built and tested on any OS.
+// Values are Linux's (include/uapi/linux/sched.h); plan_linux_test.go checks
+// them against golang.org/x/sys/unix.
+const (
+	CloneNewNS   = 0x00020000
+	CloneNewUTS  = 0x04000000
+	CloneNewIPC  = 0x08000000
+	CloneNewUser = 0x10000000
+	CloneNewPID  = 0x20000000
+	CloneNewNet  = 0x40000000
+)
+
+// Paths inside the child's view. They are the only names the child has.
+const (
+	InsideRoot  = "/sandbox" // the read-only bind of the sandbox root
+	InsideCache = "/cache"   // the read-only bind of the compiled-module cache
+	oldRootName = ".oldroot" // put_old for pivot_root, removed right after
+	// scratchDir is the host directory the new root's tmpfs is mounted on
+	// before pivot_root, as bubblewrap mounts its base on /tmp. The mount
+	// lives only in the child's private mount namespace.
+	scratchDir = "/tmp"
+	hostname   = "moat-sandbox"
+)
+
+// IDMap maps a range of ids inside the user namespace to the caller's.
+type IDMap struct {
+	Inside, Outside, Size int
+}
+
+// Mount is one mount of the child's new root, in the order applied.
+type Mount struct {
+	Kind     string // "tmpfs" or "bind"
+	Source   string // host path of a bind; "" for tmpfs
+	Target   string // path in the new root ("/" is the root itself)
+	ReadOnly bool   // also nosuid, nodev, noexec: nothing in the child is ever executed from disk
+	Data     string // tmpfs options
+}
+
+// Rlimit is a resource limit set in the child. Name is the RLIMIT_ suffix.
+type Rlimit struct {
+	Name     string
+	Cur, Max uint64
+}
+
+// Plan is everything the child will do, decided by the parent from data
+// alone. It travels to the child as the first line of the protocol.
+type Plan struct {
+	Cloneflags uintptr
+	UIDMap     []IDMap
+	GIDMap     []IDMap
+	// Setgroups stays false: /proc/PID/setgroups is "deny", which an
+	// unprivileged gid map requires and which stops the child from
+	// dropping a group to get around a "deny for this group" permission.
+	Setgroups  bool
+	Hostname   string
+	Scratch    string
+	OldRoot    string
+	Mounts     []Mount
+	Rlimits    []Rlimit
+	Env        []string // the child's whole environment
+	NoNewPrivs bool
+	Seccomp    bool     // refuse mount-table and namespace syscalls on every thread
+	Landlock   []string // paths (child's view) readable under Landlock; all else denied
+	// Runner is the config the child builds its runner with: the parent's,
+	// with Root and CacheDir rewritten to the paths in the child's view.
+	Runner runner.Config
+}
+
+// NewPlan builds the child's plan for cfg, run by the user uid/gid. The
+// caller's ids are mapped to root inside the namespace, which only has
+// meaning there: capabilities are recomputed at execve, and a non-zero uid
+// inside would arrive without the CAP_SYS_ADMIN the mount steps need.
+func NewPlan(cfg runner.Config, uid, gid int) (Plan, error) {
+	if cfg.Root == "" || !filepath.IsAbs(cfg.Root) || filepath.Clean(cfg.Root) != cfg.Root {
+		return Plan{}, fmt.Errorf("isolate: sandbox root must be an absolute clean path, got %q", cfg.Root)
+	}
+	if cfg.CacheDir != "" && !filepath.IsAbs(cfg.CacheDir) {
+		return Plan{}, fmt.Errorf("isolate: cache dir must be absolute, got %q", cfg.CacheDir)
+	}
+	if uid < 0 || gid < 0 {
+		return Plan{}, errors.New("isolate: uid and gid must be known")
+	}
+	p := Plan{
+		Cloneflags: CloneNewUser | CloneNewNS | CloneNewNet | CloneNewPID | CloneNewIPC | CloneNewUTS,
+		UIDMap:     []IDMap{{Inside: 0, Outside: uid, Size: 1}},
+		GIDMap:     []IDMap{{Inside: 0, Outside: gid, Size: 1}},
+		Hostname:   hostname,
+		Scratch:    scratchDir,
+		OldRoot:    oldRootName,
+		Mounts: []Mount{
+			// 1 MiB, 64 inodes: room for the mount points and nothing else.
+			// Remounted read-only once the binds are in place.
+			{Kind: "tmpfs", Target: "/", ReadOnly: true, Data: "mode=0755,size=1m,nr_inodes=64"},
+			{Kind: "bind", Source: cfg.Root, Target: InsideRoot, ReadOnly: true},
+		},
+		Rlimits: []Rlimit{
+			// A crash must not hand the child's memory (file contents) to
+			// a core dump handler on the host.
+			{Name: "CORE", Cur: 0, Max: 0},
+		},
+		Env:        []string{},
+		NoNewPrivs: true,
+		Seccomp:    true,
+		Landlock:   []string{InsideRoot},
+	}
+	rc := cfg
+	rc.Root = InsideRoot
+	rc.CacheDir = ""
+	if cfg.CacheDir != "" {
+		p.Mounts = append(p.Mounts, Mount{Kind: "bind", Source: filepath.Clean(cfg.CacheDir), Target: InsideCache, ReadOnly: true})
+		p.Landlock = append(p.Landlock, InsideCache)
+		rc.CacheDir = InsideCache
+	}
+	p.Runner = rc
+	return p, nil
+}

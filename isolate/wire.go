@@ -1,0 +1,49 @@
+package isolate
+
+import "github.com/moatdev/moat/guest/proto"
+
+// The protocol between parent and child is JSON lines on the child's stdin
+// and stdout, like the guest's own (guest/proto): the parent writes one
+// hello, the child answers one ready, then each proto.Request line gets
+// exactly one reply line. The child's stderr is kept only for diagnostics.
+
+// hello is the parent's first line: what the child must do.
+type hello struct {
+	Plan  Plan       `json:"plan"`
+	Probe *probeSpec `json:"probe,omitempty"`
+}
+
+// ready is the child's first line: set up or failed, and at which step.
+type ready struct {
+	OK       bool          `json:"ok"`
+	Step     string        `json:"step,omitempty"`
+	Err      string        `json:"err,omitempty"`
+	Landlock string        `json:"landlock,omitempty"` // what the Landlock step did
+	Seccomp  string        `json:"seccomp,omitempty"`  // what the seccomp step did
+	Probe    []ProbeResult `json:"probe,omitempty"`
+}
+
+// reply answers one request. Err is a runner failure (the guest could not
+// run the call), distinct from a tool error the model should read.
+type reply struct {
+	Resp proto.Response `json:"resp"`
+	Err  string         `json:"err,omitempty"`
+}
+
+// probeSpec asks the child to try escapes instead of serving calls: the
+// doctor and the tests use it. The parent alone writes the hello, so this
+// is no way in for the model.
+type probeSpec struct {
+	Dial     string `json:"dial,omitempty"`      // a TCP address of the parent's to connect to
+	HostPID  int    `json:"host_pid,omitempty"`  // a host process to signal (signal 0)
+	ReadPath string `json:"read_path,omitempty"` // a path (child's view) that must not be readable
+	Hold     bool   `json:"hold,omitempty"`      // stay alive until stdin closes, so /proc can be inspected
+}
+
+// ProbeResult is one escape attempt from inside the child. Blocked is true
+// when the attempt failed, which is the outcome wanted.
+type ProbeResult struct {
+	Name    string `json:"name"`
+	Blocked bool   `json:"blocked"`
+	Detail  string `json:"detail"`
+}
