@@ -393,7 +393,7 @@ func TestStreamIsSanitised(t *testing.T) {
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
-	want := `ok\x1b]52;c;ZWNobyBoaQ==\x07 \u202eevil\x0d` + "\nhé€llo\n"
+	want := `ok\x1b]52;c;ZWNobyBoaQ==\x07 \u202eevil\r` + "\nhé€llo\n"
 	if r.stream != want {
 		t.Errorf("stream = %q, want %q", r.stream, want)
 	}

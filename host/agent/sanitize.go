@@ -1,51 +1,23 @@
 package agent
 
 import (
-	"fmt"
 	"io"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/moatdev/moat/host/display"
 )
 
-// Sanitize makes text from the model or from files safe to print on a
-// terminal: C0 and C1 control characters (ESC, \r, BEL...), DEL, Unicode
-// bidirectional overrides and invalid UTF-8 are shown escaped (\x1b,
-// \u202e, \xff) so they cannot move the cursor, rewrite a line, set the
-// window title, reach the clipboard (OSC 52) or reorder what is shown.
-// Newlines and tabs are kept when keepNewlines is true.
+// Sanitize makes text from the model, a server or a file safe to print on
+// a terminal, through host/display: control characters, ESC sequences,
+// bidi and invisible formatting characters and invalid UTF-8 are shown as
+// visible escapes (\x1b, \r, \u202e, \xff). Newlines and tabs are kept
+// when keepNewlines is true, escaped otherwise (one value, one line).
 func Sanitize(s string, keepNewlines bool) string {
-	var b strings.Builder
-	for len(s) > 0 {
-		r, n := utf8.DecodeRuneInString(s)
-		switch {
-		case r == utf8.RuneError && n <= 1:
-			fmt.Fprintf(&b, `\x%02x`, s[0])
-		case (r == '\n' || r == '\t') && keepNewlines:
-			b.WriteRune(r)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case r >= 0x80 && r < 0xa0, isBidi(r):
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			b.WriteString(s[:n])
-		}
-		s = s[n:]
+	if keepNewlines {
+		return display.Sanitize(s)
 	}
-	return b.String()
-}
-
-// isBidi reports the Unicode controls that reorder displayed text
-// ("Trojan Source", CVE-2021-42574).
-func isBidi(r rune) bool {
-	switch {
-	case r == 0x061c, r == 0x200e, r == 0x200f:
-		return true
-	case r >= 0x202a && r <= 0x202e:
-		return true
-	case r >= 0x2066 && r <= 0x2069:
-		return true
-	}
-	return false
+	return display.Line(s)
 }
 
 // streamSanitizer sanitises streamed text. A multi-byte character may be

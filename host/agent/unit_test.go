@@ -11,11 +11,11 @@ import (
 func TestSanitize(t *testing.T) {
 	cases := []struct{ in, lines, oneLine string }{
 		{"plain text", "plain text", "plain text"},
-		{"a\nb\tc", "a\nb\tc", `a\x0ab\x09c`},
+		{"a\nb\tc", "a\nb\tc", `a\nb\tc`},
 		{"\x1b[2Kgone", `\x1b[2Kgone`, `\x1b[2Kgone`},
 		{"\x1b]0;title\x07", `\x1b]0;title\x07`, `\x1b]0;title\x07`},
 		{"\x1b]8;;http://evil\x1b\\link", `\x1b]8;;http://evil\x1b\link`, `\x1b]8;;http://evil\x1b\link`},
-		{"ok\rfake", `ok\x0dfake`, `ok\x0dfake`},
+		{"ok\rfake", `ok\rfake`, `ok\rfake`},
 		{"\u202etxt.exe", `\u202etxt.exe`, `\u202etxt.exe`},
 		{"\u2066x\u2069", `\u2066x\u2069`, `\u2066x\u2069`},
 		{"c1 \u009b2J", `c1 \u009b2J`, `c1 \u009b2J`},

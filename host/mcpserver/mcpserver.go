@@ -94,14 +94,24 @@ func New(eng *engine.Engine, opt Options) *Server {
 		// forward its log to the client: advertise tools and nothing else.
 		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 		SupportedProtocolVersions: supportedVersions(),
-		Instructions: "Tools to explore one folder (the workspace) read-only: list_dir, read_file, grep, glob, stat. " +
-			"Paths are relative to the workspace root; nothing outside it can be reached, and secrets (.env, keys, .git/) are refused. " +
-			"propose_write and propose_edit, when listed, change a file only after the user approves the diff.",
+		Instructions:              instructions(eng),
 	})
 	for _, t := range eng.Tools() {
 		s.srv.AddTool(mcpTool(t), s.handler(t.Name))
 	}
 	s.srv.AddReceivingMiddleware(hideWrites(eng.Catalog()))
+	return s
+}
+
+// instructions tells the client's model what the server is for.
+func instructions(eng *engine.Engine) string {
+	s := "Tools to explore one folder (the workspace) read-only: list_dir, read_file, grep, glob, stat. " +
+		"Paths are relative to the workspace root; nothing outside it can be reached, and secrets (.env, keys, .git/) are refused."
+	for _, t := range eng.Tools() {
+		if t.Write {
+			return s + " propose_write and propose_edit, when listed, change a file only after the user approves the diff."
+		}
+	}
 	return s
 }
 
