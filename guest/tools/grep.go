@@ -145,12 +145,12 @@ type lineMatcher struct {
 	re *regexp.Regexp
 	// literal is set when the pattern is a plain literal: bytes.Index is
 	// all the search there is.
-	literal []byte
+	literal *finder
 	// required is a literal every match contains. Go's regexp has no DFA,
 	// and without a literal prefix it runs its NFA over every byte (over
 	// 20x slower than bytes.Index); with required set, the regexp only
 	// runs on the few lines that contain the literal.
-	required []byte
+	required *finder
 }
 
 // minRequired is the shortest required literal worth a prefilter: shorter
@@ -178,9 +178,9 @@ func compileLineRegexp(pattern string, ignoreCase bool) (*lineMatcher, error) {
 	}
 	m := &lineMatcher{re: re}
 	if prefix, complete := re.LiteralPrefix(); complete && usableLiteral(prefix) {
-		m.literal = []byte(prefix)
+		m.literal = newFinder([]byte(prefix))
 	} else if lit := requiredLiteral(tree); len(lit) >= minRequired && usableLiteral(lit) {
-		m.required = []byte(lit)
+		m.required = newFinder([]byte(lit))
 	}
 	return m, nil
 }
@@ -267,13 +267,13 @@ func withoutNewlines(re *syntax.Regexp) *syntax.Regexp {
 // one. Only the start matters: the whole line is printed.
 func (m *lineMatcher) find(b []byte) (int, bool) {
 	if m.literal != nil {
-		i := bytes.Index(b, m.literal)
+		i := m.literal.index(b)
 		return i, i >= 0
 	}
 	if m.required != nil {
 		// Run the regexp only on lines holding the required literal.
 		for from := 0; from < len(b); {
-			i := bytes.Index(b[from:], m.required)
+			i := m.required.index(b[from:])
 			if i < 0 {
 				return 0, false
 			}
@@ -344,7 +344,7 @@ func (g *grepper) searchFile(fsys fs.FS, p string) error {
 			}
 			// else: one line fills the buffer; search it as a piece.
 		}
-		g.searchBlock(&sc, block)
+		g.searchBlock(&sc, block, eof)
 		if g.more || eof {
 			return nil
 		}
@@ -363,7 +363,11 @@ type fileScan struct {
 
 // searchBlock reports the matching lines of block and advances sc.line past
 // it. Only the first match of a line matters: the whole line is printed.
-func (g *grepper) searchBlock(sc *fileScan, block []byte) {
+// Newlines are counted only up to each hit, and past the last one only when
+// another block of the file follows (last is false): most files fit in one
+// block and most blocks have no hit, and counting every newline of every
+// file was most of grep's time in the guest.
+func (g *grepper) searchBlock(sc *fileScan, block []byte, last bool) {
 	counted := 0 // newlines before block[counted] are included in sc.line
 	for pos := 0; pos < len(block); {
 		i, ok := g.m.find(block[pos:])
@@ -394,7 +398,9 @@ func (g *grepper) searchBlock(sc *fileScan, block []byte) {
 		}
 		pos = end + 1
 	}
-	sc.line += bytes.Count(block[counted:], []byte{'\n'})
+	if !last {
+		sc.line += bytes.Count(block[counted:], []byte{'\n'})
+	}
 }
 
 // hitContext is how much text before a match is shown when the match is

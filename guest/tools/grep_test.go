@@ -311,3 +311,17 @@ func TestRequiredLiteral(t *testing.T) {
 		}
 	}
 }
+
+func FuzzFinder(f *testing.F) {
+	f.Add([]byte("the quick brown fox"), []byte("brown"))
+	f.Add([]byte("aaaaab"), []byte("aab"))
+	f.Add([]byte("abcabcabd"), []byte("abcabd"))
+	f.Fuzz(func(t *testing.T, hay, pat []byte) {
+		if len(pat) == 0 {
+			return
+		}
+		if got, want := newFinder(pat).index(hay), bytes.Index(hay, pat); got != want {
+			t.Fatalf("index(%q, %q) = %d, want %d", hay, pat, got, want)
+		}
+	})
+}

@@ -47,6 +47,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
@@ -137,6 +138,9 @@ func (f *FS) resolve(name string, followFinal bool) (string, fs.FileInfo, error)
 		}
 		return name, fi, err
 	}
+	if rel, fi, ok := f.fastResolve(name, followFinal); ok {
+		return rel, fi, nil
+	}
 	todo := splitPath(name)
 	var done []string // canonical components so far
 	hops := 0
@@ -155,10 +159,11 @@ func (f *FS) resolve(name string, followFinal bool) (string, fs.FileInfo, error)
 			fi = nil
 			continue
 		}
-		cur := path.Join(append(done, c)...)
-		if _, denied := f.pol.Denied(cur); denied {
+		parent := path.Join(done...)
+		if _, denied := f.pol.DeniedChild(parent, c); denied {
 			return "", nil, ErrDenied
 		}
+		cur := path.Join(parent, c)
 		var err error
 		fi, err = f.r.lstat(cur)
 		if err != nil {
@@ -195,6 +200,29 @@ func (f *FS) resolve(name string, followFinal bool) (string, fs.FileInfo, error)
 		}
 	}
 	return rel, fi, nil
+}
+
+// fastResolve answers in one kernel call the common case of a path with no
+// symlink and no "..": the resolver confirms there is no symlink on the way
+// (openat2 RESOLVE_NO_SYMLINKS), so the lexical components are the real
+// ones and the deny-list check on them is exact. Anything else (a symlink
+// anywhere, "..", an error other than "does not exist") goes to the walker.
+func (f *FS) fastResolve(name string, followFinal bool) (string, fs.FileInfo, bool) {
+	fast, ok := f.r.(interface {
+		lstatNoSymlinks(rel string) (fs.FileInfo, error)
+	})
+	if !ok || strings.Contains(name, "..") || strings.Contains(name, `\`) {
+		return "", nil, false
+	}
+	rel := path.Clean(strings.TrimLeft(name, "/"))
+	if _, denied := f.pol.Denied(rel); denied {
+		return "", nil, false // the walker reports it
+	}
+	fi, err := fast.lstatNoSymlinks(rel)
+	if err != nil || (followFinal && fi.Mode()&fs.ModeSymlink != 0) {
+		return "", nil, false
+	}
+	return rel, fi, true
 }
 
 func splitPath(p string) []string { return strings.Split(strings.ReplaceAll(p, `\`, "/"), "/") }
@@ -300,7 +328,7 @@ func (d *file_) ReadAt(p []byte, off int64) (int, error)   { return d.f.ReadAt(p
 func (d *file_) Seek(off int64, whence int) (int64, error) { return d.f.Seek(off, whence) }
 func (d *file_) Close() error                              { return d.f.Close() }
 func (d *file_) visible(name string) bool {
-	_, denied := d.pol.Denied(path.Join(d.rel, name))
+	_, denied := d.pol.DeniedChild(d.rel, name)
 	return !denied
 }
 
@@ -309,10 +337,9 @@ func (d *file_) ReadDir(n int) ([]fs.DirEntry, error) {
 	return filterDir(n, d.f.ReadDir, func(e fs.DirEntry) string { return e.Name() }, d.visible)
 }
 
-// Readdir is ReadDir for wazero, which wants FileInfo (it carries inodes).
-func (d *file_) Readdir(n int) ([]fs.FileInfo, error) {
-	return filterDir(n, d.f.Readdir, func(e fs.FileInfo) string { return e.Name() }, d.visible)
-}
+// There is deliberately no Readdir ([]fs.FileInfo): wazero would prefer
+// it, and os.File.Readdir lstats every entry just to report inodes the
+// guest never uses.
 
 // filterDir reads batches until it has something visible, so that a batch
 // made only of denied names does not look like the end of the folder.
@@ -334,8 +361,14 @@ func filterDir[T any](n int, read func(int) ([]T, error), name func(T) string, v
 // Mount returns the view as a wazero sys.FS for WithSysFSMount. File
 // operations go through wazero's adapter of [FS.Open]; Stat, Lstat and
 // Readlink are answered by the walker so that they never open a file.
-func (f *FS) Mount() experimentalsys.FS {
-	return &mount{AdaptFS: &sysfs.AdaptFS{FS: errnoFS{f}}, f: f}
+//
+// Each guest instance gets its own Mount. Revoke cuts that instance off:
+// every later operation, including reads of files it already holds open,
+// fails with EIO. The runner uses it to stop a guest that overran its
+// deadline without wazero's per-loop termination checks (see host/runner).
+func (f *FS) Mount() (m experimentalsys.FS, revoke func()) {
+	mt := &mount{AdaptFS: &sysfs.AdaptFS{FS: errnoFS{f}}, f: f}
+	return mt, func() { mt.dead.Store(true) }
 }
 
 // errnoFS reduces errors to their syscall.Errno, the only form wazero's
@@ -369,17 +402,55 @@ func toErrno(err error) experimentalsys.Errno {
 
 type mount struct {
 	*sysfs.AdaptFS
-	f *FS
+	f    *FS
+	dead atomic.Bool
 }
 
 func (m *mount) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
+	if m.dead.Load() {
+		return nil, experimentalsys.EIO
+	}
 	if flag&(experimentalsys.O_WRONLY|experimentalsys.O_RDWR|experimentalsys.O_CREAT|experimentalsys.O_TRUNC|experimentalsys.O_APPEND) != 0 {
 		return nil, experimentalsys.EROFS
 	}
-	return m.AdaptFS.OpenFile(guestPath(p), flag, perm)
+	f, errno := m.AdaptFS.OpenFile(guestPath(p), flag, perm)
+	if errno != 0 {
+		return nil, errno
+	}
+	return &revocable{File: f, dead: &m.dead}, 0
+}
+
+// revocable fails every data operation once its mount is revoked.
+type revocable struct {
+	experimentalsys.File
+	dead *atomic.Bool
+}
+
+func (r *revocable) Read(b []byte) (int, experimentalsys.Errno) {
+	if r.dead.Load() {
+		return 0, experimentalsys.EIO
+	}
+	return r.File.Read(b)
+}
+
+func (r *revocable) Pread(b []byte, off int64) (int, experimentalsys.Errno) {
+	if r.dead.Load() {
+		return 0, experimentalsys.EIO
+	}
+	return r.File.Pread(b, off)
+}
+
+func (r *revocable) Readdir(n int) ([]experimentalsys.Dirent, experimentalsys.Errno) {
+	if r.dead.Load() {
+		return nil, experimentalsys.EIO
+	}
+	return r.File.Readdir(n)
 }
 
 func (m *mount) Stat(p string) (sys.Stat_t, experimentalsys.Errno) {
+	if m.dead.Load() {
+		return sys.Stat_t{}, experimentalsys.EIO
+	}
 	fi, err := m.f.Stat(guestPath(p))
 	if err != nil {
 		return sys.Stat_t{}, toErrno(err)
@@ -388,6 +459,9 @@ func (m *mount) Stat(p string) (sys.Stat_t, experimentalsys.Errno) {
 }
 
 func (m *mount) Lstat(p string) (sys.Stat_t, experimentalsys.Errno) {
+	if m.dead.Load() {
+		return sys.Stat_t{}, experimentalsys.EIO
+	}
 	fi, err := m.f.Lstat(guestPath(p))
 	if err != nil {
 		return sys.Stat_t{}, toErrno(err)
@@ -396,6 +470,9 @@ func (m *mount) Lstat(p string) (sys.Stat_t, experimentalsys.Errno) {
 }
 
 func (m *mount) Readlink(p string) (string, experimentalsys.Errno) {
+	if m.dead.Load() {
+		return "", experimentalsys.EIO
+	}
 	t, err := m.f.ReadLink(guestPath(p))
 	if err != nil {
 		return "", toErrno(err)

@@ -70,6 +70,12 @@ func (r openat2Resolver) lstat(rel string) (fs.FileInfo, error) {
 	return f.Stat()
 }
 
+// lstatNoSymlinks is lstat that fails (ELOOP) if any component but the
+// last is a symlink; see FS.fastResolve.
+func (r openat2Resolver) lstatNoSymlinks(rel string) (fs.FileInfo, error) {
+	return r.lstat(rel) // resolveFlags already forbid symlinks on the way
+}
+
 func (r openat2Resolver) readlink(rel string) (string, error) {
 	fd, err := r.openat2(rel, unix.O_PATH)
 	if err != nil {

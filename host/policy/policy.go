@@ -141,9 +141,81 @@ func hasDrive(p string) bool {
 func quoteNUL(p string) string { return strings.ReplaceAll(p, "\x00", `\x00`) }
 
 // Policy is a compiled deny-list with its allow exceptions. The zero value
-// is not usable; build one with [New].
+// is not usable; build one with [New]. It is read-only and safe for
+// concurrent use.
 type Policy struct {
-	deny, allow, writeDeny []string
+	deny, allow, writeDeny ruleSet
+}
+
+// ruleSet is a list of patterns, sorted by how cheaply they match: exact
+// names in a map, "prefix*" and "*suffix" by string tests, the rest by
+// doublestar. The confined filesystem asks it about every path component
+// the guest touches, so it is on grep's hot path.
+type ruleSet struct {
+	exact    map[string]string // normalized name -> rule
+	prefixes [][2]string       // {prefix, rule}
+	suffixes [][2]string       // {suffix, rule}
+	globs    []string          // other base-name patterns
+	paths    []string          // patterns containing "/"
+}
+
+func (rs *ruleSet) add(pat string) error {
+	n := normalize(pat)
+	if !doublestar.ValidatePattern(n) {
+		return fmt.Errorf("policy: invalid pattern %q", pat)
+	}
+	if rs.exact == nil {
+		rs.exact = map[string]string{}
+	}
+	meta := func(s string) bool { return strings.ContainsAny(s, `*?[{\`) }
+	switch {
+	case strings.Contains(n, "/"):
+		rs.paths = append(rs.paths, n)
+	case !meta(n):
+		rs.exact[n] = n
+	case strings.HasSuffix(n, "*") && !meta(n[:len(n)-1]):
+		rs.prefixes = append(rs.prefixes, [2]string{n[:len(n)-1], n})
+	case strings.HasPrefix(n, "*") && !meta(n[1:]):
+		rs.suffixes = append(rs.suffixes, [2]string{n[1:], n})
+	default:
+		rs.globs = append(rs.globs, n)
+	}
+	return nil
+}
+
+// match reports the rule matching one normalized component, given the
+// normalized path up to and including it (for "/" rules).
+func (rs *ruleSet) match(base string, full func() string) (string, bool) {
+	if r, ok := rs.exact[base]; ok {
+		return r, true
+	}
+	for _, p := range rs.prefixes {
+		if strings.HasPrefix(base, p[0]) {
+			return p[1], true
+		}
+	}
+	for _, p := range rs.suffixes {
+		if strings.HasSuffix(base, p[0]) {
+			return p[1], true
+		}
+	}
+	for _, g := range rs.globs {
+		if ok, _ := doublestar.Match(g, base); ok {
+			return g, true
+		}
+	}
+	if len(rs.paths) > 0 {
+		f := full()
+		for _, g := range rs.paths {
+			if ok, _ := doublestar.Match(g, f); ok {
+				return g, true
+			}
+			if ok, _ := doublestar.Match("**/"+g, f); ok {
+				return g, true
+			}
+		}
+	}
+	return "", false
 }
 
 // New builds a policy from the built-in deny-list plus extra deny and allow
@@ -151,27 +223,15 @@ type Policy struct {
 // doublestar syntax; one without "/" matches a base name at any depth.
 func New(deny, allow []string) (*Policy, error) {
 	p := &Policy{}
-	add := func(dst *[]string, pats []string) error {
-		for _, pat := range pats {
-			n := normalize(pat)
-			if !doublestar.ValidatePattern(n) {
-				return fmt.Errorf("policy: invalid pattern %q", pat)
+	for _, l := range []struct {
+		dst  *ruleSet
+		pats []string
+	}{{&p.deny, defaultDeny}, {&p.deny, deny}, {&p.allow, allow}, {&p.writeDeny, writeOnlyDeny}} {
+		for _, pat := range l.pats {
+			if err := l.dst.add(pat); err != nil {
+				return nil, err
 			}
-			*dst = append(*dst, n)
 		}
-		return nil
-	}
-	if err := add(&p.deny, defaultDeny); err != nil {
-		return nil, err
-	}
-	if err := add(&p.deny, deny); err != nil {
-		return nil, err
-	}
-	if err := add(&p.allow, allow); err != nil {
-		return nil, err
-	}
-	if err := add(&p.writeDeny, writeOnlyDeny); err != nil {
-		return nil, err
 	}
 	return p, nil
 }
@@ -179,70 +239,74 @@ func New(deny, allow []string) (*Policy, error) {
 // normalize folds a name or pattern the way case-insensitive file systems
 // do, and drops the trailing dots and spaces Windows ignores.
 func normalize(s string) string {
+	if !strings.Contains(s, "/") {
+		return normalizeName(s)
+	}
 	parts := strings.Split(s, "/")
 	for i, c := range parts {
-		if c != "." && c != ".." {
-			c = strings.TrimRight(c, ". ")
-			if c == "" && parts[i] != "" {
-				c = parts[i] // a name made only of dots/spaces stays itself
-			}
-		}
-		parts[i] = strings.ToLower(c)
+		parts[i] = normalizeName(c)
 	}
 	return strings.Join(parts, "/")
+}
+
+func normalizeName(c string) string {
+	if c == "." || c == ".." {
+		return c
+	}
+	t := strings.TrimRight(c, ". ")
+	if t == "" {
+		t = c // a name made only of dots/spaces stays itself
+	}
+	return strings.ToLower(t)
 }
 
 // Denied reports whether rel (cleaned, root-relative, slash-separated) or any
 // folder above it is on the deny-list, and which rule matched.
 func (p *Policy) Denied(rel string) (rule string, denied bool) {
-	return p.match(rel, p.deny)
+	return p.walk(rel, &p.deny)
+}
+
+// DeniedChild reports whether name, an entry of the folder parent (a path
+// already known not to be denied), is denied. It is Denied for one more
+// component, without re-checking the folders above.
+func (p *Policy) DeniedChild(parent, name string) (rule string, denied bool) {
+	n := normalizeName(name)
+	full := func() string {
+		if parent == "." || parent == "" {
+			return n
+		}
+		return normalize(parent) + "/" + n
+	}
+	if r, ok := p.deny.match(n, full); ok && !p.allowed(n, full) {
+		return r, true
+	}
+	return "", false
 }
 
 // WriteDenied is [Policy.Denied] plus the files that configure tools, which
 // may be read but never written by a proposal.
 func (p *Policy) WriteDenied(rel string) (rule string, denied bool) {
-	if r, ok := p.match(rel, p.deny); ok {
+	if r, ok := p.walk(rel, &p.deny); ok {
 		return r, true
 	}
-	return p.match(rel, p.writeDeny)
+	return p.walk(rel, &p.writeDeny)
 }
 
-func (p *Policy) match(rel string, rules []string) (string, bool) {
+func (p *Policy) walk(rel string, rules *ruleSet) (string, bool) {
 	if rel == "." || rel == "" {
 		return "", false
 	}
-	n := normalize(rel)
-	comps := strings.Split(n, "/")
-	for i := range comps {
-		prefix := strings.Join(comps[:i+1], "/")
-		for _, r := range rules {
-			if matchRule(r, comps[i], prefix) && !p.allowed(comps[i], prefix) {
-				return r, true
-			}
+	comps := strings.Split(normalize(rel), "/")
+	for i, c := range comps {
+		full := func() string { return strings.Join(comps[:i+1], "/") }
+		if r, ok := rules.match(c, full); ok && !p.allowed(c, full) {
+			return r, true
 		}
 	}
 	return "", false
 }
 
-func (p *Policy) allowed(base, prefix string) bool {
-	for _, a := range p.allow {
-		if matchRule(a, base, prefix) {
-			return true
-		}
-	}
-	return false
-}
-
-// matchRule matches a base-name rule against one component, or a rule with
-// a "/" against the whole path up to and including that component.
-func matchRule(rule, base, prefix string) bool {
-	if strings.Contains(rule, "/") {
-		ok, _ := doublestar.Match(rule, prefix)
-		if !ok {
-			ok, _ = doublestar.Match("**/"+rule, prefix)
-		}
-		return ok
-	}
-	ok, _ := doublestar.Match(rule, base)
+func (p *Policy) allowed(base string, full func() string) bool {
+	_, ok := p.allow.match(base, full)
 	return ok
 }

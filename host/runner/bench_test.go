@@ -1,0 +1,41 @@
+package runner_test
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/moatdev/moat/guest/proto"
+	"github.com/moatdev/moat/host/confine"
+)
+
+func goroot(b *testing.B) string {
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		b.Skip("no go command")
+	}
+	return strings.TrimSpace(string(out)) + "/src"
+}
+
+// BenchmarkGrepGOROOT greps Go's own source tree through the whole sandbox
+// (guest + confined filesystem): a full scan with no hits, and a literal.
+func BenchmarkGrepGOROOT(b *testing.B) {
+	src := goroot(b)
+	for _, k := range kinds() {
+		for _, pat := range []string{"zzqqxx_nohit", "func main\\(\\) \\{"} {
+			b.Run(k.String()+"/"+pat, func(b *testing.B) {
+				r := newRunner(b, src, k)
+				args := []byte(`{"pattern":"` + strings.ReplaceAll(pat, `\`, `\\`) + `","max_results":1000000}`)
+				for i := 0; i < b.N; i++ {
+					resp, err := r.Exec(context.Background(), proto.Request{ID: uint64(i + 1), Tool: proto.Grep, Args: args})
+					if err != nil || resp.IsError {
+						b.Fatal(err, resp.Text)
+					}
+				}
+			})
+		}
+	}
+}
+
+var _ = confine.Auto
