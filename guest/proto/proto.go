@@ -32,6 +32,12 @@ type Limits struct {
 	MaxResults int `json:"max_results,omitempty"`
 	// NoIgnore makes grep and glob include files ignored by .gitignore.
 	NoIgnore bool `json:"no_ignore,omitempty"`
+	// Shard and Shards split one grep over several guest instances: each
+	// walks the whole tree but searches only the files whose position in
+	// the walk is Shard modulo Shards, and answers with Parts for the host
+	// to merge (tools.MergeGrep). Shards <= 1 means no splitting.
+	Shard  int `json:"shard,omitempty"`
+	Shards int `json:"shards,omitempty"`
 }
 
 // Defaults for [Limits].
@@ -47,6 +53,16 @@ type Response struct {
 	ID      uint64 `json:"id"`
 	Text    string `json:"text"`
 	IsError bool   `json:"is_error,omitempty"`
+	// Parts and More answer a sharded grep (see Limits.Shards).
+	Parts []GrepPart `json:"parts,omitempty"`
+	More  bool       `json:"more,omitempty"`
+}
+
+// GrepPart is the hits of one file in a sharded grep.
+type GrepPart struct {
+	Path string `json:"path"`
+	Text string `json:"text"` // hit lines, each ending in "\n"
+	Hits int    `json:"hits"`
 }
 
 // Tool names. These are a public contract: models, scripts and MCP clients

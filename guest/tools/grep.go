@@ -2,12 +2,14 @@ package tools
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -34,40 +36,133 @@ const maxPatternBytes = 16 << 10
 // and .gitignored files are skipped; unreadable files are skipped silently
 // so that one denied file does not fail the search.
 func grep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits) (string, error) {
+	g, err := runGrep(fsys, a, lim)
+	if err != nil {
+		return "", err
+	}
+	return formatGrep(a, g.out.String(), g.hits, g.more), nil
+}
+
+// grepShard is one shard of a grep split over several instances: the hits
+// of its files, per file, for MergeGrep.
+func grepShard(fsys fs.FS, a proto.GrepArgs, lim proto.Limits) ([]proto.GrepPart, bool, error) {
+	g, err := runGrep(fsys, a, lim)
+	if err != nil {
+		return nil, false, err
+	}
+	return g.parts, g.more, nil
+}
+
+// formatGrep is grep's answer: the hit lines, a notice when it stopped
+// early, or a sentence when nothing matched.
+func formatGrep(a proto.GrepArgs, hits string, n int, more bool) string {
+	if n == 0 {
+		return fmt.Sprintf("no matches for %s in %s", a.Pattern, displayPath(a.Path))
+	}
+	var b strings.Builder
+	b.WriteString(hits)
+	if more {
+		fmt.Fprintf(&b, "[stopped after %d matches; more exist — narrow the pattern, path or glob]\n", n)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// MergeGrep joins the answers of a sharded grep into the answer one
+// instance would have given: files in walk order, at most max hits, the
+// same notices. The first error wins (every shard reports the same one).
+func MergeGrep(args json.RawMessage, lim proto.Limits, resps []proto.Response) proto.Response {
+	var a proto.GrepArgs
+	json.Unmarshal(args, &a)
+	var parts []proto.GrepPart
+	more := false
+	for _, r := range resps {
+		if r.IsError {
+			return proto.Response{Text: r.Text, IsError: true}
+		}
+		parts = append(parts, r.Parts...)
+		more = more || r.More
+	}
+	slices.SortStableFunc(parts, func(x, y proto.GrepPart) int { return walkOrder(x.Path, y.Path) })
+	max := grepMax(a, lim)
+	var b strings.Builder
+	n := 0
+	for _, p := range parts {
+		if n+p.Hits > max {
+			lines := strings.SplitAfter(p.Text, "\n")
+			b.WriteString(strings.Join(lines[:max-n], ""))
+			n, more = max, true
+			break
+		}
+		b.WriteString(p.Text)
+		n += p.Hits
+	}
+	return proto.Response{Text: formatGrep(a, b.String(), n, more)}
+}
+
+// walkOrder compares root-relative paths in the order fs.WalkDir visits
+// them: folder by folder, names sorted within each.
+func walkOrder(x, y string) int {
+	for {
+		xa, xrest, xok := strings.Cut(x, "/")
+		ya, yrest, yok := strings.Cut(y, "/")
+		if c := strings.Compare(xa, ya); c != 0 {
+			return c
+		}
+		if !xok || !yok {
+			switch {
+			case xok == yok:
+				return 0
+			case !xok:
+				return -1
+			}
+			return 1
+		}
+		x, y = xrest, yrest
+	}
+}
+
+func grepMax(a proto.GrepArgs, lim proto.Limits) int {
+	switch {
+	case a.MaxResults > 0:
+		return a.MaxResults
+	case lim.MaxResults > 0:
+		return lim.MaxResults
+	}
+	return proto.DefaultMaxResults
+}
+
+// runGrep does the search; with lim.Shards > 1 it searches only its share
+// of the files and collects their hits per file.
+func runGrep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits) (*grepper, error) {
 	const tool = proto.Grep
 	if len(a.Pattern) > maxPatternBytes {
-		return "", errorf("pattern is too long (%d bytes; the limit is %d)", len(a.Pattern), maxPatternBytes)
+		return nil, errorf("pattern is too long (%d bytes; the limit is %d)", len(a.Pattern), maxPatternBytes)
 	}
 	m, err := compileLineRegexp(a.Pattern, a.IgnoreCase)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if a.Glob != "" && !doublestar.ValidatePattern(a.Glob) {
-		return "", errorf("invalid glob pattern: %s", a.Glob)
+		return nil, errorf("invalid glob pattern: %s", a.Glob)
 	}
 	start, err := cleanPath(a.Path)
 	if err != nil {
-		return "", err
-	}
-	maxResults := a.MaxResults
-	if maxResults <= 0 {
-		maxResults = lim.MaxResults
-	}
-	if maxResults <= 0 {
-		maxResults = proto.DefaultMaxResults
+		return nil, err
 	}
 	info, err := fs.Stat(fsys, start)
 	if err != nil {
-		return "", fsError(tool, a.Path, err)
+		return nil, fsError(tool, a.Path, err)
 	}
 
-	g := &grepper{m: m, buf: make([]byte, grepBufSize), max: maxResults}
+	g := &grepper{m: m, buf: make([]byte, grepBufSize), max: grepMax(a, lim), shard: lim.Shard, shards: max(lim.Shards, 1)}
 	switch {
 	case info.Mode().IsRegular():
 		// A file named explicitly is searched even if ignored or not
 		// matching the glob: the model asked for it.
-		if err := g.searchFile(fsys, start); err != nil {
-			return "", fsError(tool, a.Path, err)
+		if g.mine() {
+			if err := g.search(fsys, start); err != nil {
+				return nil, fsError(tool, a.Path, err)
+			}
 		}
 	case info.IsDir():
 		var ig *ignorer
@@ -99,26 +194,21 @@ func grep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits) (string, error) {
 			if a.Glob != "" && !globMatch(a.Glob, p) {
 				return nil
 			}
-			_ = g.searchFile(fsys, p) // a file that vanished or is denied is skipped
+			if g.mine() {
+				_ = g.search(fsys, p) // a file that vanished or is denied is skipped
+			}
 			if g.more {
 				return fs.SkipAll
 			}
 			return nil
 		})
 		if err != nil {
-			return "", fsError(tool, a.Path, err)
+			return nil, fsError(tool, a.Path, err)
 		}
 	default:
-		return "", errorf("not a regular file: %s (%s)", displayPath(a.Path), fileKind(info.Mode()))
+		return nil, errorf("not a regular file: %s (%s)", displayPath(a.Path), fileKind(info.Mode()))
 	}
-
-	if g.hits == 0 {
-		return fmt.Sprintf("no matches for %s in %s", a.Pattern, displayPath(a.Path)), nil
-	}
-	if g.more {
-		fmt.Fprintf(&g.out, "[stopped after %d matches; more exist — narrow the pattern, path or glob]\n", g.hits)
-	}
-	return strings.TrimSuffix(g.out.String(), "\n"), nil
+	return g, nil
 }
 
 // skipEntry tells WalkDir to go past an entry it could not read.
@@ -308,6 +398,31 @@ type grepper struct {
 	hits int
 	more bool // a match beyond max was seen
 	out  strings.Builder
+
+	shard, shards int // this instance's share of a sharded grep
+	files         int // files seen so far, in walk order
+	parts         []proto.GrepPart
+}
+
+// mine reports whether the next file in walk order is this shard's to search.
+func (g *grepper) mine() bool {
+	k := g.files
+	g.files++
+	return k%g.shards == g.shard
+}
+
+// search greps one file; in a sharded grep its hits become one part.
+func (g *grepper) search(fsys fs.FS, p string) error {
+	if g.shards <= 1 {
+		return g.searchFile(fsys, p)
+	}
+	hits := g.hits
+	err := g.searchFile(fsys, p)
+	if g.hits > hits {
+		g.parts = append(g.parts, proto.GrepPart{Path: p, Text: g.out.String(), Hits: g.hits - hits})
+		g.out.Reset()
+	}
+	return err
 }
 
 // searchFile greps one file, reading it in buffer-sized blocks of whole

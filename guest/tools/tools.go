@@ -44,6 +44,17 @@ func Run(fsys fs.FS, req proto.Request) (resp proto.Response) {
 		}
 		resp.ID = req.ID
 	}()
+	if req.Tool == proto.Grep && req.Limits.Shards > 1 {
+		var a proto.GrepArgs
+		if err := decodeArgs(req, &a); err != nil {
+			return errResponse(err.Error())
+		}
+		parts, more, err := grepShard(fsys, a, req.Limits)
+		if err != nil {
+			return errResponse(err.Error())
+		}
+		return proto.Response{Parts: parts, More: more}
+	}
 	text, err := dispatch(fsys, req)
 	if err != nil {
 		return errResponse(err.Error())

@@ -1,7 +1,10 @@
 package runner_test
 
 import (
+	"fmt"
+
 	"context"
+	"github.com/moatdev/moat/host/runner"
 	"os/exec"
 	"strings"
 	"testing"
@@ -24,16 +27,26 @@ func BenchmarkGrepGOROOT(b *testing.B) {
 	src := goroot(b)
 	for _, k := range kinds() {
 		for _, pat := range []string{"zzqqxx_nohit", "func main\\(\\) \\{"} {
-			b.Run(k.String()+"/"+pat, func(b *testing.B) {
-				r := newRunner(b, src, k)
-				args := []byte(`{"pattern":"` + strings.ReplaceAll(pat, `\`, `\\`) + `","max_results":1000000}`)
-				for i := 0; i < b.N; i++ {
-					resp, err := r.Exec(context.Background(), proto.Request{ID: uint64(i + 1), Tool: proto.Grep, Args: args})
-					if err != nil || resp.IsError {
-						b.Fatal(err, resp.Text)
+			for _, par := range []int{1, 2} {
+				b.Run(fmt.Sprintf("%v/%s/parallel=%d", k, pat, par), func(b *testing.B) {
+					m, err := module()
+					if err != nil {
+						b.Fatal(err)
 					}
-				}
-			})
+					r, err := runner.Open(m, runner.Config{Root: src, Resolver: k, Parallel: par})
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer r.Close()
+					args := []byte(`{"pattern":"` + strings.ReplaceAll(pat, `\`, `\\`) + `","max_results":1000000}`)
+					for i := 0; i < b.N; i++ {
+						resp, err := r.Exec(context.Background(), proto.Request{ID: uint64(i + 1), Tool: proto.Grep, Args: args})
+						if err != nil || resp.IsError {
+							b.Fatal(err, resp.Text)
+						}
+					}
+				})
+			}
 		}
 	}
 }

@@ -26,17 +26,21 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/experimental/sysfs"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/moatdev/moat/guest"
 	"github.com/moatdev/moat/guest/proto"
+	"github.com/moatdev/moat/guest/tools"
 	"github.com/moatdev/moat/host/confine"
 	"github.com/moatdev/moat/host/policy"
 )
@@ -66,7 +70,15 @@ type Config struct {
 	Allow    []string      // allow patterns
 	CacheDir string        // compiled-module cache; "" for none
 	Timeout  time.Duration // per-call deadline; 0 means 30s
+	// Parallel is how many guest instances a grep is split over; 0 means
+	// one per CPU, at most maxParallel.
+	Parallel int
 }
+
+// maxParallel bounds the instances of one runner: each holds its own Go
+// runtime and buffers (tens of MiB), and a grep gains little past the
+// point where every core is busy.
+const maxParallel = 4
 
 // Module is the compiled guest in its wazero runtime. Compile it once per
 // process; any number of Runners can share it.
@@ -94,6 +106,9 @@ func Compile(ctx context.Context, cacheDir string) (*Module, error) {
 		wasi_snapshot_preview1.MustInstantiate(ctx, rt)
 		return rt
 	}
+	// A cold compile of the guest is the slowest thing moat does (seconds):
+	// spread it over every core.
+	ctx = experimental.WithCompilationWorkers(ctx, runtime.NumCPU())
 	m := &Module{Note: "no compiled-module cache"}
 	if cacheDir != "" {
 		dir := filepath.Join(cacheDir, "wazero")
@@ -133,8 +148,11 @@ type Runner struct {
 	mod  *Module
 	owns bool // Close closes mod too
 
-	mu      sync.Mutex
-	inst    *instance
+	parallel int // instances a grep is split over
+
+	mu      sync.Mutex // serialises Exec
+	slotMu  sync.Mutex // guards insts and retired
+	insts   []*instance
 	retired []*instance // killed, perhaps still finishing a computation
 	done    bool
 }
@@ -169,7 +187,11 @@ func Open(m *Module, cfg Config) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Runner{cfg: cfg, fs: cfs, mod: m}, nil
+	p := cfg.Parallel
+	if p <= 0 {
+		p = min(runtime.NumCPU(), maxParallel)
+	}
+	return &Runner{cfg: cfg, fs: cfs, mod: m, parallel: p, insts: make([]*instance, p)}, nil
 }
 
 // Resolver is the path resolver in use.
@@ -219,20 +241,48 @@ func (r *Runner) start() (*instance, error) {
 
 // Exec runs one call. Errors mean the guest produced no answer (timeout,
 // crash, memory); the text of a failed tool is in the Response.
+//
+// A grep is split over the runner's instances (Config.Parallel): each walks
+// the tree and searches its share of the files, and the parts are merged
+// into exactly the answer one instance would give.
 func (r *Runner) Exec(ctx context.Context, req proto.Request) (proto.Response, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.done {
 		return proto.Response{}, ErrClosed
 	}
-	if r.inst == nil {
-		in, err := r.start()
-		if err != nil {
-			return proto.Response{}, err
-		}
-		r.inst = in
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+	defer cancel()
+	if req.Tool != proto.Grep || r.parallel <= 1 {
+		return r.call(ctx, 0, req)
 	}
-	in := r.inst
+	resps := make([]proto.Response, r.parallel)
+	errs := make([]error, r.parallel)
+	var wg sync.WaitGroup
+	for i := range r.parallel {
+		sub := req
+		sub.Limits.Shard, sub.Limits.Shards = i, r.parallel
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resps[i], errs[i] = r.call(ctx, i, sub)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return proto.Response{}, errs[slices.IndexFunc(errs, func(e error) bool { return e != nil })]
+	}
+	resp := tools.MergeGrep(req.Args, req.Limits, resps)
+	resp.ID = req.ID
+	return resp, nil
+}
+
+// call runs req on instance slot i, starting it if needed.
+func (r *Runner) call(ctx context.Context, i int, req proto.Request) (proto.Response, error) {
+	in, err := r.slot(i)
+	if err != nil {
+		return proto.Response{}, err
+	}
 	line, err := json.Marshal(req)
 	if err != nil {
 		return proto.Response{}, err
@@ -261,8 +311,6 @@ func (r *Runner) Exec(ctx context.Context, req proto.Request) (proto.Response, e
 		}
 		ch <- result{resp: resp}
 	}()
-	timer := time.NewTimer(r.cfg.Timeout)
-	defer timer.Stop()
 	select {
 	case res := <-ch:
 		if res.err != nil {
@@ -273,13 +321,27 @@ func (r *Runner) Exec(ctx context.Context, req proto.Request) (proto.Response, e
 			return proto.Response{}, fmt.Errorf("%w: answer to call %d, expected %d", ErrCrashed, res.resp.ID, req.ID)
 		}
 		return res.resp, nil
-	case <-timer.C:
-		r.kill(in)
-		return proto.Response{}, fmt.Errorf("%w: no answer within %v (--timeout)", ErrTimeout, r.cfg.Timeout)
 	case <-ctx.Done():
 		r.kill(in)
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return proto.Response{}, fmt.Errorf("%w: no answer within %v (--timeout)", ErrTimeout, r.cfg.Timeout)
+		}
 		return proto.Response{}, ctx.Err()
 	}
+}
+
+// slot returns the running instance in slot i, starting one if needed.
+func (r *Runner) slot(i int) (*instance, error) {
+	r.slotMu.Lock()
+	defer r.slotMu.Unlock()
+	if r.insts[i] == nil {
+		in, err := r.start()
+		if err != nil {
+			return nil, err
+		}
+		r.insts[i] = in
+	}
+	return r.insts[i], nil
 }
 
 // fail explains why the guest stopped answering and retires the instance.
@@ -321,8 +383,12 @@ func (r *Runner) kill(in *instance) {
 	in.revoke()
 	in.cancel()
 	in.stdin.CloseWithError(ErrClosed)
-	if r.inst == in {
-		r.inst = nil
+	r.slotMu.Lock()
+	defer r.slotMu.Unlock()
+	for i, x := range r.insts {
+		if x == in {
+			r.insts[i] = nil
+		}
 	}
 	r.retired = append(r.retired, in)
 }
@@ -339,8 +405,10 @@ func (r *Runner) Close() error {
 		return nil
 	}
 	r.done = true
-	if r.inst != nil {
-		r.kill(r.inst)
+	for _, in := range r.insts {
+		if in != nil {
+			r.kill(in)
+		}
 	}
 	// The runtime may only be closed once no instance runs in it. One that
 	// is still computing after the grace period is left to finish; its

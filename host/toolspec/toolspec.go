@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"sort"
 	"strings"
@@ -216,6 +217,15 @@ func (c *Catalog) Validate(name string, raw json.RawMessage) (*Tool, json.RawMes
 	}
 	if err := t.resolved.Validate(plain); err != nil { // the whole object, as the schema states it
 		return nil, nil, invalid("%s arguments do not match its schema: %v", name, err)
+	}
+	// JSON Schema's "integer" has no upper bound, but the argument structs
+	// hold Go ints (64-bit in the wasm guest too): a bigger number passed the
+	// schema and then failed to decode in the guest. float64 >= 2^63 is
+	// exactly what does not fit.
+	for _, k := range sortedKeys(plain) {
+		if f, ok := plain[k].(float64); ok && t.Schema.Properties[k].Type == "integer" && f >= 1<<63 {
+			return nil, nil, invalid("%s is too large: %v (at most %d)", k, obj[k], math.MaxInt64)
+		}
 	}
 	for _, f := range t.PathFields {
 		if v, ok := plain[f].(string); ok {

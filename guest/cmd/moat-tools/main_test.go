@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -42,7 +43,7 @@ func TestRunServesLines(t *testing.T) {
 		t.Fatalf("got %d responses, want %d", len(got), len(want))
 	}
 	for i := range want {
-		if got[i] != want[i] {
+		if !reflect.DeepEqual(got[i], want[i]) {
 			t.Errorf("response %d = %.200v, want %.200v", i, got[i], want[i])
 		}
 	}

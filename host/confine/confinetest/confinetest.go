@@ -78,6 +78,22 @@ func Cases() []Case {
 		{Name: "inside_dir_symlink_works", Layout: []string{"ROOT/docs/", "ROOT/docs/a.md: doc inside", "ROOT/d => docs"}, Open: "d/a.md", Inside: "doc inside"},
 		{Name: "inside_dotdot_works", Layout: []string{"ROOT/a/", "ROOT/b.txt: b inside"}, Open: "a/../b.txt", Inside: "b inside"},
 		{Name: "environment_md_readable", Layout: []string{"ROOT/environment.md: env doc"}, Open: "environment.md", Inside: "env doc"},
+		// Added with the security regression suite (issue 6).
+		{Name: "symlink_dir_to_parent", Layout: []string{"ROOT/up => .."}, Open: "up/outside/secret", Escapes: true},
+		{Name: "symlink_to_sibling_dir", Layout: []string{"ROOT/l => ../ROOT-evil"}, Open: "l/x", Escapes: true},
+		{Name: "symlink_target_dotdot_inside_path", Layout: []string{"ROOT/sub/", "ROOT/l => sub/../../outside/secret"}, Open: "l", Escapes: true},
+		{Name: "symlink_chain_too_long", Layout: []string{"ROOT/l1 => l2", "ROOT/l2 => l3", "ROOT/l3 => l4", "ROOT/l4 => l5", "ROOT/l5 => l6", "ROOT/l6 => l7", "ROOT/l7 => l8", "ROOT/l8 => l9", "ROOT/l9 => ../outside/secret"}, Open: "l1", Escapes: true},
+		{Name: "symlink_dangling_inside", Layout: []string{"ROOT/l => nothing-here"}, Open: "l"},
+		{Name: "symlink_target_backslash", Layout: []string{`ROOT/l => ..\outside\secret`}, Open: "l"},
+		{Name: "backslash_dotdot", Open: `..\outside\secret`},
+		{Name: "proc_self_cwd_dir", Layout: []string{"ROOT/d => /proc/self/cwd"}, Open: "d/secret"},
+		{Name: "fifo_not_opened", Layout: []string{"ROOT/fifo|"}, Open: "fifo"},
+		{Name: "fifo_through_symlink", Layout: []string{"ROOT/fifo|", "ROOT/l => fifo"}, Open: "l"},
+		{Name: "deny_symlink_chain_to_env", Layout: []string{"ROOT/a => b", "ROOT/b => .env"}, Open: "a", Escapes: true},
+		{Name: "deny_env_via_self_link", Layout: []string{"ROOT/here => ."}, Open: "here/.env", Escapes: true},
+		{Name: "deny_env_mixed_case_local", Layout: []string{"ROOT/.Env.Local: " + Secret}, Open: ".Env.Local", Escapes: true},
+		{Name: "deny_git_via_dir_link", Layout: []string{"ROOT/sub/", "ROOT/sub/g => ../.git"}, Open: "sub/g/config", Escapes: true},
+		{Name: "inside_self_link_works", Layout: []string{"ROOT/here => .", "ROOT/n.txt: self inside"}, Open: "here/here/n.txt", Inside: "self inside"},
 	}
 }
 

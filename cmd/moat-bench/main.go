@@ -1,0 +1,281 @@
+// Command moat-bench prints moat's performance table: every row measured
+// side by side with what a user would run instead, in one run, as medians
+// over several runs, with ratios. `make bench` runs it.
+//
+// It builds moat into a temporary folder, so it measures the code in this
+// checkout. GNU grep and ripgrep are compared when installed (the Makefile
+// installs them from Debian's packages).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/moatdev/moat/guest/proto"
+	"github.com/moatdev/moat/guest/tools"
+	"github.com/moatdev/moat/host/confine"
+	"github.com/moatdev/moat/host/runner"
+)
+
+func main() {
+	os.Exit(run())
+}
+
+type sample struct {
+	wall   time.Duration
+	maxRSS int64 // KiB
+}
+
+// measure runs argv n times (after one warm-up) and returns the medians.
+func measure(n int, warm bool, stdin string, argv ...string) (sample, error) {
+	var walls []time.Duration
+	var rss []int64
+	if warm {
+		if _, err := once(stdin, argv); err != nil {
+			return sample{}, err
+		}
+	}
+	for i := 0; i < n; i++ {
+		s, err := once(stdin, argv)
+		if err != nil {
+			return sample{}, err
+		}
+		walls = append(walls, s.wall)
+		rss = append(rss, s.maxRSS)
+	}
+	slices.Sort(walls)
+	slices.Sort(rss)
+	return sample{wall: walls[len(walls)/2], maxRSS: rss[len(rss)/2]}, nil
+}
+
+func once(stdin string, argv []string) (sample, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin = strings.NewReader(stdin)
+	cmd.Stdout = io.Discard
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	t := time.Now()
+	err := cmd.Run()
+	wall := time.Since(t)
+	var ee *exec.ExitError
+	// grep exits 1 for "no match": that is a result, not a failure.
+	if err != nil && !(errorsAs(err, &ee) && ee.ExitCode() == 1) {
+		return sample{}, fmt.Errorf("%s: %v\n%s", strings.Join(argv, " "), err, stderr.String())
+	}
+	ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	s := sample{wall: wall}
+	if ru != nil {
+		s.maxRSS = ru.Maxrss
+	}
+	return s, nil
+}
+
+func errorsAs(err error, ee **exec.ExitError) bool {
+	e, ok := err.(*exec.ExitError)
+	if ok {
+		*ee = e
+	}
+	return ok
+}
+
+type row struct {
+	measure, moat, other string
+	ratio            string
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
+
+func run() int {
+	runs := flag.Int("runs", 7, "runs per measurement (the median is reported)")
+	flag.Parse()
+	tmp, err := os.MkdirTemp("", "moat-bench-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	moat := filepath.Join(tmp, "moat")
+	build := exec.Command("go", "build", "-o", moat, "./cmd/moat")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "moat-bench: building moat:", err)
+		return 1
+	}
+	cache := filepath.Join(tmp, "cache")
+	goroot := strings.TrimSpace(output("go", "env", "GOROOT"))
+	src := filepath.Join(goroot, "src")
+	var rows []row
+	fail := func(err error) int { fmt.Fprintln(os.Stderr, "moat-bench:", err); return 1 }
+	moatArgs := func(extra ...string) []string {
+		return append([]string{moat, "tool", "--isolate", "off", "--cache-dir", cache}, extra...)
+	}
+	fmt.Fprintf(os.Stderr, "moat-bench: %d runs per row, %s, %d CPUs\n", *runs, runtime.Version(), runtime.NumCPU())
+
+	// 1. grep over GOROOT/src.
+	for _, c := range []struct{ name, pat string }{
+		{"grep full scan (no hits)", "zzqqxx_nohit"},
+		{"grep literal, few hits", "func NewReplacer"},
+	} {
+		fmt.Fprintln(os.Stderr, "moat-bench:", c.name)
+		args := fmt.Sprintf(`{"pattern":%q,"max_results":100000}`, c.pat)
+		m, err := measure(*runs, true, "", moatArgs("--root", src, "grep", args)...)
+		if err != nil {
+			return fail(err)
+		}
+		rows = append(rows, row{c.name + ", moat (isolate off)", ms(m.wall), "", ""})
+		if mi, err := measure(*runs, true, "", append([]string{moat, "tool", "--isolate", "require", "--cache-dir", cache}, "--root", src, "grep", args)...); err == nil {
+			rows = append(rows, row{c.name + ", moat (isolated)", ms(mi.wall), "", ""})
+		}
+		if _, err := exec.LookPath("grep"); err == nil {
+			g, err := measure(*runs, true, "", "grep", "-rn", c.pat, src)
+			if err != nil {
+				return fail(err)
+			}
+			rows = append(rows, row{"  vs GNU grep -rn", ms(m.wall), ms(g.wall), fmt.Sprintf("%.2fx", ratio(m.wall, g.wall))})
+		}
+		if _, err := exec.LookPath("rg"); err == nil {
+			r, err := measure(*runs, true, "", "rg", "-n", "--no-messages", c.pat, src)
+			if err != nil {
+				return fail(err)
+			}
+			rows = append(rows, row{"  vs ripgrep -n", ms(m.wall), ms(r.wall), fmt.Sprintf("%.2fx", ratio(m.wall, r.wall))})
+		}
+		nat := nativeGrep(src, c.pat, *runs)
+		rows = append(rows, row{"  vs the same tool code, native Go", ms(m.wall), ms(nat), fmt.Sprintf("%.2fx", ratio(m.wall, nat))})
+	}
+
+	// 2. One-shot latency.
+	fmt.Fprintln(os.Stderr, "moat-bench: one-shot latency")
+	small := filepath.Join(tmp, "small")
+	os.MkdirAll(filepath.Join(small, "src"), 0o755)
+	os.WriteFile(filepath.Join(small, "a.txt"), []byte("hello\n"), 0o644)
+	ls := []string{"--root", small, "list_dir", `{"path":"."}`}
+	ver, err := measure(*runs*3, true, "", moat, "--version")
+	if err != nil {
+		return fail(err)
+	}
+	warm, err := measure(*runs*3, true, "", moatArgs(ls...)...)
+	if err != nil {
+		return fail(err)
+	}
+	warmIso, err := measure(*runs*3, true, "", append([]string{moat, "tool", "--isolate", "require", "--cache-dir", cache}, ls...)...)
+	var cold []time.Duration
+	for i := 0; i < 3; i++ {
+		d := filepath.Join(tmp, fmt.Sprintf("cold%d", i))
+		s, err := once("", append([]string{moat, "tool", "--isolate", "off", "--cache-dir", d}, ls...))
+		if err != nil {
+			return fail(err)
+		}
+		cold = append(cold, s.wall)
+	}
+	slices.Sort(cold)
+	rows = append(rows,
+		row{"moat --version (bare process start)", ms(ver.wall), "", ""},
+		row{"one-shot moat tool list_dir, warm cache", ms(warm.wall), ms(ver.wall), fmt.Sprintf("%.1fx --version", ratio(warm.wall, ver.wall))},
+		row{"one-shot moat tool list_dir, first run (no cache)", ms(cold[1]), ms(warm.wall), fmt.Sprintf("%.1fx warm", ratio(cold[1], warm.wall))})
+	if err == nil {
+		rows = append(rows, row{"isolated session start (one-shot, --isolate require)", ms(warmIso.wall), ms(warm.wall), fmt.Sprintf("+%s", ms(warmIso.wall-warm.wall))})
+	}
+
+	// 3. Per call inside one session.
+	fmt.Fprintln(os.Stderr, "moat-bench: per-call overhead")
+	inSession, native, err := perCall(small, cache)
+	if err != nil {
+		return fail(err)
+	}
+	rows = append(rows, row{"per call in a session (list_dir, persistent guest)", ms(inSession), ms(native), fmt.Sprintf("+%s over native", ms(inSession-native))})
+
+	// 4. Peak RSS on big files.
+	fmt.Fprintln(os.Stderr, "moat-bench: memory")
+	big := filepath.Join(tmp, "big")
+	os.MkdirAll(big, 0o755)
+	sp, _ := os.Create(filepath.Join(big, "sparse.img"))
+	sp.Truncate(4 << 30)
+	sp.Close()
+	text := strings.Repeat("the quick brown fox jumps over the lazy dog 0123456789\n", (100<<20)/55)
+	os.WriteFile(filepath.Join(big, "text.txt"), []byte(text), 0o644)
+	for _, c := range []struct{ name, tool, args string }{
+		{"peak RSS, read_file 4 GiB sparse file", "read_file", `{"path":"sparse.img"}`},
+		{"peak RSS, grep 4 GiB sparse file", "grep", `{"pattern":"x","path":"sparse.img"}`},
+		{"peak RSS, read_file 100 MB text file", "read_file", `{"path":"text.txt"}`},
+		{"peak RSS, grep 100 MB text file (no hits)", "grep", `{"pattern":"zzqqxx","path":"text.txt"}`},
+	} {
+		m, err := measure(3, false, "", moatArgs("--root", big, c.tool, c.args)...)
+		if err != nil {
+			return fail(err)
+		}
+		rows = append(rows, row{c.name, fmt.Sprintf("%.0f MiB", float64(m.maxRSS)/1024), "", ms(m.wall)})
+	}
+
+	tw := tabwriter.NewWriter(os.Stdout, 0, 2, 2, ' ', 0)
+	fmt.Fprintln(tw, "| measure\t| moat\t| compared with\t| ratio / note\t|")
+	fmt.Fprintln(tw, "|---\t|---\t|---\t|---\t|")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "| %s\t| %s\t| %s\t| %s\t|\n", r.measure, r.moat, r.other, r.ratio)
+	}
+	tw.Flush()
+	return 0
+}
+
+func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }
+
+func output(name string, args ...string) string {
+	b, _ := exec.Command(name, args...).Output()
+	return string(b)
+}
+
+// nativeGrep runs the guest's tool code natively on os.DirFS: the floor the
+// sandbox is measured against.
+func nativeGrep(root, pat string, runs int) time.Duration {
+	args := []byte(fmt.Sprintf(`{"pattern":%q,"max_results":100000}`, pat))
+	fsys := os.DirFS(root)
+	var ds []time.Duration
+	tools.Run(fsys, proto.Request{ID: 1, Tool: proto.Grep, Args: args})
+	for i := 0; i < runs; i++ {
+		t := time.Now()
+		tools.Run(fsys, proto.Request{ID: 1, Tool: proto.Grep, Args: args})
+		ds = append(ds, time.Since(t))
+	}
+	slices.Sort(ds)
+	return ds[len(ds)/2]
+}
+
+// perCall measures one list_dir through a persistent guest against the
+// same tool code called natively.
+func perCall(root, cache string) (time.Duration, time.Duration, error) {
+	ctx := context.Background()
+	r, err := runner.New(ctx, runner.Config{Root: root, Resolver: confine.Auto, CacheDir: cache})
+	if err != nil {
+		return 0, 0, err
+	}
+	defer r.Close()
+	args := []byte(`{"path":"."}`)
+	const n = 2000
+	if _, err := r.Exec(ctx, proto.Request{ID: 1, Tool: proto.ListDir, Args: args}); err != nil {
+		return 0, 0, err
+	}
+	t := time.Now()
+	for i := 0; i < n; i++ {
+		if _, err := r.Exec(ctx, proto.Request{ID: uint64(i + 2), Tool: proto.ListDir, Args: args}); err != nil {
+			return 0, 0, err
+		}
+	}
+	in := time.Since(t) / n
+	fsys := os.DirFS(root)
+	t = time.Now()
+	for i := 0; i < n; i++ {
+		tools.Run(fsys, proto.Request{ID: 1, Tool: proto.ListDir, Args: args})
+	}
+	return in, time.Since(t) / n, nil
+}

@@ -1,0 +1,48 @@
+package tools
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/moatdev/moat/guest/proto"
+)
+
+// TestShardedGrepEqualsOne: splitting a grep over any number of shards and
+// merging gives exactly the answer of one instance, caps and notices
+// included.
+func TestShardedGrepEqualsOne(t *testing.T) {
+	root := t.TempDir()
+	for i := 0; i < 40; i++ {
+		dir := filepath.Join(root, fmt.Sprintf("d%d", i%7), fmt.Sprintf("s%d", i%3))
+		os.MkdirAll(dir, 0o755)
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d.txt", i)), []byte(fmt.Sprintf("hit %d\nmiss\nhit again %d\n", i, i)), 0o644)
+	}
+	os.WriteFile(filepath.Join(root, "d1-x.txt"), []byte("hit sibling\n"), 0o644) // walk order vs string order
+	fsys := os.DirFS(root)
+	for _, args := range []string{`{"pattern":"hit"}`, `{"pattern":"hit","max_results":7}`, `{"pattern":"nothing"}`, `{"pattern":"a(","path":"."}`, `{"pattern":"hit","path":"d3/s0/f03.txt"}`} {
+		for _, lim := range []proto.Limits{{}, {MaxResults: 5}} {
+			one := Run(fsys, proto.Request{Tool: proto.Grep, Args: json.RawMessage(args), Limits: lim})
+			for n := 2; n <= 5; n++ {
+				var resps []proto.Response
+				for s := 0; s < n; s++ {
+					l := lim
+					l.Shard, l.Shards = s, n
+					resps = append(resps, Run(fsys, proto.Request{Tool: proto.Grep, Args: json.RawMessage(args), Limits: l}))
+				}
+				got := MergeGrep(json.RawMessage(args), lim, resps)
+				if got.Text != one.Text || got.IsError != one.IsError {
+					t.Fatalf("%s %+v with %d shards:\n%s\nwant:\n%s", args, lim, n, got.Text, one.Text)
+				}
+			}
+		}
+	}
+}
+
+func TestWalkOrder(t *testing.T) {
+	if walkOrder("a/b", "a-c") >= 0 || walkOrder("a", "a/b") >= 0 || walkOrder("a/b", "a/b") != 0 || walkOrder("b", "a/z") <= 0 {
+		t.Fatal("walkOrder disagrees with fs.WalkDir")
+	}
+}

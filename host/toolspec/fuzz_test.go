@@ -1,0 +1,141 @@
+package toolspec_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/moatdev/moat/guest/proto"
+	"github.com/moatdev/moat/host/policy"
+	"github.com/moatdev/moat/host/toolspec"
+)
+
+// argTypes are the structs the guest (or the gate) decodes each tool's
+// arguments into: what Validate's promise is measured against.
+var argTypes = map[string]reflect.Type{
+	proto.ListDir:      reflect.TypeFor[proto.ListDirArgs](),
+	proto.ReadFile:     reflect.TypeFor[proto.ReadFileArgs](),
+	proto.Grep:         reflect.TypeFor[proto.GrepArgs](),
+	proto.Glob:         reflect.TypeFor[proto.GlobArgs](),
+	proto.Stat:         reflect.TypeFor[proto.StatArgs](),
+	proto.ProposeWrite: reflect.TypeFor[proto.ProposeWriteArgs](),
+	proto.ProposeEdit:  reflect.TypeFor[proto.ProposeEditArgs](),
+}
+
+// FuzzValidate is the argument parser's contract, tried on any input:
+// Validate never panics; every refusal is an ErrInvalid whose text is one
+// line for the model; and whatever it accepts has the right type, i.e. its
+// canonical form decodes into the tool's argument struct with no unknown
+// field and no lossy number, every path field passes policy.Clean, and
+// validating the canonical form again accepts it unchanged.
+func FuzzValidate(f *testing.F) {
+	for _, s := range []struct{ tool, args string }{
+		{"read_file", `{"path":"a.txt"}`},
+		{"read_file", `{"path":"a.txt","offset":2,"limit":3}`},
+		{"read_file", `{"path":"a.txt","offset":1e300}`},
+		{"read_file", `{"path":"a.txt","limit":9223372036854775808}`},
+		{"read_file", `{"path":"a.txt","limit":-0}`},
+		{"read_file", `{"path":"a.txt","offset":1.0}`},
+		{"read_file", `{"path":"a","path":"../x"}`},
+		{"read_file", `{"p\u0061th":"../x"}`},
+		{"read_file", `{"path":"a\u0000b"}`},
+		{"read_file", `{"path":3}`},
+		{"read_file", `null`},
+		{"read_file", `[]`},
+		{"read_file", ` {"path":"x"} `},
+		{"grep", `{"pattern":"x","max_results":1e18,"ignore_case":true,"glob":"**/*.go"}`},
+		{"grep", `{"pattern":"x","path":"..\\y"}`},
+		{"glob", `{"pattern":"**","path":"~"}`},
+		{"stat", `{"path":"file:///etc"}`},
+		{"list_dir", `{"path":"C:\\x"}`},
+		{"propose_write", `{"path":".git/hooks/pre-commit","content":"x"}`},
+		{"propose_edit", `{"path":"a","old_text":"x","new_text":"y","replace_all":true}`},
+		{"nope", `{}`},
+	} {
+		f.Add(s.tool, []byte(s.args))
+	}
+	cat, err := toolspec.New()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, tool string, raw []byte) {
+		tl, canon, err := cat.Validate(tool, raw)
+		if err != nil {
+			if !errors.Is(err, toolspec.ErrInvalid) {
+				t.Fatalf("%s %q: error %v is not ErrInvalid", tool, raw, err)
+			}
+			if tl != nil || canon != nil {
+				t.Fatalf("%s %q: refused but returned a tool or arguments", tool, raw)
+			}
+			return
+		}
+		typ, ok := argTypes[tool]
+		if !ok || tl.Name != tool {
+			t.Fatalf("accepted tool %q (as %v)", tool, tl)
+		}
+		dec := json.NewDecoder(bytes.NewReader(canon))
+		dec.DisallowUnknownFields()
+		v := reflect.New(typ)
+		if err := dec.Decode(v.Interface()); err != nil {
+			t.Fatalf("%s %q: accepted, but its canonical form %s does not decode into %v: %v", tool, raw, canon, typ, err)
+		}
+		// The decoded struct must say exactly what the canonical form says:
+		// no number rounded, no field dropped.
+		back, err := json.Marshal(v.Interface())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want, got map[string]any
+		json.Unmarshal(canon, &want)
+		json.Unmarshal(back, &got)
+		for k, w := range want {
+			if g, ok := got[k]; ok && !reflect.DeepEqual(g, w) {
+				t.Fatalf("%s %q: field %s is %v in the canonical form but %v once decoded", tool, raw, k, w, g)
+			}
+		}
+		for _, fld := range tl.PathFields {
+			p := reflect.Indirect(v).FieldByNameFunc(func(n string) bool { return strings.EqualFold(n, fld) })
+			if !p.IsValid() || p.String() == "" {
+				continue
+			}
+			if _, err := policy.Clean(p.String()); err != nil {
+				t.Fatalf("%s %q: accepted a path that policy.Clean refuses: %v", tool, raw, err)
+			}
+		}
+		_, again, err := cat.Validate(tool, canon)
+		if err != nil || !bytes.Equal(again, canon) {
+			t.Fatalf("%s: canonical form %s revalidates as %s, %v", tool, canon, again, err)
+		}
+	})
+}
+
+// TestIntegerTooLarge: an integer beyond Go's int used to pass the schema
+// and fail to decode in the guest ("cannot unmarshal number 1e+300 into Go
+// struct field"); it is now refused here, naming the field.
+func TestIntegerTooLarge(t *testing.T) {
+	cat, err := toolspec.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for args, want := range map[string]string{
+		`{"path":"a","offset":1e300}`:               "offset is too large: 1e300 (at most 9223372036854775807)",
+		`{"path":"a","limit":9223372036854775808}`:  "limit is too large: 9223372036854775808 (at most 9223372036854775807)",
+		`{"path":"a","limit":9223372036854774784}`:  "",
+		`{"path":"a","offset":1,"limit":100000000}`: "",
+	} {
+		_, _, err := cat.Validate(proto.ReadFile, []byte(args))
+		if got := fmtErr(err); got != want {
+			t.Errorf("%s: %q, want %q", args, got, want)
+		}
+	}
+}
+
+func fmtErr(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
