@@ -45,9 +45,16 @@ fuzz:
 	  done; \
 	done
 
-# The performance table of the README (issue: performance).
+# The performance table of the README: moat side by side with GNU grep,
+# ripgrep and native Go, medians of several runs (RUNS=n).
+RUNS ?= 7
 bench:
-	./scripts/bench.sh
+	@missing=""; for t in grep rg /usr/bin/time; do command -v $$t >/dev/null || missing=1; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing grep, ripgrep and time from Debian's packages"; \
+	  (apt-get update -qq && apt-get install -y -qq grep ripgrep time) >/dev/null || echo "could not install them; those rows are skipped"; \
+	fi
+	$(GO) run ./cmd/moat-bench -runs $(RUNS)
 
 bench-go:
 	$(GO) test -run '^$$' -bench . -count 5 ./...
