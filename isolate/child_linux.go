@@ -108,6 +108,7 @@ func runChild(ctx context.Context, in *os.File, outf *os.File, build runnerFunc)
 			rep.Resp = resp
 			if err != nil {
 				rep.Err = err.Error()
+				rep.Restart = errors.Is(err, runner.ErrTimeout)
 			}
 		}
 		if !send(rep) {

@@ -233,6 +233,10 @@ func (e *childExec) Exec(ctx context.Context, req proto.Request) (proto.Response
 		}
 		rep, err := e.c.roundTrip(ctx, req)
 		if err == nil {
+			if rep.Restart {
+				e.c.stop()
+				e.c = nil
+			}
 			if rep.Err != "" {
 				return rep.Resp, errors.New(rep.Err)
 			}

@@ -28,6 +28,10 @@ type ready struct {
 type reply struct {
 	Resp proto.Response `json:"resp"`
 	Err  string         `json:"err,omitempty"`
+	// Restart asks the parent to replace this child: the call overran its
+	// deadline, and a guest stuck in computation cannot be stopped inside
+	// the process (see host/runner), only by killing the process.
+	Restart bool `json:"restart,omitempty"`
 }
 
 // probeSpec asks the child to try escapes instead of serving calls: the
