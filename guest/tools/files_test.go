@@ -180,19 +180,19 @@ func TestStat(t *testing.T) {
 	fsys.MapFS["big.bin"] = file(strings.Repeat("x", 1234))
 	runCases(t, fsys, proto.Stat, []toolCase{
 		{"file", map[string]any{"path": "./README.md"}, proto.Limits{},
-			"path: README.md\nkind: file\nsize: 15 bytes\nmode: - (permission bits are not visible inside the sandbox)\nmodified: 2026-11-29T20:55:59Z"},
+			"path: README.md\nkind: file\nsize: 15 bytes\nmode: not visible inside the sandbox (WASI carries no permission bits)\nmodified: 2026-11-29T20:55:59Z"},
 		{"big", map[string]any{"path": "big.bin"}, proto.Limits{},
-			"path: big.bin\nkind: file\nsize: 1234 bytes (1.2 KB)\nmode: - (permission bits are not visible inside the sandbox)\nmodified: 2026-11-29T20:55:59Z"},
+			"path: big.bin\nkind: file\nsize: 1234 bytes (1.2 KB)\nmode: not visible inside the sandbox (WASI carries no permission bits)\nmodified: 2026-11-29T20:55:59Z"},
 		{"folder", map[string]any{"path": "empty"}, proto.Limits{},
-			"path: empty\nkind: folder\nsize: 0 bytes\nmode: d (permission bits are not visible inside the sandbox)\nmodified: 2026-11-29T20:55:59Z"},
+			"path: empty\nkind: folder\nsize: 0 bytes\nmode: not visible inside the sandbox (WASI carries no permission bits)\nmodified: 2026-11-29T20:55:59Z"},
 		{"symlink", map[string]any{"path": "to-readme"}, proto.Limits{},
-			"path: to-readme\nkind: symlink\nsize: 9 bytes\nmode: l (permission bits are not visible inside the sandbox)\nmodified: 2026-11-29T20:55:59Z\ntarget: README.md"},
+			"path: to-readme\nkind: symlink\nsize: 9 bytes\nmode: not visible inside the sandbox (WASI carries no permission bits)\nmodified: 2026-11-29T20:55:59Z\ntarget: README.md"},
 		{"dangling", map[string]any{"path": "dangling"}, proto.Limits{},
-			"path: dangling\nkind: symlink\nsize: 7 bytes\nmode: l (permission bits are not visible inside the sandbox)\nmodified: 2026-11-29T20:55:59Z\ntarget: nowhere"},
+			"path: dangling\nkind: symlink\nsize: 7 bytes\nmode: not visible inside the sandbox (WASI carries no permission bits)\nmodified: 2026-11-29T20:55:59Z\ntarget: nowhere"},
 		{"fifo", map[string]any{"path": "fifo"}, proto.Limits{},
-			"path: fifo\nkind: named pipe\nsize: 0 bytes\nmode: p (permission bits are not visible inside the sandbox)\nmodified: 2026-11-29T20:55:59Z"},
+			"path: fifo\nkind: named pipe\nsize: 0 bytes\nmode: not visible inside the sandbox (WASI carries no permission bits)\nmodified: 2026-11-29T20:55:59Z"},
 		{"device", map[string]any{"path": "dev"}, proto.Limits{},
-			"path: dev\nkind: device\nsize: 0 bytes\nmode: c (permission bits are not visible inside the sandbox)\nmodified: 2026-11-29T20:55:59Z"},
+			"path: dev\nkind: device\nsize: 0 bytes\nmode: not visible inside the sandbox (WASI carries no permission bits)\nmodified: 2026-11-29T20:55:59Z"},
 		{"missing", map[string]any{"path": "nope"}, proto.Limits{}, "error: no such file or directory: nope"},
 	})
 	// A symlink out of the root: Lstat works, ReadLink reports EXDEV.

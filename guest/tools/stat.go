@@ -32,7 +32,7 @@ func stat(fsys fs.FS, a proto.StatArgs) (string, error) {
 	}
 	// WASI carries no permission bits (Go's wasip1 port reports a fixed
 	// 0600/0700), so printing them would be a made-up answer.
-	fmt.Fprintf(&b, "mode: %s (permission bits are not visible inside the sandbox)\n", modeType(info.Mode()))
+	b.WriteString("mode: not visible inside the sandbox (WASI carries no permission bits)\n")
 	fmt.Fprintf(&b, "modified: %s", info.ModTime().UTC().Format(time.RFC3339))
 	if info.Mode()&fs.ModeSymlink != 0 {
 		target, err := fs.ReadLink(fsys, p)
@@ -46,23 +46,4 @@ func stat(fsys fs.FS, a proto.StatArgs) (string, error) {
 		}
 	}
 	return b.String(), nil
-}
-
-// modeType is the file-type letter of ls -l.
-func modeType(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "d"
-	case m&fs.ModeSymlink != 0:
-		return "l"
-	case m&fs.ModeNamedPipe != 0:
-		return "p"
-	case m&fs.ModeSocket != 0:
-		return "s"
-	case m&fs.ModeCharDevice != 0:
-		return "c"
-	case m&fs.ModeDevice != 0:
-		return "b"
-	}
-	return "-"
 }
