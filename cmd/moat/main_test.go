@@ -38,6 +38,8 @@ func scriptParams(t *testing.T, area string, cmds map[string]func(ts *testscript
 		Cmds:                all,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("MOAT_CACHE_DIR", cache)
+			// A race-built moat otherwise sleeps 1 s before every exit.
+			env.Setenv("GORACE", "atexit_sleep_ms=0")
 			env.Setenv("MOAT_ISOLATE", "off")               // scripts opt in to isolation explicitly
 			env.Setenv("OLLAMA_HOST", "http://127.0.0.1:9") // nothing listens there
 			return nil

@@ -3,9 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os/exec"
 	"strconv"
 	"sync"
 	"testing"
@@ -17,7 +15,10 @@ import (
 
 // TestChat runs testscripts/chat: moat ask and moat chat against the fake
 // model server, over both wire formats.
-func TestChat(t *testing.T) {
+func TestChat(t *testing.T) { testscript.Run(t, scriptParams(t, "chat", llmCmds())) }
+
+// llmCmds are the script commands that drive the fake model server.
+func llmCmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	var servers sync.Map // *testscript.TestScript -> *fakellm.Server
 	server := func(ts *testscript.TestScript) *fakellm.Server {
 		s, ok := servers.Load(ts)
@@ -79,25 +80,6 @@ func TestChat(t *testing.T) {
 				ts.Fatalf("fake server got %d chat requests, want %d", got, want)
 			}
 		},
-		// exits N CMD [ARGS...]: run CMD and assert its exit status is N; its output is kept for stdout/stderr.
-		"exits": func(ts *testscript.TestScript, neg bool, args []string) {
-			if neg || len(args) < 2 {
-				ts.Fatalf("usage: exits N CMD [ARGS...]")
-			}
-			want, err := strconv.Atoi(args[0])
-			ts.Check(err)
-			got := 0
-			if err := ts.Exec(args[1], args[2:]...); err != nil {
-				var ee *exec.ExitError
-				if !errors.As(err, &ee) {
-					ts.Fatalf("exits: %v", err)
-				}
-				got = ee.ExitCode()
-			}
-			if got != want {
-				ts.Fatalf("%s exited with status %d, want %d", args[1], got, want)
-			}
-		},
 	}
-	testscript.Run(t, scriptParams(t, "chat", cmds))
+	return cmds
 }

@@ -444,7 +444,12 @@ func (r *Runner) Close() error {
 			stopped = false
 		}
 	}
-	if r.owns && stopped {
+	if !stopped {
+		// Leave the runtime and the root open under the instance still
+		// running: closing them now would race with it.
+		return nil
+	}
+	if r.owns {
 		r.mod.Close(context.Background())
 	}
 	return r.fs.Close()

@@ -22,7 +22,7 @@ func main() {
 		// the test's deadline, then an ordinary exit (a guest that spins
 		// forever cannot be preempted in-process; see the runner's doc).
 		n := 0
-		for i := 0; i < 4e9; i++ {
+		for i := 0; i < 2e9; i++ {
 			n += i & 1
 		}
 		os.Exit(n & 1)

@@ -1,0 +1,7 @@
+//go:build !unix
+
+package main
+
+import "errors"
+
+func mknodChar(name, major, minor string) error { return errors.ErrUnsupported }
