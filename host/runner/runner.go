@@ -101,6 +101,8 @@ type Module struct {
 	compiled wazero.CompiledModule
 	// Note says what happened to the compilation cache, for doctor.
 	Note string
+
+	running sync.WaitGroup // instances whose guest has not returned yet
 }
 
 // Compile compiles the guest, through the on-disk cache in cacheDir when it
@@ -156,7 +158,21 @@ func compile(ctx context.Context, cacheDir string, wasm []byte) (*Module, error)
 }
 
 // Close releases the runtime and every instance still running in it.
-func (m *Module) Close(ctx context.Context) error { return m.rt.Close(ctx) }
+//
+// It first waits, up to closeGrace, for every instance to return: closing
+// the runtime under a guest that is still computing would race with it. If
+// one is still running after that, the runtime is left to the process's
+// exit.
+func (m *Module) Close(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { m.running.Wait(); close(done) }()
+	select {
+	case <-done:
+		return m.rt.Close(ctx)
+	case <-time.After(closeGrace):
+		return nil
+	}
+}
 
 // Runner executes tool calls in one guest instance at a time. It is safe
 // for concurrent use; calls are serialised.
@@ -244,7 +260,9 @@ func (r *Runner) start() (*instance, error) {
 		WithStdin(inR).
 		WithStdout(outW).
 		WithStderr(in.stderr)
+	r.mod.running.Add(1)
 	go func() {
+		defer r.mod.running.Done()
 		mod, err := r.mod.rt.InstantiateModule(ctx, r.mod.compiled, mc)
 		if mod != nil {
 			mod.Close(context.Background())
