@@ -85,9 +85,12 @@ func peakRSS(argv []string) (int64, time.Duration, error) {
 	if err != nil {
 		return 0, 0, err
 	}
+	// time(1) writes "Command exited with non-zero status N" first when the
+	// tool reports an error (exit 1); the figure is the last line.
 	b, _ := os.ReadFile(f.Name())
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	var kb int64
-	fmt.Sscan(strings.TrimSpace(string(b)), &kb)
+	fmt.Sscan(lines[len(lines)-1], &kb)
 	return kb, s.wall, nil
 }
 
