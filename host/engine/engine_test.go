@@ -1,0 +1,111 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/moatdev/moat/guest/proto"
+	"github.com/moatdev/moat/host/engine"
+	"github.com/moatdev/moat/host/policy"
+	"github.com/moatdev/moat/host/toolspec"
+)
+
+// fakeExec records what reaches the guest.
+type fakeExec struct {
+	got  []proto.Request
+	err  error
+	text string
+}
+
+func (f *fakeExec) Exec(_ context.Context, req proto.Request) (proto.Response, error) {
+	f.got = append(f.got, req)
+	return proto.Response{ID: req.ID, Text: f.text}, f.err
+}
+func (f *fakeExec) Close() error { return nil }
+
+type fakeGate struct{ calls []string }
+
+func (g *fakeGate) Propose(_ context.Context, tool string, args json.RawMessage) toolspec.Result {
+	g.calls = append(g.calls, tool+" "+string(args))
+	return toolspec.Result{Text: "wrote x (1 bytes)"}
+}
+
+func newEngine(t *testing.T, ex engine.Executor, p engine.Proposer) *engine.Engine {
+	t.Helper()
+	cat, err := toolspec.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := policy.New(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.New(engine.Options{Catalog: cat, Policy: pol, Exec: ex, Proposer: p,
+		Limits: proto.Limits{MaxResults: 7}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// TestRefusedCallsNeverReachTheGuest: invalid arguments, lexical escapes and
+// denied paths are answered by the engine; the guest sees none of them.
+func TestRefusedCallsNeverReachTheGuest(t *testing.T) {
+	ex := &fakeExec{text: "ok"}
+	e := newEngine(t, ex, nil)
+	for _, c := range []struct{ tool, args, want string }{
+		{"read_file", `{"path":1}`, "error: path must be a string, got an integer (1)"},
+		{"read_file", `{"path":"../x"}`, "error: path escapes the sandbox: ../x"},
+		{"read_file", `{"path":".env"}`, `error: access denied: .env matches the deny rule ".env"`},
+		{"grep", `{"pattern":"x","path":"a/.git/config"}`, `error: access denied: a/.git/config matches the deny rule ".git"`},
+		{"nope", `{}`, `error: unknown tool: "nope"`},
+		{"propose_write", `{"path":"a","content":"b"}`, "error: propose_write is not available"},
+	} {
+		r := e.Call(context.Background(), c.tool, json.RawMessage(c.args))
+		if !r.IsError || !strings.HasPrefix(r.Text, c.want) {
+			t.Errorf("%s %s = %q, want prefix %q", c.tool, c.args, r.Text, c.want)
+		}
+	}
+	if len(ex.got) != 0 {
+		t.Fatalf("refused calls reached the guest: %+v", ex.got)
+	}
+}
+
+func TestCallsAreRouted(t *testing.T) {
+	ex := &fakeExec{text: "a.txt"}
+	g := &fakeGate{}
+	e := newEngine(t, ex, g)
+	if r := e.Call(context.Background(), "list_dir", json.RawMessage(`{"path":"."}`)); r.IsError || r.Text != "a.txt" {
+		t.Fatalf("list_dir = %+v", r)
+	}
+	if len(ex.got) != 1 || ex.got[0].Limits.MaxResults != 7 || ex.got[0].Tool != "list_dir" {
+		t.Fatalf("guest got %+v", ex.got)
+	}
+	if r := e.Call(context.Background(), "propose_write", json.RawMessage(`{"path":"x","content":"y"}`)); r.IsError {
+		t.Fatalf("propose_write = %+v", r)
+	}
+	if len(g.calls) != 1 || len(ex.got) != 1 {
+		t.Fatalf("write proposal went to gate %v / guest %v", g.calls, ex.got)
+	}
+	var names []string
+	for _, tl := range e.Tools() {
+		names = append(names, tl.Name)
+	}
+	if !strings.Contains(strings.Join(names, ","), "propose_edit") {
+		t.Fatalf("writes not offered with a gate: %v", names)
+	}
+	if tools := newEngine(t, ex, nil).Tools(); len(tools) != 5 {
+		t.Fatalf("without a gate, %d tools offered; want the 5 read-only ones", len(tools))
+	}
+}
+
+func TestExecutorFailureIsAnErrorResult(t *testing.T) {
+	e := newEngine(t, &fakeExec{err: errors.New("runner: the tool ran out of memory")}, nil)
+	r := e.Call(context.Background(), "grep", json.RawMessage(`{"pattern":"x"}`))
+	if !r.IsError || r.Text != "error: grep failed: runner: the tool ran out of memory" {
+		t.Fatalf("got %+v", r)
+	}
+}
