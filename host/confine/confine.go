@@ -138,8 +138,8 @@ func (f *FS) resolve(name string, followFinal bool) (string, fs.FileInfo, error)
 		}
 		return name, fi, err
 	}
-	if rel, fi, ok := f.fastResolve(name, followFinal); ok {
-		return rel, fi, nil
+	if rel, fi, ok, err := f.fastResolve(name, followFinal); ok {
+		return rel, fi, err
 	}
 	todo := splitPath(name)
 	var done []string // canonical components so far
@@ -205,24 +205,30 @@ func (f *FS) resolve(name string, followFinal bool) (string, fs.FileInfo, error)
 // fastResolve answers in one kernel call the common case of a path with no
 // symlink and no "..": the resolver confirms there is no symlink on the way
 // (openat2 RESOLVE_NO_SYMLINKS), so the lexical components are the real
-// ones and the deny-list check on them is exact. Anything else (a symlink
-// anywhere, "..", an error other than "does not exist") goes to the walker.
-func (f *FS) fastResolve(name string, followFinal bool) (string, fs.FileInfo, bool) {
+// ones and the deny-list check on them is exact. "Does not exist" and "not
+// a folder" are final answers too: the kernel meets a symlink on the way
+// before it can find a component missing, so without ELOOP the walker would
+// find the same. Anything else (a symlink anywhere, "..", another error)
+// goes to the walker.
+func (f *FS) fastResolve(name string, followFinal bool) (rel string, fi fs.FileInfo, done bool, err error) {
 	fast, ok := f.r.(interface {
 		lstatNoSymlinks(rel string) (fs.FileInfo, error)
 	})
 	if !ok || strings.Contains(name, "..") || strings.Contains(name, `\`) {
-		return "", nil, false
+		return "", nil, false, nil
 	}
-	rel := path.Clean(strings.TrimLeft(name, "/"))
+	rel = path.Clean(strings.TrimLeft(name, "/"))
 	if _, denied := f.pol.Denied(rel); denied {
-		return "", nil, false // the walker reports it
+		return "", nil, false, nil // the walker reports it
 	}
-	fi, err := fast.lstatNoSymlinks(rel)
-	if err != nil || (followFinal && fi.Mode()&fs.ModeSymlink != 0) {
-		return "", nil, false
+	fi, err = fast.lstatNoSymlinks(rel)
+	switch {
+	case errors.Is(err, syscall.ENOENT), errors.Is(err, syscall.ENOTDIR):
+		return "", nil, true, err
+	case err != nil || (followFinal && fi.Mode()&fs.ModeSymlink != 0):
+		return "", nil, false, nil
 	}
-	return rel, fi, true
+	return rel, fi, true, nil
 }
 
 func splitPath(p string) []string { return strings.Split(strings.ReplaceAll(p, `\`, "/"), "/") }
