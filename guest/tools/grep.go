@@ -159,7 +159,7 @@ func runGrep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits) (*grepper, error) {
 	case info.Mode().IsRegular():
 		// A file named explicitly is searched even if ignored or not
 		// matching the glob: the model asked for it.
-		if g.mine() {
+		if g.shard == 0 {
 			if err := g.search(fsys, start); err != nil {
 				return nil, fsError(tool, a.Path, err)
 			}
@@ -181,6 +181,9 @@ func runGrep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits) (*grepper, error) {
 				if p != start && (d.Name() == ".git" || ig != nil && ig.ignored(p, true)) {
 					return fs.SkipDir
 				}
+				if p != start && g.depth(start, p) == shardDepth && !g.mine() {
+					return fs.SkipDir // another shard's subtree
+				}
 				if ig != nil {
 					ig.enter(p)
 				}
@@ -194,7 +197,7 @@ func runGrep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits) (*grepper, error) {
 			if a.Glob != "" && !globMatch(a.Glob, p) {
 				return nil
 			}
-			if g.mine() {
+			if g.depth(start, p) > shardDepth || g.mine() {
 				_ = g.search(fsys, p) // a file that vanished or is denied is skipped
 			}
 			if g.more {
@@ -400,11 +403,34 @@ type grepper struct {
 	out  strings.Builder
 
 	shard, shards int // this instance's share of a sharded grep
-	files         int // files seen so far, in walk order
+	files         int // units dealt so far, in walk order
 	parts         []proto.GrepPart
 }
 
-// mine reports whether the next file in walk order is this shard's to search.
+// shardDepth is the depth (below grep's path) of the units a sharded grep
+// deals out: every folder and file down to this depth is a unit, handed to
+// the shards in turn in walk order; whatever lies deeper goes with the
+// folder it is in. Each shard still lists the folders above that depth (a
+// few hundred entries in Go's source tree), but walks only its own
+// subtrees, so no walking is done twice below it. Depth 2 splits a source
+// tree finely enough that the shards finish together.
+const shardDepth = 2
+
+// depth is how far below start p lies (1 for start's entries). Without
+// sharding every path counts as deeper than the units, so all is searched.
+func (g *grepper) depth(start, p string) int {
+	if g.shards <= 1 {
+		return shardDepth + 1
+	}
+	rel := p
+	if start != "." {
+		rel = strings.TrimPrefix(p, start+"/")
+	}
+	return strings.Count(rel, "/") + 1
+}
+
+// mine deals the next unit in walk order and reports whether it is this
+// shard's. Every shard walks the units in the same order, so they agree.
 func (g *grepper) mine() bool {
 	k := g.files
 	g.files++

@@ -21,8 +21,11 @@ func TestShardedGrepEqualsOne(t *testing.T) {
 		os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d.txt", i)), []byte(fmt.Sprintf("hit %d\nmiss\nhit again %d\n", i, i)), 0o644)
 	}
 	os.WriteFile(filepath.Join(root, "d1-x.txt"), []byte("hit sibling\n"), 0o644) // walk order vs string order
+	os.WriteFile(filepath.Join(root, "d2", "top.txt"), []byte("hit at depth 2\n"), 0o644)
+	os.MkdirAll(filepath.Join(root, "d4", "s2", "deep", "er"), 0o755)
+	os.WriteFile(filepath.Join(root, "d4", "s2", "deep", "er", "x.txt"), []byte("hit deep\n"), 0o644)
 	fsys := os.DirFS(root)
-	for _, args := range []string{`{"pattern":"hit"}`, `{"pattern":"hit","max_results":7}`, `{"pattern":"nothing"}`, `{"pattern":"a(","path":"."}`, `{"pattern":"hit","path":"d3/s0/f03.txt"}`} {
+	for _, args := range []string{`{"pattern":"hit"}`, `{"pattern":"hit","max_results":7}`, `{"pattern":"nothing"}`, `{"pattern":"a(","path":"."}`, `{"pattern":"hit","path":"d3/s0/f03.txt"}`, `{"pattern":"hit","path":"d4"}`, `{"pattern":"deep","path":"d4/s2"}`} {
 		for _, lim := range []proto.Limits{{}, {MaxResults: 5}} {
 			one := Run(fsys, proto.Request{Tool: proto.Grep, Args: json.RawMessage(args), Limits: lim})
 			for n := 2; n <= 5; n++ {
