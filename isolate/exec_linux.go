@@ -284,7 +284,7 @@ func startChild(ctx context.Context, cfg runner.Config) (engine.Executor, error)
 	if cfg.CacheDir != "" {
 		if err := os.MkdirAll(cfg.CacheDir, 0o700); err != nil {
 			cfg.CacheDir = "" // no cache: slower, still correct
-		} else if !CacheWarm(cfg.CacheDir) {
+		} else if !runner.CacheWarm(cfg.CacheDir) {
 			if err := warmCache(ctx, cfg); err != nil {
 				return nil, err
 			}

@@ -138,7 +138,7 @@ func (d *doctor) guest(ctx context.Context, cfg runner.Config) {
 	cache := "no compile cache"
 	if cfg.CacheDir != "" {
 		state := "cold: compiled now"
-		if isolate.CacheWarm(cfg.CacheDir) {
+		if runner.CacheWarm(cfg.CacheDir) {
 			state = "warm"
 		}
 		cache = fmt.Sprintf("compile cache %s (%s)", cfg.CacheDir, state)

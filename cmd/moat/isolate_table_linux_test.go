@@ -2,18 +2,14 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"io"
-	"path"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/moatdev/moat/guest/proto"
 	"github.com/moatdev/moat/host/confine"
 	"github.com/moatdev/moat/host/confine/confinetest"
-	"github.com/moatdev/moat/host/engine"
 	"github.com/moatdev/moat/host/runner"
 	"github.com/moatdev/moat/isolate"
 )
@@ -47,7 +43,7 @@ func TestEscapeTableIsolated(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%v: isolate.Start(Require): %v", k, err)
 				}
-				got := everyToolVia(t, ex, c.Open)
+				got := confinetest.EveryTool(t, ex, c.Open)
 				ex.Close()
 				leaked := strings.Contains(got, confinetest.Secret)
 				switch {
@@ -75,33 +71,4 @@ func targetOutside(root, open string) bool {
 	}
 	rel, err := filepath.Rel(root, real)
 	return err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator))
-}
-
-// everyToolVia asks every read-only tool about p through ex and returns all
-// the output, one "tool: text" block per call (runner_test.go's everyTool,
-// over the executor interface).
-func everyToolVia(t *testing.T, ex engine.Executor, p string) string {
-	t.Helper()
-	var out []string
-	for i, c := range []struct {
-		tool string
-		args any
-	}{
-		{proto.ReadFile, map[string]any{"path": p}},
-		{proto.Stat, map[string]any{"path": p}},
-		{proto.ListDir, map[string]any{"path": p}},
-		{proto.ListDir, map[string]any{"path": path.Dir(p)}},
-		{proto.Grep, map[string]any{"pattern": "MOAT|inside|doc|env", "path": p}},
-		{proto.Grep, map[string]any{"pattern": "MOAT-SECRET"}},
-		{proto.Glob, map[string]any{"pattern": "**", "path": p}},
-		{proto.Glob, map[string]any{"pattern": "**/*"}},
-	} {
-		b, _ := json.Marshal(c.args)
-		resp, err := ex.Exec(context.Background(), proto.Request{ID: uint64(i + 1), Tool: c.tool, Args: b})
-		if err != nil {
-			t.Fatalf("%s %s: %v", c.tool, b, err)
-		}
-		out = append(out, c.tool+": "+resp.Text)
-	}
-	return strings.Join(out, "\n")
 }

@@ -4,12 +4,8 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -153,39 +149,21 @@ func TestRaceRepointedSymlink(t *testing.T) {
 			root := confinetest.Build(t, confinetest.Case{Layout: []string{
 				"ROOT/in/", "ROOT/in/f: inside", "outside/f: " + confinetest.Secret, "ROOT/d => in"}})
 			f := newFS(t, root, k)
-			var stop atomic.Bool
-			var wg sync.WaitGroup
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				tmp := filepath.Join(root, "d.tmp")
-				for i := 0; !stop.Load(); i++ {
-					target := "in"
-					if i%2 == 1 {
-						target = "../outside"
-					}
-					os.Remove(tmp)
-					if err := os.Symlink(target, tmp); err != nil {
-						continue
-					}
-					os.Rename(tmp, filepath.Join(root, "d"))
-				}
-			}()
+			stop := confinetest.Repoint(root, "d", "in", "../outside")
 			deadline := time.Now().Add(time.Second)
 			reads, ok := 0, 0
 			for time.Now().Before(deadline) || reads < 2000 {
 				reads++
 				got, err := readVia(f, "d/f")
 				if strings.Contains(got, confinetest.Secret) {
-					stop.Store(true)
+					stop()
 					t.Fatalf("read %d leaked outside content", reads)
 				}
 				if err == nil {
 					ok++
 				}
 			}
-			stop.Store(true)
-			wg.Wait()
+			stop()
 			if ok == 0 {
 				t.Fatalf("no read of d/f succeeded in %d tries: the race never saw the inside state", reads)
 			}

@@ -34,6 +34,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -109,7 +110,35 @@ type Module struct {
 // is not empty. A cache that cannot be opened or yields a broken module is
 // bypassed (and cleared), never fatal.
 func Compile(ctx context.Context, cacheDir string) (*Module, error) {
-	return compile(ctx, cacheDir, guest.Wasm())
+	m, err := compile(ctx, cacheDir, guest.Wasm())
+	if err == nil && cacheDir != "" && strings.HasPrefix(m.Note, "compiled-module cache: ") {
+		// wazero has stored (or found) this guest: record that for CacheWarm.
+		os.WriteFile(cacheMarker(cacheDir), nil, 0o600)
+	}
+	return m, err
+}
+
+// cacheConfig names the runtime settings the cached code was compiled for;
+// change it with them (the memory limit, the absence of termination checks),
+// so that a marker left by another configuration does not count as warm.
+const cacheConfig = "mem4096-noterm"
+
+// cacheMarker is the file that says cacheDir holds this guest, compiled for
+// this runtime configuration, on this architecture and OS.
+func cacheMarker(cacheDir string) string {
+	sum := sha256.Sum256(guest.Wasm())
+	return filepath.Join(cacheDir, "wazero", fmt.Sprintf("moat-guest-%x-%s-%s-%s", sum[:8], cacheConfig, runtime.GOARCH, runtime.GOOS))
+}
+
+// CacheWarm reports whether cacheDir already holds the compiled guest of
+// this moat binary, so that loading it is fast. A cache holding only other
+// versions of the guest is cold.
+func CacheWarm(cacheDir string) bool {
+	if cacheDir == "" {
+		return false
+	}
+	_, err := os.Stat(cacheMarker(cacheDir))
+	return err == nil
 }
 
 func compile(ctx context.Context, cacheDir string, wasm []byte) (*Module, error) {

@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"path"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -57,27 +55,6 @@ func call(t testing.TB, r *runner.Runner, tool string, args any) proto.Response 
 	return resp
 }
 
-// everyTool asks every read-only tool about p, and returns all the output.
-func everyTool(t testing.TB, r *runner.Runner, p string) string {
-	var out []string
-	for _, c := range []struct {
-		tool string
-		args any
-	}{
-		{proto.ReadFile, map[string]any{"path": p}},
-		{proto.Stat, map[string]any{"path": p}},
-		{proto.ListDir, map[string]any{"path": p}},
-		{proto.ListDir, map[string]any{"path": path.Dir(p)}},
-		{proto.Grep, map[string]any{"pattern": "MOAT|inside|doc|env", "path": p}},
-		{proto.Grep, map[string]any{"pattern": "MOAT-SECRET"}},
-		{proto.Glob, map[string]any{"pattern": "**", "path": p}},
-		{proto.Glob, map[string]any{"pattern": "**/*"}},
-	} {
-		out = append(out, c.tool+": "+call(t, r, c.tool, c.args).Text)
-	}
-	return strings.Join(out, "\n")
-}
-
 func kinds() []confine.Kind {
 	if runtime.GOOS == "linux" {
 		return []confine.Kind{confine.Root, confine.Openat2}
@@ -93,7 +70,7 @@ func TestEscapeTableEveryTool(t *testing.T) {
 		t.Run(c.Name, func(t *testing.T) {
 			root := confinetest.Build(t, c)
 			for _, k := range kinds() {
-				got := everyTool(t, newRunner(t, root, k), c.Open)
+				got := confinetest.EveryTool(t, newRunner(t, root, k), c.Open)
 				if strings.Contains(got, confinetest.Secret) {
 					t.Fatalf("%v: secret leaked through a tool:\n%s", k, got)
 				}
@@ -183,24 +160,8 @@ func TestRaceThroughGuest(t *testing.T) {
 			root := confinetest.Build(t, confinetest.Case{Layout: []string{
 				"ROOT/in/", "ROOT/in/f: inside", "outside/f: " + confinetest.Secret, "ROOT/d => in"}})
 			r := newRunner(t, root, k)
-			var stop atomic.Bool
-			var wg sync.WaitGroup
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				tmp := filepath.Join(root, "d.tmp")
-				for i := 0; !stop.Load(); i++ {
-					target := "in"
-					if i%2 == 1 {
-						target = "../outside"
-					}
-					os.Remove(tmp)
-					if os.Symlink(target, tmp) == nil {
-						os.Rename(tmp, filepath.Join(root, "d"))
-					}
-				}
-			}()
-			defer func() { stop.Store(true); wg.Wait() }()
+			stop := confinetest.Repoint(root, "d", "in", "../outside")
+			defer stop()
 			deadline := time.Now().Add(time.Second)
 			for n := 0; time.Now().Before(deadline) || n < 300; n++ {
 				for _, c := range []struct {
@@ -226,5 +187,25 @@ func BenchmarkCallInSession(b *testing.B) {
 		if _, err := r.Exec(context.Background(), proto.Request{ID: uint64(i + 2), Tool: proto.ListDir, Args: args}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestCacheWarm: a cache holding only another guest is cold; after a
+// compile into it, it is warm. (The isolated child gets the cache read-only
+// and must never be left to compile the guest at every start.)
+func TestCacheWarm(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "wazero", "wazero-v1.12.0-"+runtime.GOARCH+"-"+runtime.GOOS), 0o755)
+	os.WriteFile(filepath.Join(dir, "wazero", "wazero-v1.12.0-"+runtime.GOARCH+"-"+runtime.GOOS, "an-older-guest"), []byte("x"), 0o644)
+	if runner.CacheWarm(dir) {
+		t.Fatal("a cache with only another guest's code counts as warm")
+	}
+	m, err := runner.Compile(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Close(context.Background())
+	if !runner.CacheWarm(dir) {
+		t.Fatal("cache not warm after compiling into it")
 	}
 }
