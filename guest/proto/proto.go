@@ -9,6 +9,13 @@
 //
 // The framing is one JSON object per line: the host writes a [Request] on the
 // guest's stdin, the guest answers with exactly one [Response] on its stdout.
+// The guest's filesystem speaks to it through errno values, which are part
+// of this contract too (host/confine sends them, guest/tools reads them):
+// EPERM means the path escapes the sandbox (through a symlink or ".."; wazero
+// has no EXDEV), EACCES that the deny-list refused it, ELOOP too many
+// symlinks, ENOTSUP a FIFO, socket or device that is never opened, EIO an
+// instance cut off after its deadline.
+//
 // This package is compiled into the guest (GOOS=wasip1) and must stay free of
 // host-only imports.
 package proto
