@@ -371,13 +371,7 @@ func (m *lineMatcher) find(b []byte) (int, bool) {
 				return 0, false
 			}
 			i += from
-			start := bytes.LastIndexByte(b[:i], '\n') + 1
-			end := bytes.IndexByte(b[i:], '\n')
-			if end < 0 {
-				end = len(b)
-			} else {
-				end += i
-			}
+			start, end := lineAround(b, i)
 			if loc := m.re.FindIndex(b[start:end]); loc != nil {
 				return start + loc[0], true
 			}
@@ -390,6 +384,17 @@ func (m *lineMatcher) find(b []byte) (int, bool) {
 		return 0, false
 	}
 	return loc[0], true
+}
+
+// lineAround returns the bounds of the line of b holding offset i, without
+// its newline.
+func lineAround(b []byte, i int) (start, end int) {
+	start = bytes.LastIndexByte(b[:i], '\n') + 1
+	end = bytes.IndexByte(b[i:], '\n')
+	if end < 0 {
+		return start, len(b)
+	}
+	return start, end + i
 }
 
 // grepper carries one grep call's state across files: the one read buffer
@@ -519,13 +524,7 @@ func (g *grepper) searchBlock(sc *fileScan, block []byte, last bool) {
 		if hit == len(block) && block[hit-1] == '\n' {
 			break // an empty match where the next block's first line starts
 		}
-		start := bytes.LastIndexByte(block[:hit], '\n') + 1
-		end := bytes.IndexByte(block[hit:], '\n')
-		if end < 0 {
-			end = len(block)
-		} else {
-			end += hit
-		}
+		start, end := lineAround(block, hit)
 		sc.line += bytes.Count(block[counted:start], []byte{'\n'})
 		counted = start
 		if sc.line != sc.lastPrinted {

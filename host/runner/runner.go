@@ -102,6 +102,8 @@ type Module struct {
 	compiled wazero.CompiledModule
 	// Note says what happened to the compilation cache, for doctor.
 	Note string
+	// cached: the guest's code is in the on-disk cache.
+	cached bool
 
 	running sync.WaitGroup // instances whose guest has not returned yet
 }
@@ -111,7 +113,7 @@ type Module struct {
 // bypassed (and cleared), never fatal.
 func Compile(ctx context.Context, cacheDir string) (*Module, error) {
 	m, err := compile(ctx, cacheDir, guest.Wasm())
-	if err == nil && cacheDir != "" && strings.HasPrefix(m.Note, "compiled-module cache: ") {
+	if err == nil && m.cached {
 		// wazero has stored (or found) this guest: record that for CacheWarm.
 		os.WriteFile(cacheMarker(cacheDir), nil, 0o600)
 	}
@@ -166,7 +168,7 @@ func compile(ctx context.Context, cacheDir string, wasm []byte) (*Module, error)
 			rt := newRT(cache)
 			compiled, err := rt.CompileModule(ctx, wasm)
 			if err == nil {
-				m.rt, m.compiled, m.Note = rt, compiled, "compiled-module cache: "+dir
+				m.rt, m.compiled, m.Note, m.cached = rt, compiled, "compiled-module cache: "+dir, true
 				return m, nil
 			}
 			m.Note = fmt.Sprintf("compiled-module cache %s was unusable (%v); cleared and recompiled", dir, err)
