@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 export GOFLAGS := -buildvcs=false
 
-.PHONY: build test test-short vet cross guest fuzz fuzz-short bench bench-go clean
+.PHONY: build test test-short test-guest bench-guest vet cross guest fuzz fuzz-short bench bench-go clean
 
 build:
 	$(GO) build -o moat ./cmd/moat
@@ -16,8 +16,17 @@ build:
 test: vet cross
 	$(GO) test -race -timeout 20m $$($(GO) list ./... | grep -v '/cmd/')
 	$(GO) test -timeout 20m ./cmd/...
+	$(MAKE) --no-print-directory test-guest
 	$(MAKE) fuzz-short
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 10m ./...
+
+# The guest's packages tested where they run: compiled to wasip1 and run in
+# wazero, the version go.mod pins (its command-line runner, built here).
+WASI_ENV = PATH="$$($(GO) env GOROOT)/lib/wasm:$(CURDIR)/.bin:$$PATH" GOWASIRUNTIME=wazero GOOS=wasip1 GOARCH=wasm
+test-guest:
+	$(GO) build -o .bin/wazero github.com/tetratelabs/wazero/cmd/wazero
+	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
+	TMPDIR=$$tmp $(WASI_ENV) $(GO) test -timeout 10m ./guest/...
 
 test-short:
 	$(GO) test -short ./...
@@ -72,6 +81,12 @@ bench:
 	  (apt-get update -qq && apt-get install -y -qq grep ripgrep time) >/dev/null || echo "could not install them; those rows are skipped"; \
 	fi
 	$(GO) run ./cmd/moat-bench -runs $(RUNS)
+
+# The guest's own benchmarks, run where the guest runs (wazero), over Go's
+# source tree.
+bench-guest:
+	$(GO) build -o .bin/wazero github.com/tetratelabs/wazero/cmd/wazero
+	GOROOT=$$($(GO) env GOROOT) WASIFS_BENCH_DIR=$$($(GO) env GOROOT)/src $(WASI_ENV) $(GO) test -run '^$$' -bench . -count 3 ./guest/...
 
 bench-go:
 	$(GO) test -run '^$$' -bench . -count 5 ./...

@@ -479,8 +479,15 @@ func (g *grepper) searchFile(fsys fs.FS, p string) error {
 		data := g.buf[:carry+n]
 		if first {
 			first = false
-			if bytes.IndexByte(data[:min(len(data), sniffLen)], 0) >= 0 {
-				return nil
+			head := data[:min(len(data), sniffLen)]
+			if !eof {
+				if bytes.IndexByte(head, 0) >= 0 {
+					return nil
+				}
+			} else {
+				// The whole file is in this block: look at its head only
+				// if it has a hit (most files have none).
+				sc.head = head
 			}
 		}
 		block, rest := data, data[len(data):]
@@ -505,6 +512,9 @@ type fileScan struct {
 	line        int  // number of the line at the start of the next block
 	midLine     bool // the next block starts in the middle of a line longer than the buffer
 	lastPrinted int  // so that a line longer than the buffer prints once
+	// head is the start of a file read whole in one block, not yet checked
+	// for binary content (a NUL byte): it is checked at the file's first hit.
+	head []byte
 }
 
 // searchBlock reports the matching lines of block and advances sc.line past
@@ -523,6 +533,13 @@ func (g *grepper) searchBlock(sc *fileScan, block []byte, last bool) {
 		hit := pos + i
 		if hit == len(block) && block[hit-1] == '\n' {
 			break // an empty match where the next block's first line starts
+		}
+		if sc.head != nil {
+			binary := bytes.IndexByte(sc.head, 0) >= 0
+			sc.head = nil
+			if binary {
+				return
+			}
 		}
 		start, end := lineAround(block, hit)
 		sc.line += bytes.Count(block[counted:start], []byte{'\n'})

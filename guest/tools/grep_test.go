@@ -32,6 +32,10 @@ func grepFS() errFS {
 	m["linked.txt"] = link("src/needle.txt")
 	m["linkdir"] = link("src")
 	m["bin.dat"] = file("needle\x00binary\n")
+	// Larger than grep's buffer, NUL in its head, the hit in a later block.
+	m["bigbin.dat"] = file("\x00" + strings.Repeat("filler line\n", 30000) + "needle\n")
+	// A NUL past the head does not make a file binary.
+	m["latenul.txt"] = file("needle early\n" + strings.Repeat("x", sniffLen) + "\x00\n")
 	m["long.txt"] = file("needle" + strings.Repeat("é", 400) + "\n")
 	m["crlf.txt"] = file("a needle\r\nb\r\n")
 	m[".git/HEAD"] = file("needle in git\n")
@@ -44,6 +48,7 @@ func TestGrep(t *testing.T) {
 	runCases(t, fsys, proto.Grep, []toolCase{
 		{"all", map[string]any{"pattern": "needle"}, proto.Limits{}, strings.Join([]string{
 			"crlf.txt:1: a needle",
+			"latenul.txt:1: needle early",
 			"long.txt:1: " + longText,
 			"other/build/x.txt:1: needle: /build/ is anchored to the root",
 			"other/src/gen_y.go:1: needle not under src/.gitignore",
@@ -71,6 +76,8 @@ func TestGrep(t *testing.T) {
 			"src/gen_keep.go:1: needle kept\nsrc/needle.txt:3: and a needle there\nsrc/needle.txt:4: needle needle twice on one line"},
 		{"max results arg", map[string]any{"pattern": "needle", "path": "src", "max_results": 2}, proto.Limits{MaxResults: 50},
 			"src/gen_keep.go:1: needle kept\nsrc/needle.txt:3: and a needle there\n[stopped after 2 matches; more exist — narrow the pattern, path or glob]"},
+		{"binary files do not count toward the cap", map[string]any{"pattern": "needle", "max_results": 1}, proto.Limits{},
+			"crlf.txt:1: a needle\n[stopped after 1 matches; more exist — narrow the pattern, path or glob]"},
 		{"max results limit", map[string]any{"pattern": "needle", "path": "src"}, proto.Limits{MaxResults: 1},
 			"src/gen_keep.go:1: needle kept\n[stopped after 1 matches; more exist — narrow the pattern, path or glob]"},
 		{"exactly max is not more", map[string]any{"pattern": "needle", "path": "src"}, proto.Limits{MaxResults: 3},
@@ -246,6 +253,9 @@ func mustJSON(t testing.TB, v any) []byte {
 // goroot finds Go's source tree for the benchmark; only tests may run the
 // go command.
 func goroot(b *testing.B) string {
+	if r := os.Getenv("GOROOT"); r != "" {
+		return r // set by make bench-guest, where there is no go command
+	}
 	out, err := exec.Command("go", "env", "GOROOT").Output()
 	if err != nil {
 		b.Skipf("go env GOROOT: %v", err)
@@ -312,7 +322,25 @@ func TestRequiredLiteral(t *testing.T) {
 	}
 }
 
+// TestFinderCommonRareByte covers a text full of the pattern's rarest byte,
+// where the finder gives up scanning for it and switches to
+// Boyer-Moore-Horspool part way through.
+func TestFinderCommonRareByte(t *testing.T) {
+	pat := []byte("qqjqz")
+	for _, hay := range []string{
+		strings.Repeat("qqjq_", 5000) + "qqjqz" + strings.Repeat("q", 100),
+		strings.Repeat("zjq", 5000) + "qqjqz",
+		strings.Repeat("qqjq_", 5000),
+		strings.Repeat("j", rareSpan*rareMinFalse) + "qqjqz",
+	} {
+		if got, want := newFinder(pat).index([]byte(hay)), bytes.Index([]byte(hay), pat); got != want {
+			t.Errorf("index in %d bytes = %d, want %d", len(hay), got, want)
+		}
+	}
+}
+
 func FuzzFinder(f *testing.F) {
+	f.Add(bytes.Repeat([]byte("zjq"), 200), []byte("qqjqz"))
 	f.Add([]byte("the quick brown fox"), []byte("brown"))
 	f.Add([]byte("aaaaab"), []byte("aab"))
 	f.Add([]byte("abcabcabd"), []byte("abcabd"))

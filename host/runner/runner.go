@@ -42,6 +42,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -125,11 +126,27 @@ func Compile(ctx context.Context, cacheDir string) (*Module, error) {
 // so that a marker left by another configuration does not count as warm.
 const cacheConfig = "mem4096-noterm"
 
-// cacheMarker is the file that says cacheDir holds this guest, compiled for
-// this runtime configuration, on this architecture and OS.
+// cacheMarker is the file that says cacheDir holds this guest, compiled by
+// this wazero for this runtime configuration, on this architecture and OS.
+// wazero keeps each of its versions' code apart (a test binary's wazero
+// calls itself "dev"); a marker without the version would call a cache
+// warm that this wazero has never filled.
 func cacheMarker(cacheDir string) string {
-	sum := sha256.Sum256(guest.Wasm())
-	return filepath.Join(cacheDir, "wazero", fmt.Sprintf("moat-guest-%x-%s-%s-%s", sum[:8], cacheConfig, runtime.GOARCH, runtime.GOOS))
+	id := sha256.Sum256([]byte(guest.BuildID()))
+	return filepath.Join(cacheDir, "wazero", fmt.Sprintf("moat-guest-%x-wazero-%s-%s-%s-%s", id[:8], wazeroVersion(), cacheConfig, runtime.GOARCH, runtime.GOOS))
+}
+
+// wazeroVersion is the version wazero names its cache by: the module
+// version of the wazero linked in, "dev" when the build has none.
+func wazeroVersion() string {
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, dep := range info.Deps {
+			if dep.Path == "github.com/tetratelabs/wazero" && dep.Version != "" && dep.Version != "(devel)" {
+				return dep.Version
+			}
+		}
+	}
+	return "dev"
 }
 
 // CacheWarm reports whether cacheDir already holds the compiled guest of

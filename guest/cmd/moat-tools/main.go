@@ -23,6 +23,7 @@ import (
 
 	"github.com/moatdev/moat/guest/proto"
 	"github.com/moatdev/moat/guest/tools"
+	"github.com/moatdev/moat/guest/wasifs"
 )
 
 // Memory tuning. The host caps linear memory at 256 MiB, and wasm memory
@@ -38,7 +39,7 @@ const (
 func main() {
 	debug.SetMemoryLimit(memoryLimit)
 	debug.SetGCPercent(gcPercent)
-	os.Exit(run(os.DirFS("/"), os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(run(wasifs.New("/"), os.Stdin, os.Stdout, os.Stderr))
 }
 
 // run serves requests until EOF. A malformed request ends the guest with

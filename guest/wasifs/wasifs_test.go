@@ -1,0 +1,145 @@
+//go:build unix || wasip1
+
+package wasifs_test
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"testing/fstest"
+
+	"github.com/moatdev/moat/guest/wasifs"
+)
+
+func tree(t testing.TB) string {
+	dir := t.TempDir()
+	for name, data := range map[string]string{
+		"a.txt":         "alpha\n",
+		"sub/b.txt":     "beta\n",
+		"sub/deep/c.go": "package c\n",
+		"empty":         "",
+	} {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("a.txt", filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestFS holds wasifs to the io/fs contract, the same checks os.DirFS passes.
+func TestFS(t *testing.T) {
+	dir := tree(t)
+	if err := fstest.TestFS(wasifs.New(dir), "a.txt", "sub/b.txt", "sub/deep/c.go", "empty", "link"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSameAsDirFS compares every answer with os.DirFS's, which the guest
+// used before.
+func TestSameAsDirFS(t *testing.T) {
+	dir := tree(t)
+	w, d := wasifs.New(dir), os.DirFS(dir)
+	for _, name := range []string{"a.txt", "sub/b.txt", "empty", "link", "sub", ".", "missing", "../x", "/abs", "sub/../a.txt", "a.txt/x"} {
+		got, gerr := fs.ReadFile(w, name)
+		want, werr := fs.ReadFile(d, name)
+		if string(got) != string(want) || errno(gerr) != errno(werr) {
+			t.Errorf("ReadFile(%q) = %q, %v; os.DirFS: %q, %v", name, got, gerr, want, werr)
+		}
+		gi, gerr := fs.Lstat(w, name)
+		wi, werr := fs.Lstat(d, name)
+		if errno(gerr) != errno(werr) || gerr == nil && (gi.Mode() != wi.Mode() || gi.Size() != wi.Size()) {
+			t.Errorf("Lstat(%q) differs: %v, %v", name, gerr, werr)
+		}
+	}
+	if target, err := fs.ReadLink(w, "link"); target != "a.txt" || err != nil {
+		t.Errorf("ReadLink(link) = %q, %v", target, err)
+	}
+}
+
+// errno reduces an error to what the tools look at.
+func errno(err error) string {
+	var e syscall.Errno
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &e):
+		return e.Error()
+	case errors.Is(err, fs.ErrInvalid):
+		return "invalid"
+	}
+	return err.Error()
+}
+
+func TestClosedFile(t *testing.T) {
+	f, err := wasifs.New(tree(t)).Open("a.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Read(make([]byte, 8)); !errors.Is(err, fs.ErrClosed) {
+		t.Errorf("Read after Close: %v", err)
+	}
+	if err := f.Close(); !errors.Is(err, fs.ErrClosed) {
+		t.Errorf("second Close: %v", err)
+	}
+	if _, err := f.Stat(); !errors.Is(err, fs.ErrClosed) {
+		t.Errorf("Stat after Close: %v", err)
+	}
+}
+
+// BenchmarkOpenRead opens and reads every file of a tree, through os.DirFS
+// and through wasifs. Natively the two are close; run it in the guest's
+// runtime (make bench-guest) to see the difference that matters.
+func BenchmarkOpenRead(b *testing.B) {
+	dir := os.Getenv("WASIFS_BENCH_DIR")
+	if dir == "" {
+		dir = tree(b)
+	}
+	var files []string
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			files = append(files, strings.TrimPrefix(p, dir+"/"))
+		}
+		return nil
+	})
+	buf := make([]byte, 64<<10)
+	for _, c := range []struct {
+		name string
+		fsys fs.FS
+	}{{"os.DirFS", os.DirFS(dir)}, {"wasifs", wasifs.New(dir)}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				for _, name := range files {
+					f, err := c.fsys.Open(name)
+					if err != nil {
+						continue
+					}
+					for {
+						if _, err := f.Read(buf); err != nil {
+							if err != io.EOF {
+								b.Fatal(err)
+							}
+							break
+						}
+					}
+					f.Close()
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(files)), "ns/file")
+		})
+	}
+}
