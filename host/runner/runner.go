@@ -294,7 +294,7 @@ type instance struct {
 }
 
 func (r *Runner) start() (*instance, error) {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(experimental.WithMemoryAllocator(context.Background(), linearMemory()))
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	mount, revoke := r.fs.Mount()
