@@ -35,23 +35,40 @@ type sample struct {
 	wall time.Duration
 }
 
-// measure runs argv n times (after one warm-up) and returns the medians.
-func measure(n int, warm bool, stdin string, argv ...string) (sample, error) {
-	var walls []time.Duration
-	if warm {
-		if _, err := once(stdin, argv); err != nil {
-			return sample{}, err
+// measureSide runs every command once per round, in turn, for n rounds
+// (after one warm-up round) and returns each one's median. A command that
+// fails on its warm-up (isolation unavailable, say) is dropped: its median
+// is 0.
+func measureSide(n int, cmds [][]string) ([]time.Duration, error) {
+	walls := make([][]time.Duration, len(cmds))
+	ok := make([]bool, len(cmds))
+	for i, c := range cmds {
+		_, err := once("", c)
+		ok[i] = err == nil
+		if i == 0 && err != nil {
+			return nil, err
 		}
 	}
-	for i := 0; i < n; i++ {
-		s, err := once(stdin, argv)
-		if err != nil {
-			return sample{}, err
+	for range n {
+		for i, c := range cmds {
+			if !ok[i] {
+				continue
+			}
+			s, err := once("", c)
+			if err != nil {
+				return nil, err
+			}
+			walls[i] = append(walls[i], s.wall)
 		}
-		walls = append(walls, s.wall)
 	}
-	slices.Sort(walls)
-	return sample{wall: walls[len(walls)/2]}, nil
+	med := make([]time.Duration, len(cmds))
+	for i, w := range walls {
+		if len(w) > 0 {
+			slices.Sort(w)
+			med[i] = w[len(w)/2]
+		}
+	}
+	return med, nil
 }
 
 func once(stdin string, argv []string) (sample, error) {
@@ -142,30 +159,33 @@ func run() int {
 	} {
 		fmt.Fprintln(os.Stderr, "moat-bench:", c.name)
 		args := fmt.Sprintf(`{"pattern":%q,"max_results":100000}`, c.pat)
-		m, err := measure(*runs, true, "", moatArgs("--root", src, "grep", args)...)
+		// Every command of a row runs once per round, in turn, so that the
+		// machine's slow moments fall on all of them alike.
+		cmds := [][]string{
+			moatArgs("--root", src, "grep", args),
+			{moat, "tool", "--isolate", "require", "--cache-dir", cache, "--root", src, "grep", args},
+		}
+		names := []string{"moat (isolate off)", "moat (isolated)"}
+		if _, err := exec.LookPath("grep"); err == nil {
+			cmds, names = append(cmds, []string{"grep", "-rn", c.pat, src}), append(names, "GNU grep -rn")
+		}
+		if _, err := exec.LookPath("rg"); err == nil {
+			cmds, names = append(cmds, []string{"rg", "-n", "--no-messages", c.pat, src}), append(names, "ripgrep -n")
+		}
+		med, err := measureSide(*runs, cmds)
 		if err != nil {
 			return fail(err)
 		}
-		rows = append(rows, row{c.name + ", moat (isolate off)", ms(m.wall), "", ""})
-		if mi, err := measure(*runs, true, "", append([]string{moat, "tool", "--isolate", "require", "--cache-dir", cache}, "--root", src, "grep", args)...); err == nil {
-			rows = append(rows, row{c.name + ", moat (isolated)", ms(mi.wall), "", ""})
+		m := med[0]
+		rows = append(rows, row{c.name + ", moat (isolate off)", ms(m), "", ""})
+		if med[1] > 0 {
+			rows = append(rows, row{c.name + ", moat (isolated)", ms(med[1]), "", ""})
 		}
-		if _, err := exec.LookPath("grep"); err == nil {
-			g, err := measure(*runs, true, "", "grep", "-rn", c.pat, src)
-			if err != nil {
-				return fail(err)
-			}
-			rows = append(rows, row{"  vs GNU grep -rn", ms(m.wall), ms(g.wall), fmt.Sprintf("%.2fx", ratio(m.wall, g.wall))})
-		}
-		if _, err := exec.LookPath("rg"); err == nil {
-			r, err := measure(*runs, true, "", "rg", "-n", "--no-messages", c.pat, src)
-			if err != nil {
-				return fail(err)
-			}
-			rows = append(rows, row{"  vs ripgrep -n", ms(m.wall), ms(r.wall), fmt.Sprintf("%.2fx", ratio(m.wall, r.wall))})
+		for i := 2; i < len(cmds); i++ {
+			rows = append(rows, row{"  vs " + names[i], ms(m), ms(med[i]), fmt.Sprintf("%.2fx", ratio(m, med[i]))})
 		}
 		nat := nativeGrep(src, c.pat, *runs)
-		rows = append(rows, row{"  vs the same tool code, native Go", ms(m.wall), ms(nat), fmt.Sprintf("%.2fx", ratio(m.wall, nat))})
+		rows = append(rows, row{"  vs the same tool code, native Go", ms(m), ms(nat), fmt.Sprintf("%.2fx", ratio(m, nat))})
 	}
 
 	// 2. One-shot latency.
@@ -174,15 +194,15 @@ func run() int {
 	os.MkdirAll(filepath.Join(small, "src"), 0o755)
 	os.WriteFile(filepath.Join(small, "a.txt"), []byte("hello\n"), 0o644)
 	ls := []string{"--root", small, "list_dir", `{"path":"."}`}
-	ver, err := measure(*runs*3, true, "", moat, "--version")
+	one, err := measureSide(*runs*3, [][]string{
+		{moat, "--version"},
+		moatArgs(ls...),
+		append([]string{moat, "tool", "--isolate", "require", "--cache-dir", cache}, ls...),
+	})
 	if err != nil {
 		return fail(err)
 	}
-	warm, err := measure(*runs*3, true, "", moatArgs(ls...)...)
-	if err != nil {
-		return fail(err)
-	}
-	warmIso, err := measure(*runs*3, true, "", append([]string{moat, "tool", "--isolate", "require", "--cache-dir", cache}, ls...)...)
+	ver, warm, warmIso := sample{one[0]}, sample{one[1]}, sample{one[2]}
 	var cold []time.Duration
 	for i := 0; i < 3; i++ {
 		d := filepath.Join(tmp, fmt.Sprintf("cold%d", i))
@@ -197,7 +217,7 @@ func run() int {
 		row{"moat --version (bare process start)", ms(ver.wall), "", ""},
 		row{"one-shot moat tool list_dir, warm cache", ms(warm.wall), ms(ver.wall), fmt.Sprintf("%.1fx --version", ratio(warm.wall, ver.wall))},
 		row{"one-shot moat tool list_dir, first run (no cache)", ms(cold[1]), ms(warm.wall), fmt.Sprintf("%.1fx warm", ratio(cold[1], warm.wall))})
-	if err == nil {
+	if warmIso.wall > 0 {
 		rows = append(rows, row{"isolated session start (one-shot, --isolate require)", ms(warmIso.wall), ms(warm.wall), fmt.Sprintf("+%s", ms(warmIso.wall-warm.wall))})
 	}
 
