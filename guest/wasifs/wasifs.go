@@ -70,8 +70,8 @@ func (f *FS) ReadLink(name string) (string, error) { return fs.ReadLink(f.dir, n
 // anything but a folder, as os.File's does.
 type file struct {
 	fd     int
-	name   string // as opened, for errors
-	path   string // from the preopen, for the os.File: its ReadDir entries stat by it
+	name   string   // as opened, for errors
+	path   string   // from the preopen, for the os.File: its ReadDir entries stat by it
 	os     *os.File // made by Stat or ReadDir; owns fd from then on
 	closed bool
 }
