@@ -3,12 +3,13 @@
 // Package wasifs is the guest's filesystem: os.DirFS over the one preopen,
 // except that files are opened, read and closed with direct WASI calls.
 //
-// Under wasip1, os.Open costs four host calls on top of path_open (it puts
-// the descriptor in non-blocking mode and registers it with the poller,
-// which a file on a WASI preopen never needs) plus a finalizer. Over Go's
-// source tree that was 40% of a grep's time in the guest; see
-// BenchmarkOpenRead. Everything else (Stat, Lstat, ReadLink, ReadDir)
-// is os.DirFS's own.
+// Under wasip1, os.Open makes two host calls besides path_open, to put the
+// descriptor in non-blocking mode (which a file on a WASI preopen never
+// needs, and which costs the host system calls of its own), and sets up a
+// poller entry and a finalizer. Per file opened and read, that is 2.5x the
+// cost of the direct calls (BenchmarkOpenRead in wazero, make bench-guest),
+// and about a fifth of a grep's time over Go's source tree. Everything else
+// (Stat, Lstat, ReadLink, ReadDir) is os.DirFS's own.
 //
 // The package builds for unix too, so its tests run natively as well as in
 // the guest.

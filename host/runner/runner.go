@@ -132,7 +132,11 @@ const cacheConfig = "mem4096-noterm"
 // calls itself "dev"); a marker without the version would call a cache
 // warm that this wazero has never filled.
 func cacheMarker(cacheDir string) string {
-	id := sha256.Sum256([]byte(guest.BuildID()))
+	key := guest.BuildID()
+	if key == "" {
+		key = string(guest.Wasm()) // a guest built without an ID: hash it whole
+	}
+	id := sha256.Sum256([]byte(key))
 	return filepath.Join(cacheDir, "wazero", fmt.Sprintf("moat-guest-%x-wazero-%s-%s-%s-%s", id[:8], wazeroVersion(), cacheConfig, runtime.GOARCH, runtime.GOOS))
 }
 
