@@ -23,7 +23,7 @@ func Wasm() []byte { return wasm }
 
 // BuildID returns the Go build ID recorded in the guest module (its first
 // section, "go:buildid"): a hash of the guest's inputs and content, so it
-// names this exact guest as well as a hash of its 4.5 MB would, for the
+// names this exact guest as well as a hash of its megabytes would, for the
 // cost of reading a few bytes. It is "" if the module has none.
 func BuildID() string {
 	const name = "go:buildid"

@@ -9,6 +9,10 @@
 //
 // The framing is one JSON object per line: the host writes a [Request] on the
 // guest's stdin, the guest answers with exactly one [Response] on its stdout.
+// The host encodes and decodes with encoding/json; the guest with the small
+// codec in wire.go ([DecodeRequest], [DecodeArgs], [AppendResponse]), which
+// keeps reflection out of the guest and is tested to agree with
+// encoding/json.
 // The guest's filesystem speaks to it through errno values, which are part
 // of this contract too (host/confine sends them, guest/tools reads them):
 // EPERM means the path escapes the sandbox (through a symlink or ".."; wazero

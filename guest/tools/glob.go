@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"fmt"
 	"io/fs"
 	"slices"
 	"strings"
@@ -91,7 +90,7 @@ func glob(fsys fs.FS, a proto.GlobArgs, lim proto.Limits) (string, error) {
 		return "", fsError(tool, a.Path, err)
 	}
 	if total == 0 {
-		return fmt.Sprintf("no files match %s in %s", a.Pattern, displayPath(a.Path)), nil
+		return sprintf("no files match %s in %s", a.Pattern, displayPath(a.Path)), nil
 	}
 	slices.Sort(keep)
 	if len(keep) > limit {
@@ -103,7 +102,7 @@ func glob(fsys fs.FS, a proto.GlobArgs, lim proto.Limits) (string, error) {
 		b.WriteByte('\n')
 	}
 	if total > len(keep) {
-		fmt.Fprintf(&b, "... %d more matches\n", total-len(keep))
+		fmtTo(&b, "... %d more matches\n", total-len(keep))
 	}
 	return strings.TrimSuffix(b.String(), "\n"), nil
 }

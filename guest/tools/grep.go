@@ -2,9 +2,7 @@ package tools
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"regexp"
@@ -57,12 +55,12 @@ func grepShard(fsys fs.FS, a proto.GrepArgs, lim proto.Limits) ([]proto.GrepPart
 // early, or a sentence when nothing matched.
 func formatGrep(a proto.GrepArgs, hits string, n int, more bool) string {
 	if n == 0 {
-		return fmt.Sprintf("no matches for %s in %s", a.Pattern, displayPath(a.Path))
+		return sprintf("no matches for %s in %s", a.Pattern, displayPath(a.Path))
 	}
 	var b strings.Builder
 	b.WriteString(hits)
 	if more {
-		fmt.Fprintf(&b, "[stopped after %d matches; more exist — narrow the pattern, path or glob]\n", n)
+		fmtTo(&b, "[stopped after %d matches; more exist — narrow the pattern, path or glob]\n", n)
 	}
 	return strings.TrimSuffix(b.String(), "\n")
 }
@@ -70,9 +68,9 @@ func formatGrep(a proto.GrepArgs, hits string, n int, more bool) string {
 // MergeGrep joins the answers of a sharded grep into the answer one
 // instance would have given: files in walk order, at most max hits, the
 // same notices. The first error wins (every shard reports the same one).
-func MergeGrep(args json.RawMessage, lim proto.Limits, resps []proto.Response) proto.Response {
+func MergeGrep(args []byte, lim proto.Limits, resps []proto.Response) proto.Response {
 	var a proto.GrepArgs
-	json.Unmarshal(args, &a)
+	proto.DecodeArgs(args, &a) // the shards decoded the same bytes without error
 	var parts []proto.GrepPart
 	more := false
 	for _, r := range resps {

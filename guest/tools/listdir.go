@@ -2,7 +2,6 @@ package tools
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"slices"
@@ -54,7 +53,7 @@ func listDir(fsys fs.FS, a proto.ListDirArgs, lim proto.Limits) (string, error) 
 		b.WriteByte('\n')
 	}
 	if total > len(entries) {
-		fmt.Fprintf(&b, "... %d more entries\n", total-len(entries))
+		fmtTo(&b, "... %d more entries\n", total-len(entries))
 	}
 	return strings.TrimSuffix(b.String(), "\n"), nil
 }

@@ -3,7 +3,6 @@ package tools
 import (
 	"bufio"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"strings"
@@ -96,14 +95,14 @@ func readFile(fsys fs.FS, a proto.ReadFileArgs, lim proto.Limits) (string, error
 	case stopBudget:
 		if last < offset {
 			// The first line alone is over budget: show its head.
-			fmt.Fprintf(&out, "\n[truncated: line %d of %s is longer than the read budget; showed its first %s]",
+			fmtTo(&out, "\n[truncated: line %d of %s is longer than the read budget; showed its first %s]",
 				offset, shown, humanSize(int64(pg.partial)))
 		} else {
-			fmt.Fprintf(&out, "\n[truncated: showed lines %d-%d of %s (%s of %s); call read_file with offset=%d to read on]",
+			fmtTo(&out, "\n[truncated: showed lines %d-%d of %s (%s of %s); call read_file with offset=%d to read on]",
 				offset, last, shown, humanSize(int64(pg.shown)), humanSize(info.Size()), last+1)
 		}
 	case stopLimit:
-		fmt.Fprintf(&out, "\n[showed lines %d-%d; the file has more, call read_file with offset=%d]", offset, last, last+1)
+		fmtTo(&out, "\n[showed lines %d-%d; the file has more, call read_file with offset=%d]", offset, last, last+1)
 	}
 	return out.String(), nil
 }

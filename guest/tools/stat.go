@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"fmt"
 	"io/fs"
 	"strings"
 	"time"
@@ -23,22 +22,22 @@ func stat(fsys fs.FS, a proto.StatArgs) (string, error) {
 		return "", fsError(proto.Stat, a.Path, err)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "path: %s\n", p)
-	fmt.Fprintf(&b, "kind: %s\n", fileKind(info.Mode()))
+	fmtTo(&b, "path: %s\n", p)
+	fmtTo(&b, "kind: %s\n", fileKind(info.Mode()))
 	if n := info.Size(); n < 1000 {
-		fmt.Fprintf(&b, "size: %d bytes\n", n)
+		fmtTo(&b, "size: %d bytes\n", n)
 	} else {
-		fmt.Fprintf(&b, "size: %d bytes (%s)\n", n, humanSize(n))
+		fmtTo(&b, "size: %d bytes (%s)\n", n, humanSize(n))
 	}
 	// WASI carries no permission bits (Go's wasip1 port reports a fixed
 	// 0600/0700), so printing them would be a made-up answer.
 	b.WriteString("mode: not visible inside the sandbox (WASI carries no permission bits)\n")
-	fmt.Fprintf(&b, "modified: %s", info.ModTime().UTC().Format(time.RFC3339))
+	fmtTo(&b, "modified: %s", info.ModTime().UTC().Format(time.RFC3339))
 	if info.Mode()&fs.ModeSymlink != 0 {
 		target, err := fs.ReadLink(fsys, p)
 		switch {
 		case err == nil:
-			fmt.Fprintf(&b, "\ntarget: %s", target)
+			fmtTo(&b, "\ntarget: %s", target)
 		case isEscape(err):
 			b.WriteString("\ntarget: outside the sandbox (not followed)")
 		default:

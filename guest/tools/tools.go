@@ -2,7 +2,7 @@
 // grep, glob, stat) as the WASI guest runs them.
 //
 // It is written against io/fs only, so the same code is compiled into the
-// GOOS=wasip1 guest (which hands it os.DirFS("/") over a preopen the host has
+// GOOS=wasip1 guest (which hands it guest/wasifs over a preopen the host has
 // already confined and filtered) and unit-tested natively with
 // testing/fstest.MapFS. The guest is one layer of several: the host has
 // already validated the arguments and checked paths lexically, and its mount
@@ -22,11 +22,10 @@
 package tools
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
 	"path"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -40,7 +39,7 @@ import (
 func Run(fsys fs.FS, req proto.Request) (resp proto.Response) {
 	defer func() {
 		if r := recover(); r != nil {
-			resp = errResponse(fmt.Sprintf("error: internal error in %s: %v", req.Tool, r))
+			resp = errResponse(sprintf("error: internal error in %s: %v", req.Tool, panicText(r)))
 		}
 		resp.ID = req.ID
 	}()
@@ -73,7 +72,18 @@ type toolError string
 func (e toolError) Error() string { return string(e) }
 
 func errorf(format string, args ...any) error {
-	return toolError(fmt.Sprintf("error: "+format, args...))
+	return toolError(sprintf("error: "+format, args...))
+}
+
+// panicText describes a recovered panic value.
+func panicText(r any) string {
+	switch v := r.(type) {
+	case error:
+		return v.Error()
+	case string:
+		return v
+	}
+	return "panic"
 }
 
 func dispatch(fsys fs.FS, req proto.Request) (string, error) {
@@ -117,11 +127,7 @@ func dispatch(fsys fs.FS, req proto.Request) (string, error) {
 // them: the guest must not trust that the host it runs under is the one
 // that did the validation.
 func decodeArgs(req proto.Request, v any) error {
-	raw := req.Args
-	if len(raw) == 0 {
-		raw = json.RawMessage("{}")
-	}
-	if err := json.Unmarshal(raw, v); err != nil {
+	if err := proto.DecodeArgs(req.Args, v); err != nil {
 		return errorf("invalid arguments for %s: %v", req.Tool, err)
 	}
 	return nil
@@ -234,12 +240,12 @@ func fileKind(m fs.FileMode) string {
 func humanSize(n int64) string {
 	const unit = 1000
 	if n < unit {
-		return fmt.Sprintf("%d B", n)
+		return strconv.FormatInt(n, 10) + " B"
 	}
 	div, exp := int64(unit), 0
 	for m := n / unit; m >= unit && exp < 5; m /= unit {
 		div *= unit
 		exp++
 	}
-	return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "KMGTPE"[exp])
+	return strconv.FormatFloat(float64(n)/float64(div), 'f', 1, 64) + " " + "KMGTPE"[exp:exp+1] + "B"
 }

@@ -205,10 +205,10 @@ func TestMalformedAndUnknown(t *testing.T) {
 	for _, tc := range []struct{ tool, args, want string }{
 		{"rm_rf", `{}`, "error: unknown tool: rm_rf"},
 		{"", `{}`, "error: unknown tool: "},
-		{proto.ReadFile, `{"path": 7}`, "error: invalid arguments for read_file: json: cannot unmarshal number into Go struct field ReadFileArgs.path of type string"},
-		{proto.ListDir, `[1,2]`, "error: invalid arguments for list_dir: json: cannot unmarshal array into Go value of type proto.ListDirArgs"},
-		{proto.Grep, `{"pattern":`, "error: invalid arguments for grep: unexpected end of JSON input"},
-		{proto.Stat, `"x"`, "error: invalid arguments for stat: json: cannot unmarshal string into Go value of type proto.StatArgs"},
+		{proto.ReadFile, `{"path": 7}`, "error: invalid arguments for read_file: path: want a string"},
+		{proto.ListDir, `[1,2]`, "error: invalid arguments for list_dir: want an object"},
+		{proto.Grep, `{"pattern":`, "error: invalid arguments for grep: pattern: unexpected end of JSON input"},
+		{proto.Stat, `"x"`, "error: invalid arguments for stat: want an object"},
 		{proto.ReadFile, `{"path":"a","offset":-1}`, "error: offset must be 1 or more, got -1"},
 		{proto.ReadFile, `{"path":"a","limit":-3}`, "error: limit must be 1 or more, got -3"},
 	} {

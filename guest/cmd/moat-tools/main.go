@@ -13,9 +13,7 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -48,31 +46,32 @@ func main() {
 func run(fsys fs.FS, stdin io.Reader, stdout, stderr io.Writer) int {
 	in := bufio.NewReaderSize(stdin, stdinBuffer)
 	out := bufio.NewWriter(stdout)
-	enc := json.NewEncoder(out)
-	enc.SetEscapeHTML(false)
+	var buf []byte
+	fail := func(what string, err error) int {
+		io.WriteString(stderr, "moat-tools: "+what+": "+err.Error()+"\n")
+		return 1
+	}
 	for {
 		line, err := in.ReadBytes('\n')
 		if len(line) > 0 && !isBlank(line) {
-			var req proto.Request
-			if jerr := json.Unmarshal(line, &req); jerr != nil {
-				fmt.Fprintf(stderr, "moat-tools: malformed request: %v\n", jerr)
-				return 1
+			req, jerr := proto.DecodeRequest(line)
+			if jerr != nil {
+				return fail("malformed request", jerr)
 			}
-			if werr := enc.Encode(tools.Run(fsys, req)); werr != nil {
-				fmt.Fprintf(stderr, "moat-tools: writing response: %v\n", werr)
-				return 1
+			resp := tools.Run(fsys, req)
+			buf = append(proto.AppendResponse(buf[:0], &resp), '\n')
+			if _, werr := out.Write(buf); werr != nil {
+				return fail("writing response", werr)
 			}
 			if werr := out.Flush(); werr != nil {
-				fmt.Fprintf(stderr, "moat-tools: writing response: %v\n", werr)
-				return 1
+				return fail("writing response", werr)
 			}
 		}
 		if errors.Is(err, io.EOF) {
 			return 0
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "moat-tools: reading request: %v\n", err)
-			return 1
+			return fail("reading request", err)
 		}
 	}
 }

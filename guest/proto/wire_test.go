@@ -1,0 +1,179 @@
+package proto
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// argTypes are every argument struct, fresh.
+func argTypes() []any {
+	return []any{&ListDirArgs{}, &ReadFileArgs{}, &GrepArgs{}, &GlobArgs{}, &StatArgs{}, &ProposeWriteArgs{}, &ProposeEditArgs{}}
+}
+
+var wireInputs = []string{
+	`{"id":1,"tool":"grep","args":{"pattern":"x"},"limits":{}}`,
+	`{"id":18446744073709551615,"tool":"read_file","args":{"path":"a b\u00e9\ud83d\ude00"},"limits":{"max_read_bytes":9223372036854775807,"max_results":3,"no_ignore":true,"shard":1,"shards":2}}`,
+	` { "ID" : 2 , "Tool":"stat", "args" : null , "extra": [1, {"a": [true, false, null]}, "s"], "limits": null } `,
+	`{"id":3,"tool":"x","args":{"a":1},"limits":{"shards":2},"limits":{"shard":1}}`,
+	`{"id":4,"tool":"\ud800\u0041\udc00\ud800\udc00 \u002F \/ \b\f\n\r\t \\ \""}`,
+	"{\"id\":5,\"tool\":\"\xff\xfe raw \xc3\"}",
+	`{"id":6,"tool":"K\u212a"}`,
+	`null`,
+	`{}`,
+	``,
+	`{"id":-1}`,
+	`{"id":1.5}`,
+	`{"id":1e3}`,
+	`{"id":01}`,
+	`{"id":"1"}`,
+	`{"tool":5}`,
+	`{"limits":{"no_ignore":"true"}}`,
+	`{"limits":{"max_results":1.0}}`,
+	`{"limits":{"max_results":99999999999999999999}}`,
+	`{"id":1}x`,
+	`{"id":1,}`,
+	`{"id" 1}`,
+	`{"tool":"a` + "\n" + `b"}`,
+	`{"tool":"\x"}`,
+	`{"tool":"\u12"}`,
+	`{"extra":[1,]}`,
+	`{"extra":-}`,
+	`{"extra":1.}`,
+	`{"extra":.5}`,
+	`{"extra":tru}`,
+	`[1]`,
+	`"s"`,
+}
+
+// TestWireMatchesEncodingJSON decodes every input with the guest's codec
+// and with encoding/json, which the host uses, and wants the same result.
+func TestWireMatchesEncodingJSON(t *testing.T) {
+	for _, in := range wireInputs {
+		checkRequest(t, []byte(in))
+		for _, v := range argTypes() {
+			checkArgs(t, []byte(in), v)
+		}
+	}
+	for _, in := range []string{
+		`{"path":"p","offset":2,"limit":3}`,
+		`{"pattern":"a.*b","path":"src","glob":"**/*.go","ignore_case":true,"max_results":5}`,
+		`{"PATH":"upper","Pattern":"mixed"}`,
+		`{"path":"p","old_text":"a","new_text":"b","replace_all":true,"content":"c"}`,
+		`{"offset":"2"}`,
+		`{"ignore_case":1}`,
+		`{"max_results":-3}`,
+		`{"path":null,"offset":null}`,
+		`  `,
+	} {
+		for _, v := range argTypes() {
+			checkArgs(t, []byte(in), v)
+		}
+	}
+}
+
+func checkRequest(t *testing.T, in []byte) {
+	t.Helper()
+	got, gerr := DecodeRequest(in)
+	var want Request
+	werr := json.Unmarshal(in, &want)
+	if (gerr != nil) != (werr != nil) {
+		t.Fatalf("DecodeRequest(%q): error %v, encoding/json: %v", in, gerr, werr)
+	}
+	if werr == nil && !reflect.DeepEqual(got, want) {
+		t.Fatalf("DecodeRequest(%q) = %+v, encoding/json: %+v", in, got, want)
+	}
+}
+
+func checkArgs(t *testing.T, in []byte, v any) {
+	t.Helper()
+	got := reflect.New(reflect.TypeOf(v).Elem()).Interface()
+	want := reflect.New(reflect.TypeOf(v).Elem()).Interface()
+	gerr := DecodeArgs(in, got)
+	var werr error
+	if len(bytes.TrimSpace(in)) > 0 { // the guest treats absent arguments as {}
+		werr = json.Unmarshal(in, want)
+	}
+	if (gerr != nil) != (werr != nil) {
+		t.Fatalf("DecodeArgs(%q, %T): error %v, encoding/json: %v", in, v, gerr, werr)
+	}
+	if werr == nil && !reflect.DeepEqual(got, want) {
+		t.Fatalf("DecodeArgs(%q, %T) = %+v, encoding/json: %+v", in, v, got, want)
+	}
+}
+
+// TestArgFields sets each field of each argument struct through its json
+// tag alone, so that a field added to a struct without teaching DecodeArgs
+// fails here.
+func TestArgFields(t *testing.T) {
+	for _, v := range argTypes() {
+		typ := reflect.TypeOf(v).Elem()
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			var val string
+			switch f.Type.Kind() {
+			case reflect.String:
+				val = `"v"`
+			case reflect.Int, reflect.Int64:
+				val = `7`
+			case reflect.Bool:
+				val = `true`
+			default:
+				t.Fatalf("%s.%s: DecodeArgs has no case for %v", typ.Name(), f.Name, f.Type)
+			}
+			in := []byte(`{"` + name + `":` + val + `}`)
+			checkArgs(t, in, v)
+			got := reflect.New(typ)
+			if err := DecodeArgs(in, got.Interface()); err != nil || got.Elem().Field(i).IsZero() {
+				t.Errorf("%s.%s (json %q) is not decoded: %v", typ.Name(), f.Name, name, err)
+			}
+		}
+	}
+	if err := DecodeArgs([]byte(`{}`), &Request{}); err == nil {
+		t.Error("DecodeArgs took a type it does not know")
+	}
+}
+
+// TestAppendResponse wants the bytes encoding/json writes.
+func TestAppendResponse(t *testing.T) {
+	for _, r := range []Response{
+		{ID: 1, Text: "hello"},
+		{ID: 0, Text: ""},
+		{ID: 18446744073709551615, Text: "error: x", IsError: true},
+		{ID: 3, Text: "ctl \x00\x01\x1f\x7f \b\f\n\r\t \"q\" \\ <a>&amp; \u2028\u2029 é 😀 \xff\xfe \xc3 end"},
+		{ID: 4, Parts: []GrepPart{{Path: "a.go", Text: "a.go:1: x\n", Hits: 1}, {Path: "b\n.go", Text: "", Hits: 0}}, More: true},
+	} {
+		checkResponse(t, r)
+	}
+}
+
+func checkResponse(t *testing.T, r Response) {
+	t.Helper()
+	var want bytes.Buffer
+	enc := json.NewEncoder(&want)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r); err != nil {
+		t.Fatal(err)
+	}
+	got := append(AppendResponse(nil, &r), '\n')
+	if !bytes.Equal(got, want.Bytes()) {
+		t.Fatalf("AppendResponse(%+v)\n got %s\nwant %s", r, got, want.Bytes())
+	}
+}
+
+// FuzzWire holds the codec to encoding/json on arbitrary input.
+func FuzzWire(f *testing.F) {
+	for _, in := range wireInputs {
+		f.Add([]byte(in))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		checkRequest(t, in)
+		checkArgs(t, in, &GrepArgs{})
+		checkArgs(t, in, &ReadFileArgs{})
+		checkResponse(t, Response{ID: 1, Text: string(in), IsError: len(in)%2 == 0,
+			Parts: []GrepPart{{Path: string(in), Text: string(in), Hits: len(in)}}})
+	})
+}
