@@ -540,7 +540,7 @@ func (g *grepper) searchBlock(sc *fileScan, block []byte, last bool) {
 			}
 		}
 		start, end := lineAround(block, hit)
-		sc.line += bytes.Count(block[counted:start], []byte{'\n'})
+		sc.line += countNewlines(block[counted:start])
 		counted = start
 		if sc.line != sc.lastPrinted {
 			if g.hits == g.max {
@@ -554,7 +554,7 @@ func (g *grepper) searchBlock(sc *fileScan, block []byte, last bool) {
 		pos = end + 1
 	}
 	if !last {
-		sc.line += bytes.Count(block[counted:], []byte{'\n'})
+		sc.line += countNewlines(block[counted:])
 	}
 }
 

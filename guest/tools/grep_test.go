@@ -339,6 +339,17 @@ func TestFinderCommonRareByte(t *testing.T) {
 	}
 }
 
+func FuzzCountNewlines(f *testing.F) {
+	f.Add([]byte("a\nb\n\n\xff\x8a\x0a\x0b\x09 and a longer tail\n\n\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for i := range min(len(b), 9) { // every alignment of the tail
+			if got, want := countNewlines(b[i:]), bytes.Count(b[i:], []byte{'\n'}); got != want {
+				t.Fatalf("countNewlines(%q) = %d, want %d", b[i:], got, want)
+			}
+		}
+	})
+}
+
 func FuzzFinder(f *testing.F) {
 	f.Add(bytes.Repeat([]byte("zjq"), 200), []byte("qqjqz"))
 	f.Add([]byte("the quick brown fox"), []byte("brown"))
