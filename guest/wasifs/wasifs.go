@@ -25,8 +25,9 @@ import (
 // FS is a read-only fs.FS rooted at a directory. It implements fs.StatFS,
 // fs.ReadDirFS and fs.ReadLinkFS by forwarding to os.DirFS.
 type FS struct {
-	root string // with a trailing slash
-	dir  fs.FS  // os.DirFS(root)
+	root   string // with a trailing slash
+	dir    fs.FS  // os.DirFS(root)
+	rootFD int    // the root folder, open, where openat can use it; else -1
 }
 
 // New returns the filesystem rooted at dir (in the guest, "/").
@@ -35,7 +36,7 @@ func New(dir string) *FS {
 	if root == "" || root[len(root)-1] != '/' {
 		root += "/"
 	}
-	return &FS{root: root, dir: os.DirFS(dir)}
+	return &FS{root: root, dir: os.DirFS(dir), rootFD: openRoot(root)}
 }
 
 // Open opens name for reading. The file's Read and Close are direct WASI
@@ -48,7 +49,7 @@ func (f *FS) Open(name string) (fs.File, error) {
 	if name == "." {
 		p = f.root
 	}
-	fd, err := syscall.Open(p, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	fd, err := f.open(name, p)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
