@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
 )
@@ -239,6 +240,9 @@ func New(deny, allow []string) (*Policy, error) {
 // normalize folds a name or pattern the way case-insensitive file systems
 // do, and drops the trailing dots and spaces Windows ignores.
 func normalize(s string) string {
+	if isNormal(s) {
+		return s // the common case, checked on every open: no allocation
+	}
 	if !strings.Contains(s, "/") {
 		return normalizeName(s)
 	}
@@ -247,6 +251,25 @@ func normalize(s string) string {
 		parts[i] = normalizeName(c)
 	}
 	return strings.Join(parts, "/")
+}
+
+// isNormal reports whether normalize would return s unchanged: ASCII
+// without upper-case letters, and no component ending in a dot or a space
+// other than "." and "..".
+func isNormal(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf || 'A' <= c && c <= 'Z' {
+			return false
+		}
+		if (c == '.' || c == ' ') && (i+1 == len(s) || s[i+1] == '/') {
+			comp := s[strings.LastIndexByte(s[:i], '/')+1 : i+1]
+			if comp != "." && comp != ".." {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func normalizeName(c string) string {
@@ -296,12 +319,20 @@ func (p *Policy) walk(rel string, rules *ruleSet) (string, bool) {
 	if rel == "." || rel == "" {
 		return "", false
 	}
-	comps := strings.Split(normalize(rel), "/")
-	for i, c := range comps {
-		full := func() string { return strings.Join(comps[:i+1], "/") }
+	n := normalize(rel)
+	for start := 0; start <= len(n); {
+		end := strings.IndexByte(n[start:], '/')
+		if end < 0 {
+			end = len(n)
+		} else {
+			end += start
+		}
+		c, upTo := n[start:end], n[:end]
+		full := func() string { return upTo }
 		if r, ok := rules.match(c, full); ok && !p.allowed(c, full) {
 			return r, true
 		}
+		start = end + 1
 	}
 	return "", false
 }

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -58,6 +59,23 @@ func FuzzClean(f *testing.F) {
 		}
 		if c == ".." || len(c) >= 3 && c[:3] == "../" || len(c) > 0 && c[0] == '/' {
 			t.Fatalf("Clean(%q) = %q escapes", s, c)
+		}
+	})
+}
+
+// FuzzNormalize holds normalize's no-allocation shortcut to the plain
+// definition: fold every component.
+func FuzzNormalize(f *testing.F) {
+	for _, s := range []string{"a/b", "A/b", "a./b", "a /b", "./..", "...", "a/../b", "É/x", ".env.", "src/.Git/config", "a//b", "a/", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		parts := strings.Split(s, "/")
+		for i, c := range parts {
+			parts[i] = normalizeName(c)
+		}
+		if got, want := normalize(s), strings.Join(parts, "/"); got != want {
+			t.Fatalf("normalize(%q) = %q, want %q", s, got, want)
 		}
 	})
 }
