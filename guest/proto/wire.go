@@ -72,10 +72,10 @@ func DecodeArgs(raw []byte, v any) error {
 	default:
 		return errors.New("proto: DecodeArgs of an unknown type")
 	}
-	if len(strings.TrimSpace(string(raw))) == 0 {
-		return nil
-	}
 	d := &decoder{b: raw}
+	if d.peek() == 0 && d.i == len(raw) {
+		return nil // nothing but space
+	}
 	if err := d.fields(fs); err != nil {
 		return err
 	}
@@ -231,7 +231,7 @@ func (d *decoder) end() error {
 
 // literal consumes word (true, false, null) if it is next.
 func (d *decoder) literal(word string) bool {
-	if d.peek() == word[0] && strings.HasPrefix(string(d.b[d.i:]), word) {
+	if d.peek() == word[0] && len(d.b)-d.i >= len(word) && string(d.b[d.i:d.i+len(word)]) == word {
 		d.i += len(word)
 		return true
 	}
