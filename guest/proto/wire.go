@@ -10,7 +10,7 @@ import (
 
 // The guest's side of the wire, without encoding/json.
 //
-// encoding/json works by reflection, and it and the reflection it needs
+// encoding/json works by reflection: it, fmt and the reflection they need
 // were a fifth of the guest's code. wazero decodes and validates all of that
 // code every time a process loads the guest (it is most of what a one-shot
 // `moat tool` call waits for) and compiles it on the first run. So the guest
