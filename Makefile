@@ -3,22 +3,50 @@ SHELL := /bin/bash
 GO ?= go
 export GOFLAGS := -buildvcs=false
 
-.PHONY: build test test-short test-guest bench-guest vet cross guest fuzz fuzz-short bench bench-go clean
+.PHONY: build test test-lib test-scripts bench-once tools test-short test-guest bench-guest vet cross guest fuzz fuzz-short bench bench-go clean
 
 build:
 	$(GO) build -o moat ./cmd/moat
 
-# The whole suite: vet, cross-compiles, the libraries' tests under -race,
-# the end-to-end scripts (cmd/moat; every moat they start would be a
-# race-instrumented binary, several times slower, testing the same code the
-# -race run already covers), short fuzz runs, and every benchmark once so
-# none rots.
-test: vet cross
+# The whole suite, step by step, with a summary at the end (what ran, what
+# passed, how long each step took): vet, cross-compiles, the libraries' tests
+# under -race, the end-to-end scripts (cmd/moat; every moat they start would
+# be a race-instrumented binary, several times slower, testing the same code
+# the -race run already covers), the guest's packages in wazero, short fuzz
+# runs, and every benchmark once so none rots. Every step runs even after one
+# fails, so one run shows every failure; the exit status is 1 if any failed.
+TEST_STEPS = vet cross test-lib test-scripts test-guest fuzz-short bench-once
+test: tools
+	@log=$$(mktemp -d); trap 'rm -rf $$log' EXIT; start=$$(date +%s); failed=0; \
+	for s in $(TEST_STEPS); do \
+	  t0=$$(date +%s); echo "=== make $$s"; \
+	  if $(MAKE) --no-print-directory $$s 2>&1 | tee $$log/$$s; [ $${PIPESTATUS[0]} -eq 0 ]; then r=ok; else r=FAIL; failed=$$((failed+1)); fi; \
+	  ok=$$(grep -cE '^ok ' $$log/$$s || true); bad=$$(grep -cE '^(FAIL|--- FAIL)' $$log/$$s || true); fz=$$(grep -cE '^fuzz ' $$log/$$s || true); \
+	  what=""; [ $$ok -gt 0 ] && what="$$ok packages ok"; [ $$bad -gt 0 ] && what="$$what, $$bad failures"; [ $$fz -gt 0 ] && what="$$fz fuzz targets"; \
+	  printf '  %-13s %-4s %5ss  %s\n' $$s $$r $$(( $$(date +%s) - t0 )) "$$what" >> $$log/summary; \
+	done; \
+	echo; echo "=== summary of make test ($$(( $$(date +%s) - start ))s in all)"; cat $$log/summary; \
+	if [ $$failed -gt 0 ]; then echo "$$failed step(s) FAILED"; exit 1; fi; echo "all $(words $(TEST_STEPS)) steps passed"
+
+test-lib:
 	$(GO) test -race -timeout 20m $$($(GO) list ./... | grep -v '/cmd/')
+test-scripts:
 	$(GO) test -timeout 20m ./cmd/...
-	$(MAKE) --no-print-directory test-guest
-	$(MAKE) fuzz-short
+bench-once:
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 10m ./...
+
+# ripgrep and git: the differential tests compare grep with ripgrep and the
+# .gitignore matcher with git itself. Installed from Debian's packages when
+# missing (CI runs as root on a fresh machine); without them those tests
+# skip and say why.
+tools:
+	@missing=""; for t in rg git; do command -v $$t >/dev/null || missing="$$missing $$t"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing$$missing from Debian's packages"; \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    (apt-get update -qq && apt-get install -y -qq ripgrep git) >/dev/null || echo "could not install$$missing; the tests that compare with them skip"; \
+	  else echo "not root: install$$missing yourself, or the tests that compare with them skip"; fi; \
+	fi
 
 # The guest's packages tested where they run: compiled to wasip1 and run in
 # wazero, the version go.mod pins (its command-line runner, built here).
