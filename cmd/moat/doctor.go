@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -62,12 +60,12 @@ under --isolate require, and off under auto or off.
 Exit status: 0 when the sandbox layers are fine (even if Ollama is
 missing), 1 when a required layer is broken, 2 usage.`,
 		FlagSet: fs,
-		Options: ffOptions(),
 		Exec: func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
 				return usagef("doctor takes no arguments")
 			}
-			if err := c.check(); err != nil {
+			cfg, mode, err := c.sandbox()
+			if err != nil {
 				return err
 			}
 			h := *host
@@ -79,7 +77,7 @@ missing), 1 when a required layer is broken, 2 usage.`,
 				return usagef("--host: %v", err)
 			}
 			d := &doctor{out: e.stdout}
-			d.run(ctx, &c, base.String(), *model)
+			d.run(ctx, cfg, mode, base.String(), *model)
 			if d.failed > 0 {
 				return exitError{code: exitFailure, msg: fmt.Sprintf("%d required layer(s) broken; see the FAIL lines above", d.failed)}
 			}
@@ -104,12 +102,7 @@ func (d *doctor) line(name, state, format string, args ...any) {
 	fmt.Fprintf(d.out, "%-16s %-7s %s\n", name, state, fmt.Sprintf(format, args...))
 }
 
-func (d *doctor) run(ctx context.Context, c *common, host, model string) {
-	abs, _ := filepath.Abs(c.root)
-	kind, _ := confine.ParseKind(c.resolver)
-	mode, _ := isolate.ParseMode(c.isolate)
-	cfg := runner.Config{Root: abs, Resolver: kind, Deny: c.deny, Allow: c.allow, CacheDir: c.cachePath(), Timeout: c.timeout}
-
+func (d *doctor) run(ctx context.Context, cfg runner.Config, mode isolate.Mode, host, model string) {
 	d.guest(ctx, cfg)
 	d.isolation(ctx, cfg, mode)
 	d.ollama(ctx, host, model)
@@ -127,14 +120,7 @@ func (d *doctor) run(ctx context.Context, c *common, host, model string) {
 
 // guest compiles (or loads) the guest and runs one call through it.
 func (d *doctor) guest(ctx context.Context, cfg runner.Config) {
-	wz := "wazero (unknown version)"
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, dep := range bi.Deps {
-			if dep.Path == "github.com/tetratelabs/wazero" {
-				wz = "wazero " + dep.Version
-			}
-		}
-	}
+	wz := "wazero " + wazeroVersion()
 	cache := "no compile cache"
 	if cfg.CacheDir != "" {
 		state := "cold: compiled now"
