@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -109,6 +110,11 @@ func (a *agentFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&a.modelTimeout, "model-timeout", 5*time.Minute, "longest wait for one complete model reply (loading a large model counts)")
 	fs.StringVar(&a.system, "system", "", "read the system prompt from this `file` instead of using the built-in one")
 	fs.StringVar(&a.transcript, "transcript", "", "append every message exchanged to this `file`, one JSON object per line")
+	validate(fs, "api", oneOf(&a.api, "ollama", "openai"))
+	validate(fs, "host", parsedBy(&a.host, agent.ParseHost))
+	validate(fs, "max-turns", atLeast(&a.maxTurns, 1, ""))
+	validate(fs, "num-ctx", atLeast(&a.numCtx, minNumCtx, "the rules and tool definitions alone take about 1500 tokens"))
+	validate(fs, "model-timeout", positive(&a.modelTimeout))
 }
 
 // session is one opened conversation: backend, model, engine, transcript.
@@ -134,22 +140,7 @@ func (s *session) close(stderr io.Writer) {
 // and starts the conversation. stream, if not nil, gets the model's text
 // as it arrives.
 func (a *agentFlags) open(ctx context.Context, e *env, stream io.Writer) (*session, error) {
-	if a.api != "ollama" && a.api != "openai" {
-		return nil, usagef("--api: want ollama or openai, got %q", a.api)
-	}
-	if a.maxTurns < 1 {
-		return nil, usagef("--max-turns must be at least 1")
-	}
-	if a.numCtx < minNumCtx {
-		return nil, usagef("--num-ctx must be at least %d tokens: the rules and tool definitions alone take about 1500", minNumCtx)
-	}
-	if a.modelTimeout <= 0 {
-		return nil, usagef("--model-timeout must be positive")
-	}
-	if err := a.c.check(); err != nil {
-		return nil, err
-	}
-	if err := a.w.check(); err != nil {
+	if _, _, err := a.c.sandbox(); err != nil {
 		return nil, err
 	}
 	system := ""
@@ -162,13 +153,9 @@ func (a *agentFlags) open(ctx context.Context, e *env, stream io.Writer) (*sessi
 			return nil, usagef("--system: %s is empty", a.system)
 		}
 	}
-	host := a.host
-	if host == "" {
-		host = e.getenv("OLLAMA_HOST")
-	}
-	base, err := agent.ParseHost(host)
+	base, err := serverURL(a.host, e.getenv)
 	if err != nil {
-		return nil, usagef("--host: %v", err)
+		return nil, err
 	}
 	hc := &http.Client{}
 	var b agent.Backend = agent.NewOllama(base, hc)
@@ -208,6 +195,24 @@ func (a *agentFlags) open(ctx context.Context, e *env, stream io.Writer) (*sessi
 	})
 	ok = true
 	return s, nil
+}
+
+// serverURL is the model server's address: --host, else $OLLAMA_HOST, else
+// Ollama's default. Errors name where the bad address came from.
+func serverURL(host string, getenv func(string) string) (*url.URL, error) {
+	if host != "" {
+		u, err := agent.ParseHost(host)
+		if err != nil {
+			return nil, usagef("--host: %v", err)
+		}
+		return u, nil
+	}
+	env := getenv("OLLAMA_HOST")
+	u, err := agent.ParseHost(env)
+	if err != nil {
+		return nil, usagef("OLLAMA_HOST=%q: %v", env, err)
+	}
+	return u, nil
 }
 
 // pickModel checks the model named with --model, or picks one.

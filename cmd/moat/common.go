@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
+	"fmt"
+	"io/fs"
 	"io"
 	"os"
 	"path/filepath"
@@ -45,20 +48,36 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.isolate, "isolate", "auto", "OS isolation of the tool process: auto (where the kernel allows), require, or off")
 	fs.StringVar(&c.cacheDir, "cache-dir", "", "where compiled WebAssembly is cached (default: the user cache dir + /moat)")
 	fs.StringVar(&c.config, "config", "", "read flags from this `file`, one \"flag value\" per line (keys of other commands are skipped)")
+	validate(fs, "root", func() error { return checkRoot(c.root) })
+	validate(fs, "resolver", parsedBy(&c.resolver, confine.ParseKind))
+	validate(fs, "isolate", parsedBy(&c.isolate, isolate.ParseMode))
+	validate(fs, "max-read-bytes", positive(&c.maxReadBytes))
+	validate(fs, "max-results", positive(&c.maxResults))
+	validate(fs, "timeout", positive(&c.timeout))
+}
+
+// checkRoot allows only an existing folder as the root.
+func checkRoot(root string) error {
+	st, err := os.Stat(root)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s: no such folder", root)
+	case err != nil:
+		return err
+	case !st.IsDir():
+		return fmt.Errorf("%s is not a folder", root)
+	}
+	return nil
 }
 
 func (c *common) limits() proto.Limits {
 	return proto.Limits{MaxReadBytes: c.maxReadBytes, MaxResults: c.maxResults, NoIgnore: c.noIgnore}
 }
 
-// check validates the flag values; errors are usage errors (exit 2).
-func (c *common) check() error {
-	_, _, err := c.sandbox()
-	return err
-}
-
 // sandbox is the one place the flags become a sandbox's configuration: the
-// guest runner's and the isolation mode. Errors are usage errors (exit 2).
+// guest runner's and the isolation mode. Each value was checked when it was
+// set; the root is checked again here because it may have gone since (and
+// the default "." is never set). Errors are usage errors (exit 2).
 func (c *common) sandbox() (runner.Config, isolate.Mode, error) {
 	kind, err := confine.ParseKind(c.resolver)
 	if err != nil {
@@ -68,15 +87,8 @@ func (c *common) sandbox() (runner.Config, isolate.Mode, error) {
 	if err != nil {
 		return runner.Config{}, 0, usagef("--isolate: %v", err)
 	}
-	if c.maxReadBytes <= 0 || c.maxResults <= 0 || c.timeout <= 0 {
-		return runner.Config{}, 0, usagef("--max-read-bytes, --max-results and --timeout must be positive")
-	}
-	st, err := os.Stat(c.root)
-	if err != nil {
+	if err := checkRoot(c.root); err != nil {
 		return runner.Config{}, 0, usagef("--root: %v", err)
-	}
-	if !st.IsDir() {
-		return runner.Config{}, 0, usagef("--root: %s is not a folder", c.root)
 	}
 	abs, err := filepath.Abs(c.root)
 	if err != nil {
@@ -107,9 +119,6 @@ func (c *common) cachePath() string {
 func (c *common) openEngine(ctx context.Context, notes io.Writer, w *writeFlags) (*engine.Engine, error) {
 	var mk proposerFunc
 	if w != nil {
-		if err := w.check(); err != nil {
-			return nil, err
-		}
 		mk = func(abs string, pol *policy.Policy) (engine.Proposer, error) {
 			return w.proposer(abs, pol, notes)
 		}

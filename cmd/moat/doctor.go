@@ -37,6 +37,7 @@ func doctorCommand(e *env) *ffcli.Command {
 	var c common
 	c.register(fs)
 	host := fs.String("host", "", "the model server, as URL or host:port (default: $OLLAMA_HOST, else "+agent.DefaultHost+")")
+	validate(fs, "host", parsedBy(host, agent.ParseHost))
 	model := fs.String("model", "", "check this model for tool support (default: list the installed models that have it)")
 	return &ffcli.Command{
 		Name:       "doctor",
@@ -68,13 +69,9 @@ missing), 1 when a required layer is broken, 2 usage.`,
 			if err != nil {
 				return err
 			}
-			h := *host
-			if h == "" {
-				h = e.getenv("OLLAMA_HOST")
-			}
-			base, err := agent.ParseHost(h)
+			base, err := serverURL(*host, e.getenv)
 			if err != nil {
-				return usagef("--host: %v", err)
+				return err
 			}
 			d := &doctor{out: e.stdout}
 			d.run(ctx, cfg, mode, base.String(), *model)

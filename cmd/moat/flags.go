@@ -66,7 +66,7 @@ func parseFlags(c *ffcli.Command, args []string, getenv func(string) string, own
 			return
 		}
 		if err := setValue(fset, f, v); err != nil {
-			envErr = usagef("%s=%q: %v", key, v, err)
+			envErr = valueError(key, "=", v, err)
 		}
 		fromEnv[f.Name] = true
 	})
@@ -121,7 +121,7 @@ func parseArgs(c *ffcli.Command, args []string, owners keyOwners) ([]string, err
 			}
 		}
 		if err := setValue(fset, f, value); err != nil {
-			return nil, usagef("--%s %q: %v", name, value, err)
+			return nil, valueError("--"+name, " ", value, err)
 		}
 	}
 	return pos, nil
@@ -186,12 +186,12 @@ func readConfig(fset *flag.FlagSet, path, from string, set map[string]bool, owne
 				return nil // the command line or the environment said otherwise
 			}
 			if err := setValue(fset, fl, value); err != nil {
-				return fmt.Errorf("%s %q: %v", key, value, err)
+				return valueError(key, " ", value, err)
 			}
 			return nil
 		})
 		if err != nil {
-			return usagef("%s:%d: %v", path, n, err)
+			return usagef("%s:%d: %s", path, n, err.Error())
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -250,12 +250,113 @@ func isBool(f *flag.Flag) bool {
 	return ok && b.IsBoolFlag()
 }
 
+// valueError words a value that was refused, after where it came from:
+// `--timeout "5": invalid duration (want a unit, like 30s)`, or for a value
+// that parsed but is not allowed, whose check names the value if it helps,
+// `--max-turns: must be at least 1, got 0`. sep joins source and value:
+// " " for flags and config keys, "=" for variables.
+func valueError(source, sep, value string, err error) error {
+	var ce checkError
+	if errors.As(err, &ce) {
+		return usagef("%s: %v", source, ce.err)
+	}
+	return usagef("%s%s%q: %v", source, sep, value, err)
+}
+
+// checkError is a value that parsed but that its flag does not allow.
+type checkError struct{ err error }
+
+func (e checkError) Error() string { return e.err.Error() }
+
+// checked is a flag value that is also checked on every Set, so that a
+// value out of bounds is refused where it was given (flag, variable, or
+// file and line), like one that does not parse. Defaults are not checked:
+// they are right by construction.
+type checked struct {
+	flag.Value
+	check func() error
+}
+
+func (c checked) Set(s string) error {
+	if err := c.Value.Set(s); err != nil {
+		return err
+	}
+	if err := c.check(); err != nil {
+		return checkError{err}
+	}
+	return nil
+}
+
+// Get and IsBoolFlag pass through, so the flag still reads as its type.
+func (c checked) Get() any {
+	if g, ok := c.Value.(flag.Getter); ok {
+		return g.Get()
+	}
+	return c.Value.String()
+}
+
+func (c checked) IsBoolFlag() bool {
+	b, ok := c.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// validate makes fs's flag name run check after each value it is given.
+func validate(fs *flag.FlagSet, name string, check func() error) {
+	f := fs.Lookup(name)
+	f.Value = checked{f.Value, check}
+}
+
+// oneOf allows only the given words: `want ask or deny, got "maybe"`.
+func oneOf(p *string, words ...string) func() error {
+	return func() error {
+		for _, w := range words {
+			if *p == w {
+				return nil
+			}
+		}
+		return fmt.Errorf("want %s or %s, got %q", strings.Join(words[:len(words)-1], ", "), words[len(words)-1], *p)
+	}
+}
+
+// atLeast allows numbers from least up; why, if not empty, says what the
+// bound is for.
+func atLeast(p *int, least int, why string) func() error {
+	return func() error {
+		if *p >= least {
+			return nil
+		}
+		if why != "" {
+			return fmt.Errorf("must be at least %d, got %d: %s", least, *p, why)
+		}
+		return fmt.Errorf("must be at least %d, got %d", least, *p)
+	}
+}
+
+// positive allows numbers and durations above zero.
+func positive[T int | int64 | time.Duration](p *T) func() error {
+	return func() error {
+		if *p > 0 {
+			return nil
+		}
+		return fmt.Errorf("must be positive, got %v", *p)
+	}
+}
+
+// parsedBy allows the values parse accepts.
+func parsedBy[T any](p *string, parse func(string) (T, error)) func() error {
+	return func() error {
+		_, err := parse(*p)
+		return err
+	}
+}
+
 // setValue sets a flag and, when the value does not parse, says what it
 // should look like: the flag package only says "parse error".
 func setValue(fset *flag.FlagSet, f *flag.Flag, value string) error {
 	err := fset.Set(f.Name, value)
-	if err == nil {
-		return nil
+	var ce checkError
+	if err == nil || errors.As(err, &ce) {
+		return err
 	}
 	g, ok := f.Value.(flag.Getter)
 	if !ok {

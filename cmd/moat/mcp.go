@@ -27,6 +27,7 @@ func mcpCommand(e *env) *ffcli.Command {
 	c.register(fs)
 	w.register(fs, askInClient)
 	approveTimeout := fs.Duration("approve-timeout", mcpserver.DefaultApproveTimeout, "how long a write proposal waits for the user's answer before it is refused")
+	validate(fs, "approve-timeout", positive(approveTimeout))
 	logFile := fs.String("log", "", "append the server's log to this `file` instead of standard error (never standard output: that is the protocol)")
 	return &ffcli.Command{
 		Name:       "mcp",
@@ -70,14 +71,8 @@ error, 4 when --isolate require cannot isolate.`,
 			if len(args) != 0 {
 				return usagef("mcp takes no arguments (the root is --root); see 'moat help mcp'")
 			}
-			if err := c.check(); err != nil {
-				return err
-			}
-			if err := w.check(); err != nil {
-				return err
-			}
-			if *approveTimeout <= 0 {
-				return usagef("--approve-timeout must be positive")
+			if _, _, err := c.sandbox(); err != nil {
+				return err // on stderr, before --log takes over
 			}
 			logw := e.stderr
 			if *logFile != "" {

@@ -27,14 +27,7 @@ const (
 func (w *writeFlags) register(fs *flag.FlagSet, ask string) {
 	fs.StringVar(&w.writes, "writes", "ask", "write proposals: ask ("+ask+") or deny (not offered to the model)")
 	fs.StringVar(&w.audit, "audit", "", "append every write proposal and its outcome to this JSONL `file`")
-}
-
-// check is the one validation of --writes; errors are usage errors (exit 2).
-func (w *writeFlags) check() error {
-	if w.writes != "ask" && w.writes != "deny" {
-		return usagef("--writes: want ask or deny, got %q", w.writes)
-	}
-	return nil
+	validate(fs, "writes", oneOf(&w.writes, "ask", "deny")) // the one check of --writes
 }
 
 // offered reports whether the model is offered write proposals at all.
@@ -43,8 +36,8 @@ func (w *writeFlags) offered() bool { return w.writes == "ask" }
 // proposer builds the approval gate for a session, or nil when writes are
 // not offered (--writes deny). A proposer that is also an io.Closer is
 // closed with the engine. The prompt goes to /dev/tty whatever stdin and
-// stdout are; without a terminal every proposal is refused. The caller has
-// checked w.
+// stdout are; without a terminal every proposal is refused. The
+// value was checked when set.
 func (w *writeFlags) proposer(absRoot string, pol *policy.Policy, notes io.Writer) (engine.Proposer, error) {
 	if !w.offered() {
 		return nil, nil
