@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,7 +59,7 @@ func (c *common) register(fs *flag.FlagSet) {
 func checkRoot(root string) error {
 	st, err := os.Stat(root)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, os.ErrNotExist):
 		return fmt.Errorf("%s: no such folder", root)
 	case err != nil:
 		return err

@@ -202,14 +202,29 @@ func readConfig(fset *flag.FlagSet, path, from string, set map[string]bool, owne
 
 // suggest names the known key closest to a misspelt one, if one is close.
 func suggest(key string, owners keyOwners) string {
-	best, bestD := "", 3 // at most two edits away
 	names := make([]string, 0, len(owners))
 	for k := range owners {
 		names = append(names, k)
 	}
 	sort.Strings(names) // the same suggestion every time
+	return closest(key, names)
+}
+
+// suggestCommand names the command closest to a misspelt one, if one is close.
+func suggestCommand(name string, cmds []*ffcli.Command) string {
+	names := make([]string, len(cmds))
+	for i, c := range cmds {
+		names[i] = c.Name
+	}
+	return closest(name, names)
+}
+
+// closest is ` (did you mean "x"?)` for the first of names at most two
+// edits from s, or "".
+func closest(s string, names []string) string {
+	best, bestD := "", 3
 	for _, k := range names {
-		if d := editDistance(key, k); d < bestD {
+		if d := editDistance(s, k); d < bestD {
 			best, bestD = k, d
 		}
 	}

@@ -104,7 +104,7 @@ func dispatch(ctx context.Context, e *env, root *ffcli.Command, args []string) e
 		}
 	}
 	if c == nil {
-		return usagef("unknown command %q; run 'moat help' for the list", args[0])
+		return usagef("unknown command %q%s; run 'moat help' for the list", args[0], suggestCommand(args[0], root.Subcommands))
 	}
 	pos, err := parseFlags(c, args[1:], e.getenv, owners)
 	if errors.Is(err, flag.ErrHelp) {
