@@ -107,7 +107,7 @@ func parseArgs(c *ffcli.Command, args []string, owners keyOwners) ([]string, err
 		}
 		f := fset.Lookup(name)
 		if f == nil {
-			return nil, unknownFlag(c.Name, name, owners)
+			return nil, unknownFlag(c.Name, a, name, owners)
 		}
 		if !hasValue {
 			if isBool(f) {
@@ -130,11 +130,11 @@ func parseArgs(c *ffcli.Command, args []string, owners keyOwners) ([]string, err
 // unknownFlag words an unknown flag the way it is documented (--name), says
 // which commands have it if any do, and points at the command's help
 // instead of printing all of it.
-func unknownFlag(cmd, name string, owners keyOwners) error {
+func unknownFlag(cmd, arg, name string, owners keyOwners) error {
 	msg := fmt.Sprintf("unknown flag --%s", name)
 	switch {
 	case strings.ContainsAny(name, " \t"):
-		msg = fmt.Sprintf("unknown flag %q (to start a question with a dash, put -- before it)", "-"+name)
+		msg = fmt.Sprintf("unknown flag %q (to start a question with a dash, put -- before it)", arg)
 	case len(owners[name]) > 0:
 		msg = fmt.Sprintf("moat %s has no --%s flag (%s)", cmd, name, ownedBy(owners[name]))
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
@@ -101,7 +102,7 @@ func helpText(c *ffcli.Command, width int) string {
 			arg, usage := flag.UnquoteUsage(f)
 			name := "--" + f.Name
 			if !isBool(f) {
-				name += " " + placeholder(f.Name, arg)
+				name += " " + placeholder(f, arg)
 			}
 			if def := f.DefValue; def != "" && def != "false" && def != "[]" {
 				usage += " (default " + def + ")"
@@ -117,16 +118,21 @@ func helpText(c *ffcli.Command, width int) string {
 }
 
 // placeholder is a flag's argument as help shows it: the back-quoted word
-// of its usage (--root FOLDER), N for numbers, else the last word of its
-// name (--cache-dir DIR, --model MODEL).
-func placeholder(name, arg string) string {
-	switch arg {
-	case "string", "value", "":
-		arg = name[strings.LastIndex(name, "-")+1:]
-	case "int", "uint", "float":
-		arg = "N"
+// of its usage (--root FOLDER), DURATION or N by its type, else the last
+// word of its name (--cache-dir DIR, --model MODEL).
+func placeholder(f *flag.Flag, arg string) string {
+	if strings.Contains(f.Usage, "`") {
+		return strings.ToUpper(arg)
 	}
-	return strings.ToUpper(arg)
+	if g, ok := f.Value.(flag.Getter); ok {
+		switch g.Get().(type) {
+		case time.Duration:
+			return "DURATION"
+		case int, int64, uint, uint64:
+			return "N"
+		}
+	}
+	return strings.ToUpper(f.Name[strings.LastIndex(f.Name, "-")+1:])
 }
 
 // writeTable writes two columns, "  left  right", the right one wrapped to
