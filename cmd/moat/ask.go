@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -195,24 +194,6 @@ func (a *agentFlags) open(ctx context.Context, e *env, stream io.Writer) (*sessi
 	})
 	ok = true
 	return s, nil
-}
-
-// serverURL is the model server's address: --host, else $OLLAMA_HOST, else
-// Ollama's default. Errors name where the bad address came from.
-func serverURL(host string, getenv func(string) string) (*url.URL, error) {
-	if host != "" {
-		u, err := agent.ParseHost(host)
-		if err != nil {
-			return nil, usagef("--host: %v", err)
-		}
-		return u, nil
-	}
-	env := getenv("OLLAMA_HOST")
-	u, err := agent.ParseHost(env)
-	if err != nil {
-		return nil, usagef("OLLAMA_HOST=%q: %v", env, err)
-	}
-	return u, nil
 }
 
 // pickModel checks the model named with --model, or picks one.

@@ -6,12 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/moatdev/moat/guest/proto"
+	"github.com/moatdev/moat/host/agent"
 	"github.com/moatdev/moat/host/confine"
 	"github.com/moatdev/moat/host/engine"
 	"github.com/moatdev/moat/host/policy"
@@ -158,6 +160,24 @@ func (c *common) openEngineWith(ctx context.Context, notes io.Writer, mk propose
 		return nil, exitError{code: exitNoIsolat, msg: err.Error()}
 	}
 	return engine.New(engine.Options{Catalog: cat, Policy: pol, Limits: c.limits(), Exec: ex, Proposer: p})
+}
+
+// serverURL is the model server's address: --host, else $OLLAMA_HOST, else
+// Ollama's default. Errors name where the bad address came from.
+func serverURL(host string, getenv func(string) string) (*url.URL, error) {
+	if host != "" {
+		u, err := agent.ParseHost(host)
+		if err != nil {
+			return nil, usagef("--host: %v", err)
+		}
+		return u, nil
+	}
+	env := getenv("OLLAMA_HOST")
+	u, err := agent.ParseHost(env)
+	if err != nil {
+		return nil, usagef("OLLAMA_HOST=%q: %v", env, err)
+	}
+	return u, nil
 }
 
 // stringList is a repeatable string flag.
