@@ -35,15 +35,17 @@ PROMPT is the rest of the command line; "-" reads it from standard input.
 With no --model, moat picks the first installed model that supports tools
 and says which.
 
+Flags may also come after the question (moat ask "what is here?" --root
+sub); "--" ends the flags, for a question that starts with a dash.
+
 Exit status: 0 an answer; 1 failure (server unreachable, model missing,
 HTTP or stream error); 2 usage; 3 the model used --max-turns replies
-without answering.
+without answering; 4 --isolate require and isolation cannot start here.
 
 The model is told these rules (replace them with --system FILE):
 
 ` + indent(agent.SystemPrompt, "  "),
 		FlagSet: fs,
-		Options: ffOptions(),
 		Exec: func(ctx context.Context, args []string) error {
 			if len(args) == 0 {
 				return usagef("ask needs a question, e.g. moat ask \"What does this project do?\"")
@@ -98,15 +100,20 @@ const (
 
 func (a *agentFlags) register(fs *flag.FlagSet) {
 	a.c.register(fs)
-	a.w.register(fs)
+	a.w.register(fs, askAtTerminal)
 	fs.StringVar(&a.api, "api", "ollama", "wire format: ollama (native /api/chat) or openai (/v1/chat/completions, as llama.cpp's server, LM Studio and vLLM speak it)")
 	fs.StringVar(&a.host, "host", "", "the model server, as URL or host:port (default: $OLLAMA_HOST, else "+agent.DefaultHost+")")
 	fs.StringVar(&a.model, "model", "", "the model (default: the first installed model with tool support)")
 	fs.IntVar(&a.maxTurns, "max-turns", agent.DefaultMaxTurns, "most model replies per question; then moat stops with exit status 3")
 	fs.IntVar(&a.numCtx, "num-ctx", agent.DefaultNumCtx, "context window in tokens, sent as num_ctx; tool results and history are kept within it")
 	fs.DurationVar(&a.modelTimeout, "model-timeout", 5*time.Minute, "longest wait for one complete model reply (loading a large model counts)")
-	fs.StringVar(&a.system, "system", "", "read the system prompt from this file instead of using the built-in one")
-	fs.StringVar(&a.transcript, "transcript", "", "append every message exchanged to this file, one JSON object per line")
+	fs.StringVar(&a.system, "system", "", "read the system prompt from this `file` instead of using the built-in one")
+	fs.StringVar(&a.transcript, "transcript", "", "append every message exchanged to this `file`, one JSON object per line")
+	validate(fs, "api", oneOf(&a.api, "ollama", "openai"))
+	validate(fs, "host", parsedBy(&a.host, agent.ParseHost))
+	validate(fs, "max-turns", atLeast(&a.maxTurns, 1, ""))
+	validate(fs, "num-ctx", atLeast(&a.numCtx, minNumCtx, "the rules and tool definitions alone take about 1500 tokens"))
+	validate(fs, "model-timeout", positive(&a.modelTimeout))
 }
 
 // session is one opened conversation: backend, model, engine, transcript.
@@ -132,19 +139,7 @@ func (s *session) close(stderr io.Writer) {
 // and starts the conversation. stream, if not nil, gets the model's text
 // as it arrives.
 func (a *agentFlags) open(ctx context.Context, e *env, stream io.Writer) (*session, error) {
-	if a.api != "ollama" && a.api != "openai" {
-		return nil, usagef("--api: want ollama or openai, got %q", a.api)
-	}
-	if a.maxTurns < 1 {
-		return nil, usagef("--max-turns must be at least 1")
-	}
-	if a.numCtx < minNumCtx {
-		return nil, usagef("--num-ctx must be at least %d tokens: the rules and tool definitions alone take about 1500", minNumCtx)
-	}
-	if a.modelTimeout <= 0 {
-		return nil, usagef("--model-timeout must be positive")
-	}
-	if err := a.c.check(); err != nil {
+	if _, _, err := a.c.sandbox(); err != nil {
 		return nil, err
 	}
 	system := ""
@@ -157,13 +152,9 @@ func (a *agentFlags) open(ctx context.Context, e *env, stream io.Writer) (*sessi
 			return nil, usagef("--system: %s is empty", a.system)
 		}
 	}
-	host := a.host
-	if host == "" {
-		host = e.getenv("OLLAMA_HOST")
-	}
-	base, err := agent.ParseHost(host)
+	base, err := serverURL(a.host, e.getenv)
 	if err != nil {
-		return nil, usagef("--host: %v", err)
+		return nil, err
 	}
 	hc := &http.Client{}
 	var b agent.Backend = agent.NewOllama(base, hc)

@@ -41,7 +41,6 @@ remembers earlier questions until the context window (--num-ctx) forces
 the oldest tool results out. Run 'moat help ask' for the rules the model
 is given.`,
 		FlagSet: fs,
-		Options: ffOptions(),
 		Exec: func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
 				return usagef("chat takes no arguments; for one question use moat ask PROMPT")

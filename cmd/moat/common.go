@@ -2,16 +2,18 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
+	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/peterbourgon/ff/v3"
-
 	"github.com/moatdev/moat/guest/proto"
+	"github.com/moatdev/moat/host/agent"
 	"github.com/moatdev/moat/host/confine"
 	"github.com/moatdev/moat/host/engine"
 	"github.com/moatdev/moat/host/policy"
@@ -36,51 +38,67 @@ type common struct {
 }
 
 func (c *common) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.root, "root", ".", "the sandbox root: the only folder the tools can see")
+	fs.StringVar(&c.root, "root", ".", "the sandbox root: the only `folder` the tools can see")
 	fs.StringVar(&c.resolver, "resolver", "auto", "how paths are confined to the root: auto, openat2 (Linux RESOLVE_BENEATH) or root (Go os.Root)")
-	fs.Var(&c.deny, "deny", "also deny paths matching this glob (repeatable; a name without / matches at any depth)")
-	fs.Var(&c.allow, "allow", "allow paths matching this glob even if the deny-list matches (repeatable), e.g. .env.example")
+	fs.Var(&c.deny, "deny", "also deny paths matching this `glob` (repeatable; a name without / matches at any depth)")
+	fs.Var(&c.allow, "allow", "allow paths matching this `glob` even if the deny-list matches (repeatable), e.g. .env.example")
 	fs.Int64Var(&c.maxReadBytes, "max-read-bytes", proto.DefaultMaxReadBytes, "most bytes read_file returns in one call; larger files are paged")
 	fs.IntVar(&c.maxResults, "max-results", proto.DefaultMaxResults, "most grep hits or glob matches in one call")
 	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "deadline for one tool call")
 	fs.BoolVar(&c.noIgnore, "no-ignore", false, "let grep and glob see files that .gitignore excludes")
 	fs.StringVar(&c.isolate, "isolate", "auto", "OS isolation of the tool process: auto (where the kernel allows), require, or off")
 	fs.StringVar(&c.cacheDir, "cache-dir", "", "where compiled WebAssembly is cached (default: the user cache dir + /moat)")
-	fs.StringVar(&c.config, "config", "", "read flags from this file, one \"flag value\" per line")
+	fs.StringVar(&c.config, "config", "", "read flags from this `file`, one \"flag value\" per line (keys of other commands are skipped)")
+	validate(fs, "root", func() error { return checkRoot(c.root) })
+	validate(fs, "resolver", parsedBy(&c.resolver, confine.ParseKind))
+	validate(fs, "isolate", parsedBy(&c.isolate, isolate.ParseMode))
+	validate(fs, "max-read-bytes", positive(&c.maxReadBytes))
+	validate(fs, "max-results", positive(&c.maxResults))
+	validate(fs, "timeout", positive(&c.timeout))
 }
 
-// ffOptions: flags first, then MOAT_* environment variables, then the config file.
-func ffOptions() []ff.Option {
-	return []ff.Option{
-		ff.WithEnvVarPrefix("MOAT"),
-		ff.WithConfigFileFlag("config"),
-		ff.WithConfigFileParser(ff.PlainParser),
+// checkRoot allows only an existing folder as the root.
+func checkRoot(root string) error {
+	st, err := os.Stat(root)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("%s: no such folder", root)
+	case err != nil:
+		return err
+	case !st.IsDir():
+		return fmt.Errorf("%s is not a folder", root)
 	}
+	return nil
 }
 
 func (c *common) limits() proto.Limits {
 	return proto.Limits{MaxReadBytes: c.maxReadBytes, MaxResults: c.maxResults, NoIgnore: c.noIgnore}
 }
 
-// check validates the flag values; errors are usage errors (exit 2).
-func (c *common) check() error {
-	if _, err := confine.ParseKind(c.resolver); err != nil {
-		return usagef("--resolver: %v", err)
-	}
-	if _, err := isolate.ParseMode(c.isolate); err != nil {
-		return usagef("--isolate: %v", err)
-	}
-	if c.maxReadBytes <= 0 || c.maxResults <= 0 || c.timeout <= 0 {
-		return usagef("--max-read-bytes, --max-results and --timeout must be positive")
-	}
-	st, err := os.Stat(c.root)
+// sandbox is the one place the flags become a sandbox's configuration: the
+// guest runner's and the isolation mode. Each value was checked when it was
+// set; the root is checked again here because it may have gone since (and
+// the default "." is never set). Errors are usage errors (exit 2).
+func (c *common) sandbox() (runner.Config, isolate.Mode, error) {
+	kind, err := confine.ParseKind(c.resolver)
 	if err != nil {
-		return usagef("--root: %v", err)
+		return runner.Config{}, 0, usagef("--resolver: %v", err)
 	}
-	if !st.IsDir() {
-		return usagef("--root: %s is not a folder", c.root)
+	mode, err := isolate.ParseMode(c.isolate)
+	if err != nil {
+		return runner.Config{}, 0, usagef("--isolate: %v", err)
 	}
-	return nil
+	if err := checkRoot(c.root); err != nil {
+		return runner.Config{}, 0, usagef("--root: %v", err)
+	}
+	abs, err := filepath.Abs(c.root)
+	if err != nil {
+		return runner.Config{}, 0, usagef("--root: %v", err)
+	}
+	return runner.Config{
+		Root: abs, Resolver: kind, Deny: c.deny, Allow: c.allow,
+		CacheDir: c.cachePath(), Timeout: c.timeout,
+	}, mode, nil
 }
 
 func (c *common) cachePath() string {
@@ -103,9 +121,6 @@ func (c *common) openEngine(ctx context.Context, notes io.Writer, w *writeFlags)
 	var mk proposerFunc
 	if w != nil {
 		mk = func(abs string, pol *policy.Policy) (engine.Proposer, error) {
-			if w.writes != "ask" && w.writes != "deny" {
-				return nil, usagef("--writes: want ask or deny, got %q", w.writes)
-			}
 			return w.proposer(abs, pol, notes)
 		}
 	}
@@ -119,7 +134,8 @@ type proposerFunc func(absRoot string, pol *policy.Policy) (engine.Proposer, err
 // openEngineWith is openEngine with any proposer: moat mcp's asks through
 // the MCP client instead of the terminal.
 func (c *common) openEngineWith(ctx context.Context, notes io.Writer, mk proposerFunc) (*engine.Engine, error) {
-	if err := c.check(); err != nil {
+	cfg, mode, err := c.sandbox()
+	if err != nil {
 		return nil, err
 	}
 	pol, err := policy.New(c.deny, c.allow)
@@ -130,19 +146,9 @@ func (c *common) openEngineWith(ctx context.Context, notes io.Writer, mk propose
 	if err != nil {
 		return nil, err
 	}
-	kind, _ := confine.ParseKind(c.resolver)
-	mode, _ := isolate.ParseMode(c.isolate)
-	abs, err := filepath.Abs(c.root)
-	if err != nil {
-		return nil, err
-	}
-	cfg := runner.Config{
-		Root: abs, Resolver: kind, Deny: c.deny, Allow: c.allow,
-		CacheDir: c.cachePath(), Timeout: c.timeout,
-	}
 	var p engine.Proposer
 	if mk != nil {
-		if p, err = mk(abs, pol); err != nil {
+		if p, err = mk(cfg.Root, pol); err != nil {
 			return nil, err
 		}
 	}
@@ -154,6 +160,24 @@ func (c *common) openEngineWith(ctx context.Context, notes io.Writer, mk propose
 		return nil, exitError{code: exitNoIsolat, msg: err.Error()}
 	}
 	return engine.New(engine.Options{Catalog: cat, Policy: pol, Limits: c.limits(), Exec: ex, Proposer: p})
+}
+
+// serverURL is the model server's address: --host, else $OLLAMA_HOST, else
+// Ollama's default. Errors name where the bad address came from.
+func serverURL(host string, getenv func(string) string) (*url.URL, error) {
+	if host != "" {
+		u, err := agent.ParseHost(host)
+		if err != nil {
+			return nil, usagef("--host: %v", err)
+		}
+		return u, nil
+	}
+	env := getenv("OLLAMA_HOST")
+	u, err := agent.ParseHost(env)
+	if err != nil {
+		return nil, usagef("OLLAMA_HOST=%q: %v", env, err)
+	}
+	return u, nil
 }
 
 // stringList is a repeatable string flag.

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -39,6 +37,7 @@ func doctorCommand(e *env) *ffcli.Command {
 	var c common
 	c.register(fs)
 	host := fs.String("host", "", "the model server, as URL or host:port (default: $OLLAMA_HOST, else "+agent.DefaultHost+")")
+	validate(fs, "host", parsedBy(host, agent.ParseHost))
 	model := fs.String("model", "", "check this model for tool support (default: list the installed models that have it)")
 	return &ffcli.Command{
 		Name:       "doctor",
@@ -62,24 +61,20 @@ under --isolate require, and off under auto or off.
 Exit status: 0 when the sandbox layers are fine (even if Ollama is
 missing), 1 when a required layer is broken, 2 usage.`,
 		FlagSet: fs,
-		Options: ffOptions(),
 		Exec: func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
 				return usagef("doctor takes no arguments")
 			}
-			if err := c.check(); err != nil {
+			cfg, mode, err := c.sandbox()
+			if err != nil {
 				return err
 			}
-			h := *host
-			if h == "" {
-				h = e.getenv("OLLAMA_HOST")
-			}
-			base, err := agent.ParseHost(h)
+			base, err := serverURL(*host, e.getenv)
 			if err != nil {
-				return usagef("--host: %v", err)
+				return err
 			}
 			d := &doctor{out: e.stdout}
-			d.run(ctx, &c, base.String(), *model)
+			d.run(ctx, cfg, mode, base.String(), *model)
 			if d.failed > 0 {
 				return exitError{code: exitFailure, msg: fmt.Sprintf("%d required layer(s) broken; see the FAIL lines above", d.failed)}
 			}
@@ -104,12 +99,7 @@ func (d *doctor) line(name, state, format string, args ...any) {
 	fmt.Fprintf(d.out, "%-16s %-7s %s\n", name, state, fmt.Sprintf(format, args...))
 }
 
-func (d *doctor) run(ctx context.Context, c *common, host, model string) {
-	abs, _ := filepath.Abs(c.root)
-	kind, _ := confine.ParseKind(c.resolver)
-	mode, _ := isolate.ParseMode(c.isolate)
-	cfg := runner.Config{Root: abs, Resolver: kind, Deny: c.deny, Allow: c.allow, CacheDir: c.cachePath(), Timeout: c.timeout}
-
+func (d *doctor) run(ctx context.Context, cfg runner.Config, mode isolate.Mode, host, model string) {
 	d.guest(ctx, cfg)
 	d.isolation(ctx, cfg, mode)
 	d.ollama(ctx, host, model)
@@ -127,14 +117,7 @@ func (d *doctor) run(ctx context.Context, c *common, host, model string) {
 
 // guest compiles (or loads) the guest and runs one call through it.
 func (d *doctor) guest(ctx context.Context, cfg runner.Config) {
-	wz := "wazero (unknown version)"
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, dep := range bi.Deps {
-			if dep.Path == "github.com/tetratelabs/wazero" {
-				wz = "wazero " + dep.Version
-			}
-		}
-	}
+	wz := "wazero " + wazeroVersion()
 	cache := "no compile cache"
 	if cfg.CacheDir != "" {
 		state := "cold: compiled now"

@@ -4,27 +4,30 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
+	"strconv"
 	"strings"
-	"text/tabwriter"
+	"time"
+	"unicode/utf8"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
+	"golang.org/x/term"
 )
 
 func helpCommand(e *env, root *ffcli.Command) *ffcli.Command {
-	fs := flag.NewFlagSet("moat help", flag.ContinueOnError)
 	return &ffcli.Command{
 		Name:       "help",
 		ShortUsage: "moat help [COMMAND]",
 		ShortHelp:  "explain moat or one of its commands",
-		FlagSet:    fs,
+		FlagSet:    flag.NewFlagSet("moat help", flag.ContinueOnError),
 		Exec: func(ctx context.Context, args []string) error {
 			if len(args) == 0 {
-				fmt.Fprintln(e.stdout, usageFunc(root))
+				fmt.Fprintln(e.stdout, helpText(root, helpWidth(e)))
 				return nil
 			}
 			for _, c := range root.Subcommands {
 				if c.Name == args[0] {
-					fmt.Fprintln(e.stdout, usageFunc(c))
+					fmt.Fprintln(e.stdout, helpText(c, helpWidth(e)))
 					return nil
 				}
 			}
@@ -33,43 +36,177 @@ func helpCommand(e *env, root *ffcli.Command) *ffcli.Command {
 	}
 }
 
-// usageFunc prints a command's help: what it is for, then its flags with
-// their defaults and the environment variable that sets each.
-func usageFunc(c *ffcli.Command) string {
+// Help is wrapped to the terminal, within these bounds: narrower than
+// minWidth nothing fits anyway, and prose wider than maxWidth is hard to read.
+const (
+	defaultWidth = 80
+	minWidth     = 40
+	maxWidth     = 100
+)
+
+// helpWidth is the width help is wrapped to: the terminal's (standard
+// output's, else standard error's, since help piped into a pager is still
+// read on that terminal), else $COLUMNS, else 80.
+func helpWidth(e *env) int {
+	w := 0
+	for _, out := range []any{e.stdout, e.stderr} {
+		if f, ok := out.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+			if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 0 {
+				w = cols
+				break
+			}
+		}
+	}
+	if w == 0 {
+		if n, err := strconv.Atoi(e.getenv("COLUMNS")); err == nil && n > 0 {
+			w = n
+		}
+	}
+	switch {
+	case w == 0:
+		return defaultWidth
+	case w < minWidth:
+		return minWidth
+	case w > maxWidth:
+		return maxWidth
+	}
+	return w
+}
+
+// helpText is a command's help wrapped to width: what it is for, then its
+// subcommands, then its flags with their defaults and the environment
+// variable that sets each.
+func helpText(c *ffcli.Command, width int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "USAGE\n  %s\n\n", c.ShortUsage)
-	if c.LongHelp != "" {
-		fmt.Fprintf(&b, "%s\n\n", c.LongHelp)
-	} else if c.ShortHelp != "" {
-		fmt.Fprintf(&b, "%s\n\n", c.ShortHelp)
+	text := c.LongHelp
+	if text == "" {
+		text = c.ShortHelp
+	}
+	if text != "" {
+		b.WriteString(wrapText(text, width))
+		b.WriteString("\n\n")
 	}
 	if len(c.Subcommands) > 0 {
 		b.WriteString("COMMANDS\n")
-		tw := tabwriter.NewWriter(&b, 0, 2, 2, ' ', 0)
-		for _, s := range c.Subcommands {
-			fmt.Fprintf(tw, "  %s\t%s\n", s.Name, s.ShortHelp)
+		rows := make([][2]string, len(c.Subcommands))
+		for i, s := range c.Subcommands {
+			rows[i] = [2]string{s.Name, s.ShortHelp}
 		}
-		tw.Flush()
+		writeTable(&b, rows, width)
 		b.WriteString("\n")
 	}
-	if c.FlagSet != nil {
-		n := 0
-		c.FlagSet.VisitAll(func(*flag.Flag) { n++ })
-		if n > 0 {
-			b.WriteString("FLAGS\n")
-			tw := tabwriter.NewWriter(&b, 0, 2, 2, ' ', 0)
-			c.FlagSet.VisitAll(func(f *flag.Flag) {
-				def := f.DefValue
-				if def != "" && def != "false" && def != "[]" {
-					def = " (default " + def + ")"
-				} else {
-					def = ""
-				}
-				envName := "MOAT_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-				fmt.Fprintf(tw, "  --%s\t%s%s\t[%s]\n", f.Name, f.Usage, def, envName)
-			})
-			tw.Flush()
-		}
+	var rows [][2]string
+	if c.Name != "moat" && c.FlagSet != nil {
+		c.FlagSet.VisitAll(func(f *flag.Flag) {
+			arg, usage := flag.UnquoteUsage(f)
+			name := "--" + f.Name
+			if !isBool(f) {
+				name += " " + placeholder(f, arg)
+			}
+			if def := f.DefValue; def != "" && def != "false" && def != "[]" {
+				usage += " (default " + def + ")"
+			}
+			rows = append(rows, [2]string{name, usage + " [" + envName(f.Name) + "]"})
+		})
+	}
+	if len(rows) > 0 {
+		b.WriteString("FLAGS\n")
+		writeTable(&b, rows, width)
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
+
+// placeholder is a flag's argument as help shows it: the back-quoted word
+// of its usage (--root FOLDER), DURATION or N by its type, else the last
+// word of its name (--cache-dir DIR, --model MODEL).
+func placeholder(f *flag.Flag, arg string) string {
+	if strings.Contains(f.Usage, "`") {
+		return strings.ToUpper(arg)
+	}
+	if g, ok := f.Value.(flag.Getter); ok {
+		switch g.Get().(type) {
+		case time.Duration:
+			return "DURATION"
+		case int, int64, uint, uint64:
+			return "N"
+		}
+	}
+	return strings.ToUpper(f.Name[strings.LastIndex(f.Name, "-")+1:])
+}
+
+// writeTable writes two columns, "  left  right", the right one wrapped to
+// width. When the left column would leave the right one too narrow, the
+// right one goes under the left, indented.
+func writeTable(b *strings.Builder, rows [][2]string, width int) {
+	left := 0
+	for _, r := range rows {
+		left = max(left, len(r[0]))
+	}
+	left = min(left, 26)
+	col := 2 + left + 2
+	for _, r := range rows {
+		if width-col < 30 || len(r[0]) > left {
+			fmt.Fprintf(b, "  %s\n", r[0])
+			b.WriteString(indent(wrapLine(r[1], width-8), "        "))
+			b.WriteString("\n")
+			continue
+		}
+		lines := strings.Split(wrapLine(r[1], width-col), "\n")
+		fmt.Fprintf(b, "  %-*s  %s\n", left, r[0], lines[0])
+		for _, l := range lines[1:] {
+			fmt.Fprintf(b, "%s%s\n", strings.Repeat(" ", col), l)
+		}
+	}
+}
+
+// wrapText wraps each line of hand-formatted help that is wider than width
+// at spaces, continuing with the line's own indentation (under the text of
+// a "- " list item), so examples and lists keep their shape and no word is
+// broken.
+func wrapText(s string, width int) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if cols(l) <= width {
+			continue
+		}
+		text := strings.TrimLeft(l, " ")
+		ind := l[:len(l)-len(text)]
+		hang := ind
+		if strings.HasPrefix(text, "- ") {
+			hang += "  "
+		}
+		w := wrapLine(text, width-len(hang))
+		first, rest, _ := strings.Cut(w, "\n")
+		lines[i] = ind + first
+		if rest != "" {
+			lines[i] += "\n" + indent(rest, hang)
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// wrapLine breaks s at spaces into lines of at most width columns; a word
+// longer than width gets a line of its own.
+func wrapLine(s string, width int) string {
+	var b strings.Builder
+	n := 0
+	for _, w := range strings.Fields(s) {
+		switch {
+		case n == 0:
+		case n+1+cols(w) > width:
+			b.WriteByte('\n')
+			n = 0
+		default:
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(w)
+		n += cols(w)
+	}
+	return b.String()
+}
+
+// cols is the width of s on a terminal, counting each rune as one column
+// (help holds a few arrows and dashes, no wide characters).
+func cols(s string) int { return utf8.RuneCountInString(s) }

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/peterbourgon/ff/v3/ffcli"
@@ -22,11 +23,12 @@ import (
 func mcpCommand(e *env) *ffcli.Command {
 	fs := flag.NewFlagSet("moat mcp", flag.ContinueOnError)
 	var c common
+	var w writeFlags
 	c.register(fs)
-	writes := fs.String("writes", "ask", "write proposals: ask (offered to clients that support elicitation; the user approves each diff in the client) or deny (never offered)")
-	audit := fs.String("audit", "", "append every write proposal and its outcome to this JSONL file")
+	w.register(fs, askInClient)
 	approveTimeout := fs.Duration("approve-timeout", mcpserver.DefaultApproveTimeout, "how long a write proposal waits for the user's answer before it is refused")
-	logFile := fs.String("log", "", "append the server's log to this file instead of standard error (never standard output: that is the protocol)")
+	validate(fs, "approve-timeout", positive(approveTimeout))
+	logFile := fs.String("log", "", "append the server's log to this `file` instead of standard error (never standard output: that is the protocol)")
 	return &ffcli.Command{
 		Name:       "mcp",
 		ShortUsage: "moat mcp [--root DIR] [flags]",
@@ -65,16 +67,12 @@ and most other clients use the same "mcpServers" shape):
 Exit status: 0 after a clean end, 1 if serving failed, 2 for a usage
 error, 4 when --isolate require cannot isolate.`,
 		FlagSet: fs,
-		Options: ffOptions(),
 		Exec: func(ctx context.Context, args []string) error {
 			if len(args) != 0 {
 				return usagef("mcp takes no arguments (the root is --root); see 'moat help mcp'")
 			}
-			if *writes != "ask" && *writes != "deny" {
-				return usagef("--writes: want ask or deny, got %q", *writes)
-			}
-			if *approveTimeout <= 0 {
-				return usagef("--approve-timeout must be positive")
+			if _, _, err := c.sandbox(); err != nil {
+				return err // on stderr, before --log takes over
 			}
 			logw := e.stderr
 			if *logFile != "" {
@@ -88,12 +86,12 @@ error, 4 when --isolate require cannot isolate.`,
 			log := slog.New(slog.NewTextHandler(logw, nil))
 
 			mk := func(abs string, pol *policy.Policy) (engine.Proposer, error) {
-				if *writes == "deny" {
+				if !w.offered() {
 					return nil, nil
 				}
 				a, err := mcpserver.NewApprover(*approveTimeout, func(open func() (mcpserver.Dialog, error)) (engine.Proposer, error) {
 					return gate.New(gate.Options{
-						Root: abs, Policy: pol, AuditPath: *audit, Notes: logw,
+						Root: abs, Policy: pol, AuditPath: w.audit, Notes: logw,
 						OpenTTY: open,
 						// The whole diff in one message: a dialog cannot page.
 						// The approver refuses changes too large to show.
@@ -112,8 +110,9 @@ error, 4 when --isolate require cannot isolate.`,
 			defer eng.Close()
 
 			abs, _ := filepath.Abs(c.root)
-			log.Info("moat mcp: serving", "root", abs, "writes", *writes, "resolver", c.resolver, "isolate", c.isolate, "version", versionString())
-			srv := mcpserver.New(eng, mcpserver.Options{Name: "moat", Version: versionString(), Logger: log})
+			log.Info("moat mcp: serving", "root", abs, "writes", w.writes, "resolver", c.resolver, "isolate", c.isolate,
+				"version", moatVersion(), "go", runtime.Version(), "wazero", wazeroVersion())
+			srv := mcpserver.New(eng, mcpserver.Options{Name: "moat", Version: moatVersion(), Logger: log})
 			err = srv.Serve(ctx, &mcp.IOTransport{Reader: readCloser(e.stdin), Writer: nopWriteCloser{e.stdout}})
 			if err != nil {
 				return fmt.Errorf("mcp: %w", err)

@@ -8,7 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/debug"
+	"strings"
 	"syscall"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
@@ -53,49 +53,68 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
+	return exitCode(dispatch(ctx, e, rootCommand(e), args), stderr)
+}
 
-	rootFS := flag.NewFlagSet("moat", flag.ContinueOnError)
-	rootFS.SetOutput(stderr)
-	version := rootFS.Bool("version", false, "print the version and exit")
+// rootCommand is the command tree. ffcli's Command describes each command
+// (name, help, flags, what it runs); dispatch does the parsing, because
+// moat takes flags anywhere and words every mistake itself.
+func rootCommand(e *env) *ffcli.Command {
 	root := &ffcli.Command{
 		Name:       "moat",
-		ShortUsage: "moat <command> [flags] [args]",
+		ShortUsage: "moat COMMAND [flags] [args]",
 		ShortHelp:  "let a local LLM explore a folder safely",
 		LongHelp:   rootHelp,
-		FlagSet:    rootFS,
+		FlagSet:    flag.NewFlagSet("moat", flag.ContinueOnError),
 		Subcommands: []*ffcli.Command{
-			askCommand(e), chatCommand(e), toolCommand(e), mcpCommand(e), doctorCommand(e),
-		},
-		Exec: func(ctx context.Context, args []string) error {
-			if *version {
-				fmt.Fprintln(stdout, versionString())
-				return nil
-			}
-			if len(args) > 0 && args[0] != "help" {
-				return usagef("unknown command %q; run 'moat help' for the list", args[0])
-			}
-			return flag.ErrHelp
+			askCommand(e), chatCommand(e), toolCommand(e), mcpCommand(e), doctorCommand(e), versionCommand(e),
 		},
 	}
+	root.FlagSet.Bool("version", false, "print the version and exit (as 'moat version')")
 	root.Subcommands = append(root.Subcommands, helpCommand(e, root))
-	for _, c := range append([]*ffcli.Command{root}, root.Subcommands...) {
-		c.UsageFunc = usageFunc
-		if c.FlagSet != nil {
-			c.FlagSet.SetOutput(stderr)
+	return root
+}
+
+// dispatch runs the command args name, with its flags set from args, the
+// environment and the config file.
+func dispatch(ctx context.Context, e *env, root *ffcli.Command, args []string) error {
+	if len(args) == 0 {
+		fmt.Fprintln(e.stdout, helpText(root, helpWidth(e)))
+		return nil
+	}
+	owners := ownersOf(root.Subcommands)
+	switch a := args[0]; {
+	case a == "-h" || a == "-help" || a == "--help":
+		fmt.Fprintln(e.stdout, helpText(root, helpWidth(e)))
+		return nil
+	case a == "-version" || a == "--version":
+		fmt.Fprintln(e.stdout, versionText())
+		return nil
+	case strings.HasPrefix(a, "-"):
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if len(owners[name]) > 0 {
+			return usagef("--%s goes after the command's name, as in: moat %s --%s ...\nRun 'moat help' for the commands.", name, owners[name][0], name)
+		}
+		return usagef("unknown flag --%s\nRun 'moat help' for the commands.", name)
+	}
+	var c *ffcli.Command
+	for _, s := range root.Subcommands {
+		if s.Name == args[0] {
+			c = s
 		}
 	}
-	if err := root.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		var ue usageError
-		if !errors.As(err, &ue) {
-			// The flag package has printed the problem and the usage already.
-			return exitUsage
-		}
-		return exitCode(err, stderr)
+	if c == nil {
+		return usagef("unknown command %q%s; run 'moat help' for the list", args[0], suggestCommand(args[0], root.Subcommands))
 	}
-	return exitCode(root.Run(ctx), stderr)
+	pos, err := parseFlags(c, args[1:], e.getenv, owners)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(e.stdout, helpText(c, helpWidth(e)))
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return c.Exec(ctx, pos)
 }
 
 func exitCode(err error, stderr io.Writer) int {
@@ -103,8 +122,6 @@ func exitCode(err error, stderr io.Writer) int {
 	var ee exitError
 	switch {
 	case err == nil:
-		return exitOK
-	case errors.Is(err, flag.ErrHelp):
 		return exitOK
 	case errors.As(err, &ue):
 		fmt.Fprintln(stderr, "moat:", ue.msg)
@@ -117,23 +134,6 @@ func exitCode(err error, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stderr, "moat:", err)
 	return exitFailure
-}
-
-func versionString() string {
-	v := "(devel)"
-	wz := ""
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		if bi.Main.Version != "" {
-			v = bi.Main.Version
-		}
-		for _, d := range bi.Deps {
-			if d.Path == "github.com/tetratelabs/wazero" {
-				wz = ", wazero " + d.Version
-			}
-		}
-		return fmt.Sprintf("moat %s (%s%s)", v, bi.GoVersion, wz)
-	}
-	return "moat " + v
 }
 
 const rootHelp = `moat runs a local model (through Ollama or any OpenAI-compatible server)
@@ -153,6 +153,12 @@ Start here:
   moat tool --root . grep '{"pattern":"TODO"}'   # one call, as a model makes it
   moat doctor                           # which protection layers are active
 
-Every flag can also come from a MOAT_* environment variable (--max-turns is
-MOAT_MAX_TURNS) or from a config file given with --config (one "flag value"
-per line). Run 'moat help COMMAND' for a command's flags.`
+Flags may come anywhere after the command's name; "--" ends them (moat ask
+-- "-v: what does it do?"). Every flag can also come from a MOAT_*
+environment variable (--max-turns is MOAT_MAX_TURNS) or from a config file
+given with --config or MOAT_CONFIG: one "flag value" per line, # starts a
+comment. One file can serve every command: each takes the keys it knows
+and skips those of the other commands. The command line wins over the
+environment, which wins over the file.
+
+Run 'moat help COMMAND' for a command's flags.`

@@ -15,7 +15,7 @@ func toolCommand(e *env) *ffcli.Command {
 	var c common
 	var w writeFlags
 	c.register(fs)
-	w.register(fs)
+	w.register(fs, askAtTerminal)
 	return &ffcli.Command{
 		Name:       "tool",
 		ShortUsage: "moat tool [flags] NAME [ARGS_JSON | -]",
@@ -41,7 +41,6 @@ Examples:
   moat tool grep '{"pattern":"func main","glob":"**/*.go"}'
   echo '{"path":"go.mod"}' | moat tool stat -`,
 		FlagSet: fs,
-		Options: ffOptions(),
 		Exec: func(ctx context.Context, args []string) error {
 			if len(args) < 1 || len(args) > 2 {
 				return usagef("tool needs NAME and optionally ARGS_JSON; see 'moat help tool'")

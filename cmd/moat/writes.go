@@ -17,22 +17,30 @@ type writeFlags struct {
 	audit  string // JSONL audit file, "" for none
 }
 
-func (w *writeFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&w.writes, "writes", "ask", "write proposals: ask (a person approves each one at the terminal) or deny (not offered to the model)")
-	fs.StringVar(&w.audit, "audit", "", "append every write proposal and its outcome to this JSONL file")
+// Who approves a write under --writes ask, as each command's help says it.
+const (
+	askAtTerminal = "a person approves each one at the terminal"
+	askInClient   = "offered to clients that support elicitation; the user approves each diff in the client"
+)
+
+// register declares --writes and --audit; ask says who approves a write.
+func (w *writeFlags) register(fs *flag.FlagSet, ask string) {
+	fs.StringVar(&w.writes, "writes", "ask", "write proposals: ask ("+ask+") or deny (not offered to the model)")
+	fs.StringVar(&w.audit, "audit", "", "append every write proposal and its outcome to this JSONL `file`")
+	validate(fs, "writes", oneOf(&w.writes, "ask", "deny")) // the one check of --writes
 }
+
+// offered reports whether the model is offered write proposals at all.
+func (w *writeFlags) offered() bool { return w.writes == "ask" }
 
 // proposer builds the approval gate for a session, or nil when writes are
 // not offered (--writes deny). A proposer that is also an io.Closer is
 // closed with the engine. The prompt goes to /dev/tty whatever stdin and
-// stdout are; without a terminal every proposal is refused.
+// stdout are; without a terminal every proposal is refused. The
+// value was checked when set.
 func (w *writeFlags) proposer(absRoot string, pol *policy.Policy, notes io.Writer) (engine.Proposer, error) {
-	switch w.writes {
-	case "deny":
+	if !w.offered() {
 		return nil, nil
-	case "ask":
-	default:
-		return nil, usagef("--writes: want ask or deny, got %q", w.writes)
 	}
 	g, err := gate.New(gate.Options{
 		Root:      absRoot,

@@ -1,0 +1,395 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/peterbourgon/ff/v3"
+	"github.com/peterbourgon/ff/v3/ffcli"
+)
+
+// How a command's flags are set, highest priority first: the command line,
+// then MOAT_* environment variables, then the config file (--config or
+// MOAT_CONFIG, ff's plain "key value" lines). moat applies the three itself
+// rather than through ff.Parse so that every mistake names where it was
+// made (the flag, the variable, or the file and line), the key, and what the
+// value had to look like; ff's wrapped errors say none of that plainly, and
+// the flag package stops at the first argument that is not a flag.
+
+// keyOwners maps every flag name of every command to the commands that have
+// it. One config file serves all commands: a command skips the keys that
+// only other commands know, and every command rejects a key none knows.
+type keyOwners map[string][]string
+
+func ownersOf(cmds []*ffcli.Command) keyOwners {
+	k := keyOwners{}
+	for _, c := range cmds {
+		if c.FlagSet == nil {
+			continue
+		}
+		c.FlagSet.VisitAll(func(f *flag.Flag) { k[f.Name] = append(k[f.Name], c.Name) })
+	}
+	return k
+}
+
+// parseFlags sets c's flags from args, the environment and the config file,
+// and returns the positional arguments. Flags may come anywhere among the
+// arguments (moat ask "what is here?" --root sub); "--" ends the flags, so
+// that a question may start with a dash. It returns flag.ErrHelp for -h or
+// --help.
+func parseFlags(c *ffcli.Command, args []string, getenv func(string) string, owners keyOwners) ([]string, error) {
+	fset := c.FlagSet
+	pos, err := parseArgs(c, args, owners)
+	if err != nil {
+		return nil, err
+	}
+	set := map[string]bool{}
+	fset.Visit(func(f *flag.Flag) { set[f.Name] = true })
+
+	var envErr error
+	fromEnv := map[string]bool{}
+	fset.VisitAll(func(f *flag.Flag) {
+		if envErr != nil || set[f.Name] {
+			return
+		}
+		key := envName(f.Name)
+		v := getenv(key)
+		if v == "" {
+			return
+		}
+		if err := setValue(fset, f, v); err != nil {
+			envErr = valueError(key, "=", v, err)
+		}
+		fromEnv[f.Name] = true
+	})
+	if envErr != nil {
+		return nil, envErr
+	}
+
+	cf := fset.Lookup("config")
+	if cf == nil || cf.Value.String() == "" {
+		return pos, nil
+	}
+	from := "--config"
+	if fromEnv["config"] {
+		from = envName("config")
+	}
+	for name := range fromEnv {
+		set[name] = true
+	}
+	return pos, readConfig(fset, cf.Value.String(), from, set, owners)
+}
+
+// parseArgs is the command-line step of parseFlags.
+func parseArgs(c *ffcli.Command, args []string, owners keyOwners) ([]string, error) {
+	fset := c.FlagSet
+	var pos []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(pos, args[i+1:]...), nil
+		}
+		if len(a) < 2 || a[0] != '-' {
+			pos = append(pos, a)
+			continue
+		}
+		name, value, hasValue := strings.Cut(strings.TrimPrefix(a[1:], "-"), "=")
+		if name == "h" || name == "help" {
+			return nil, flag.ErrHelp
+		}
+		f := fset.Lookup(name)
+		if f == nil {
+			return nil, unknownFlag(c.Name, a, name, owners)
+		}
+		if !hasValue {
+			if isBool(f) {
+				value = "true"
+			} else {
+				if i+1 == len(args) {
+					return nil, usagef("--%s needs a value\n%s", name, helpPointer(c.Name))
+				}
+				i++
+				value = args[i]
+			}
+		}
+		if err := setValue(fset, f, value); err != nil {
+			return nil, valueError("--"+name, " ", value, err)
+		}
+	}
+	return pos, nil
+}
+
+// unknownFlag words an unknown flag the way it is documented (--name), says
+// which commands have it if any do, and points at the command's help
+// instead of printing all of it.
+func unknownFlag(cmd, arg, name string, owners keyOwners) error {
+	msg := fmt.Sprintf("unknown flag --%s", name)
+	switch {
+	case strings.ContainsAny(name, " \t"):
+		msg = fmt.Sprintf("unknown flag %q (to start a question with a dash, put -- before it)", arg)
+	case len(owners[name]) > 0:
+		msg = fmt.Sprintf("moat %s has no --%s flag (%s)", cmd, name, ownedBy(owners[name]))
+	}
+	return usagef("%s\n%s", msg, helpPointer(cmd))
+}
+
+func helpPointer(cmd string) string {
+	return fmt.Sprintf("Run 'moat help %s' for its flags.", cmd)
+}
+
+// ownedBy says which commands have a flag: "only ask and chat have it".
+func ownedBy(cmds []string) string {
+	n := len(cmds)
+	if n == 1 {
+		return "only " + cmds[0] + " has it"
+	}
+	return "only " + strings.Join(cmds[:n-1], ", ") + " and " + cmds[n-1] + " have it"
+}
+
+// readConfig applies the config file at path (named by from, --config or
+// MOAT_CONFIG) to the flags not already set.
+func readConfig(fset *flag.FlagSet, path, from string, set map[string]bool, owners keyOwners) error {
+	f, err := os.Open(path)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		if from == "--config" {
+			return usagef("--config %q: %v", path, err)
+		}
+		return usagef("%s=%q: %v", from, path, err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		// One line at a time through ff's parser: its syntax, our line numbers.
+		err := ff.PlainParser(strings.NewReader(sc.Text()), func(key, value string) error {
+			key = strings.TrimLeft(key, "-") // "--root x" reads as "root x"
+			fl := fset.Lookup(key)
+			switch {
+			case key == "config":
+				return fmt.Errorf("a config file cannot name another (%q)", value)
+			case fl == nil && len(owners[key]) > 0:
+				return nil // another command's key
+			case fl == nil:
+				return fmt.Errorf("unknown key %q%s", key, suggest(key, owners))
+			case set[key]:
+				return nil // the command line or the environment said otherwise
+			}
+			if err := setValue(fset, fl, value); err != nil {
+				return valueError(key, " ", value, err)
+			}
+			return nil
+		})
+		if err != nil {
+			return usagef("%s:%d: %s", path, n, err.Error())
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return usagef("%s: %v", path, err)
+	}
+	return nil
+}
+
+// suggest names the known key closest to a misspelt one, if one is close.
+func suggest(key string, owners keyOwners) string {
+	names := make([]string, 0, len(owners))
+	for k := range owners {
+		names = append(names, k)
+	}
+	sort.Strings(names) // the same suggestion every time
+	return closest(key, names)
+}
+
+// suggestCommand names the command closest to a misspelt one, if one is close.
+func suggestCommand(name string, cmds []*ffcli.Command) string {
+	names := make([]string, len(cmds))
+	for i, c := range cmds {
+		names[i] = c.Name
+	}
+	return closest(name, names)
+}
+
+// closest is ` (did you mean "x"?)` for the first of names at most two
+// edits from s, or "".
+func closest(s string, names []string) string {
+	best, bestD := "", 3
+	for _, k := range names {
+		if d := editDistance(s, k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
+}
+
+// editDistance is the Levenshtein distance between two short keys.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// envName is the variable that sets a flag: --max-turns is MOAT_MAX_TURNS.
+func envName(flagName string) string {
+	return "MOAT_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+func isBool(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// valueError words a value that was refused, after where it came from:
+// `--timeout "5": invalid duration (want a unit, like 30s)`, or for a value
+// that parsed but is not allowed, whose check names the value if it helps,
+// `--max-turns: must be at least 1, got 0`. sep joins source and value:
+// " " for flags and config keys, "=" for variables.
+func valueError(source, sep, value string, err error) error {
+	var ce checkError
+	if errors.As(err, &ce) {
+		return usagef("%s: %v", source, ce.err)
+	}
+	return usagef("%s%s%q: %v", source, sep, value, err)
+}
+
+// checkError is a value that parsed but that its flag does not allow.
+type checkError struct{ err error }
+
+func (e checkError) Error() string { return e.err.Error() }
+
+// checked is a flag value that is also checked on every Set, so that a
+// value out of bounds is refused where it was given (flag, variable, or
+// file and line), like one that does not parse. Defaults are not checked:
+// they are right by construction.
+type checked struct {
+	flag.Value
+	check func() error
+}
+
+func (c checked) Set(s string) error {
+	if err := c.Value.Set(s); err != nil {
+		return err
+	}
+	if err := c.check(); err != nil {
+		return checkError{err}
+	}
+	return nil
+}
+
+// Get and IsBoolFlag pass through, so the flag still reads as its type.
+func (c checked) Get() any {
+	if g, ok := c.Value.(flag.Getter); ok {
+		return g.Get()
+	}
+	return c.Value.String()
+}
+
+func (c checked) IsBoolFlag() bool {
+	b, ok := c.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// validate makes fs's flag name run check after each value it is given.
+func validate(fs *flag.FlagSet, name string, check func() error) {
+	f := fs.Lookup(name)
+	f.Value = checked{f.Value, check}
+}
+
+// oneOf allows only the given words: `want ask or deny, got "maybe"`.
+func oneOf(p *string, words ...string) func() error {
+	return func() error {
+		for _, w := range words {
+			if *p == w {
+				return nil
+			}
+		}
+		return fmt.Errorf("want %s or %s, got %q", strings.Join(words[:len(words)-1], ", "), words[len(words)-1], *p)
+	}
+}
+
+// atLeast allows numbers from least up; why, if not empty, says what the
+// bound is for.
+func atLeast(p *int, least int, why string) func() error {
+	return func() error {
+		if *p >= least {
+			return nil
+		}
+		if why != "" {
+			return fmt.Errorf("must be at least %d, got %d: %s", least, *p, why)
+		}
+		return fmt.Errorf("must be at least %d, got %d", least, *p)
+	}
+}
+
+// positive allows numbers and durations above zero.
+func positive[T int | int64 | time.Duration](p *T) func() error {
+	return func() error {
+		if *p > 0 {
+			return nil
+		}
+		return fmt.Errorf("must be positive, got %v", *p)
+	}
+}
+
+// parsedBy allows the values parse accepts.
+func parsedBy[T any](p *string, parse func(string) (T, error)) func() error {
+	return func() error {
+		_, err := parse(*p)
+		return err
+	}
+}
+
+// setValue sets a flag and, when the value does not parse, says what it
+// should look like: the flag package only says "parse error".
+func setValue(fset *flag.FlagSet, f *flag.Flag, value string) error {
+	err := fset.Set(f.Name, value)
+	var ce checkError
+	if err == nil || errors.As(err, &ce) {
+		return err
+	}
+	g, ok := f.Value.(flag.Getter)
+	if !ok {
+		return err
+	}
+	switch g.Get().(type) {
+	case time.Duration:
+		if _, aerr := strconv.ParseFloat(value, 64); aerr == nil {
+			return errors.New("invalid duration (want a unit, like 30s)")
+		}
+		return errors.New("invalid duration (want a number and a unit, like 30s, 5m or 1h30m)")
+	case int, int64, uint, uint64:
+		if errors.Is(err, strconv.ErrRange) || strings.Contains(err.Error(), "out of range") {
+			return errors.New("number out of range")
+		}
+		return errors.New("not a whole number")
+	case bool:
+		return errors.New("want true or false")
+	}
+	return err
+}
