@@ -144,7 +144,7 @@ func (d *doctor) guest(ctx context.Context, cfg runner.Config) {
 	}
 	switch got := r.Resolver(); {
 	case got == confine.Openat2:
-		d.line("resolver", stOK, "openat2 (RESOLVE_BENEATH|RESOLVE_NO_MAGICLINKS)")
+		d.line("resolver", stOK, "openat2 ("+confine.Openat2Flags+")")
 	case got == confine.Root && cfg.Resolver == confine.Root:
 		d.line("resolver", stOK, "os.Root (chosen with --resolver root)")
 	case got == confine.Root:

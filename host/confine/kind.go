@@ -8,8 +8,8 @@ type Kind int
 const (
 	// Auto uses openat2 where the kernel has it, else os.Root.
 	Auto Kind = iota
-	// Openat2 uses Linux openat2(RESOLVE_BENEATH|RESOLVE_NO_MAGICLINKS),
-	// falling back to os.Root on ENOSYS/EPERM.
+	// Openat2 uses Linux openat2 with [Openat2Flags], falling back to
+	// os.Root on ENOSYS/EPERM.
 	Openat2
 	// Root uses Go's os.Root on every platform.
 	Root
@@ -18,6 +18,11 @@ const (
 	// that the other layers stop an escape on their own; no flag selects it.
 	Unconfined
 )
+
+// Openat2Flags names the resolve flags every openat2 call passes, as
+// `moat doctor` and the documentation show them. openat2_linux.go's
+// resolveFlags is the value; a test holds the two together.
+const Openat2Flags = "RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS"
 
 func (k Kind) String() string {
 	switch k {
