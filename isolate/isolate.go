@@ -36,6 +36,7 @@ import (
 	"io"
 
 	"github.com/moatdev/moat/host/engine"
+	"github.com/moatdev/moat/host/fanout"
 	"github.com/moatdev/moat/host/runner"
 )
 
@@ -107,7 +108,7 @@ func (e *StepError) Unwrap() error { return e.Err }
 // writes that reason once to notes and runs the guest in this process.
 func Start(ctx context.Context, mode Mode, cfg runner.Config, notes io.Writer) (engine.Executor, error) {
 	if mode == Off {
-		return runner.New(ctx, cfg)
+		return newRunner(ctx, cfg)
 	}
 	ex, err := startChild(ctx, cfg)
 	if err == nil {
@@ -119,7 +120,18 @@ func Start(ctx context.Context, mode Mode, cfg runner.Config, notes io.Writer) (
 	if notes != nil {
 		fmt.Fprintf(notes, "moat: OS isolation unavailable: %s; continuing with the WASI and filesystem layers. Use --isolate require to refuse instead.\n", reasonText(err))
 	}
-	return runner.New(ctx, cfg)
+	return newRunner(ctx, cfg)
+}
+
+// newRunner builds the executor that runs the guest in this process (the
+// isolated child's, or the session's without isolation): a runner, with a
+// grep split over its instances.
+func newRunner(ctx context.Context, cfg runner.Config) (engine.Executor, error) {
+	r, err := runner.New(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return fanout.New(r, r.Parallel()), nil
 }
 
 // reasonText strips the sentinel's own prefix so a message does not say

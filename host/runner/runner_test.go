@@ -134,7 +134,9 @@ func TestCorruptCacheIsRebuilt(t *testing.T) {
 	}
 }
 
-func TestConcurrentCallsAreSerialised(t *testing.T) {
+// TestConcurrentCalls: calls at once each get an instance of their own, or
+// wait for one, and every answer is right.
+func TestConcurrentCalls(t *testing.T) {
 	root := confinetest.Build(t, confinetest.Case{Layout: []string{"ROOT/a.txt: alpha"}})
 	r := newRunner(t, root, confine.Auto)
 	var wg sync.WaitGroup
