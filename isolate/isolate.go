@@ -1,14 +1,14 @@
 // Package isolate runs the tool sandbox in a re-executed child process inside
 // new Linux user, mount, network, PID, IPC and UTS namespaces: the fourth
-// layer of moat's defences (see DESIGN.md). Even a bug in wazero, in the
+// layer of moat's defences (see ARCHITECTURE.md). Even a bug in wazero, in the
 // guest or in the confined filesystem must not reach the host's files or the
 // network from there.
 //
 // The work is split the way bubblewrap and u-root split it: [NewPlan] is a
 // pure function from a runner.Config to a [Plan] (clone flags, id maps,
 // mounts, limits, environment) and is tested on every OS; the Linux child
-// applies a Plan in numbered steps, in bubblewrap's order, and every failure
-// is a [StepError] that names its step. Namespaces are only ever created at
+// applies a Plan step by step, in bubblewrap's order (apply, in
+// child_linux.go), and every failure is a [StepError] that names its step. Namespaces are only ever created at
 // clone time, by re-executing /proc/self/exe with a hidden first argument
 // ([ChildArg]); a Go process never calls unshare(2).
 //

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/moatdev/moat/host/toolspec"
 )
 
 func TestSanitize(t *testing.T) {
@@ -61,7 +63,7 @@ func TestTruncateResult(t *testing.T) {
 	if !cut || len(out) > 1000 || !utf8.ValidString(out) {
 		t.Fatalf("cut=%v len=%d valid=%v", cut, len(out), utf8.ValidString(out))
 	}
-	if !strings.HasSuffix(out, "line é\n[truncated: result was 3.9 KB; ask for less (offset/limit, a narrower pattern)]") {
+	if !strings.HasSuffix(out, "line é\n[truncated: result was 4.0 KB; ask for less (offset/limit, a narrower pattern)]") {
 		t.Errorf("not cut at a line end: %q", out[len(out)-120:])
 	}
 	if out, cut := truncateResult("short", 1000); cut || out != "short" {
@@ -143,18 +145,30 @@ func TestParseHost(t *testing.T) {
 }
 
 func TestActivitySummary(t *testing.T) {
-	cases := map[string]string{
-		`{"pattern":"TODO","path":"src"}`: `"TODO" in src`,
-		`{"pattern":"\\bfoo"}`:            `"\bfoo"`,
-		`{"path":"a\u001b[2Kb"}`:          `a\x1b[2Kb`,
-		`{}`:                              ``,
-		``:                                ``,
-		`"just a string"`:                 `"just a string"`,
-		`{"x":1}`:                         `{"x":1}`,
+	cat, err := toolspec.New()
+	if err != nil {
+		t.Fatal(err)
 	}
-	for args, want := range cases {
-		if got := summary(ToolCall{Name: "t", Arguments: args}); got != want {
-			t.Errorf("summary(%s) = %q, want %q", args, got, want)
+	grep, _ := cat.Lookup("grep")
+	read, _ := cat.Lookup("read_file")
+	cases := []struct {
+		tool       *toolspec.Tool
+		args, want string
+	}{
+		{grep, `{"pattern":"TODO","path":"src"}`, `"TODO" in src`},
+		{grep, `{"pattern":"TODO","path":"."}`, `"TODO"`},
+		{grep, `{"pattern":"\\bfoo"}`, `"\bfoo"`},
+		{read, `{"path":"a\u001b[2Kb"}`, `a\x1b[2Kb`},
+		{read, `{"path":"notes.txt","offset":3}`, `notes.txt`},
+		{read, `{}`, ``},
+		{read, ``, ``},
+		{read, `"just a string"`, `"just a string"`},
+		{read, `{"x":1}`, `{"x":1}`},
+		{nil, `{"path":"p"}`, `{"path":"p"}`}, // a tool not offered: its arguments, raw
+	}
+	for _, tc := range cases {
+		if got := summary(tc.tool, tc.args); got != tc.want {
+			t.Errorf("summary(%v, %s) = %q, want %q", tc.tool != nil, tc.args, got, tc.want)
 		}
 	}
 }

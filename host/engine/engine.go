@@ -46,7 +46,7 @@ type Options struct {
 type Engine struct {
 	opt  Options
 	next atomic.Uint64
-	mu   sync.Mutex // guards closed
+	mu   sync.Mutex // guards done
 	done bool
 }
 
