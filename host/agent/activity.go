@@ -23,7 +23,7 @@ const (
 //	→ read_file ../x: error: path escapes the sandbox: ../x
 func (s *Session) activity(c ToolCall, res toolspec.Result, truncated bool) {
 	head := "→ " + cut(Sanitize(c.Name, false), 40)
-	if sum := summary(s.tool(c.Name), c.Arguments); sum != "" {
+	if sum := summary(c.Name, c.Arguments); sum != "" {
 		head += " " + sum
 	}
 	var line string
@@ -39,21 +39,11 @@ func (s *Session) activity(c ToolCall, res toolspec.Result, truncated bool) {
 	io.WriteString(s.cfg.Activity, line+"\n")
 }
 
-// tool is the offered tool of that name, or nil.
-func (s *Session) tool(name string) *toolspec.Tool {
-	for _, t := range s.tools {
-		if t.Name == name {
-			return t
-		}
-	}
-	return nil
-}
-
 // summary shows what a call was about, as the tool table says
-// (toolspec.Summary): its path, or its pattern and where it searched. The
-// arguments of a tool not offered, or that are not an object, are shown
-// raw, cut short.
-func summary(t *toolspec.Tool, args string) string {
+// (toolspec.SummaryOf): its path, or its pattern and where it searched.
+// The arguments of a tool that does not exist, or that are not an object,
+// are shown raw, cut short.
+func summary(tool, args string) string {
 	if strings.TrimSpace(args) == "" {
 		return ""
 	}
@@ -65,12 +55,12 @@ func summary(t *toolspec.Tool, args string) string {
 		v, ok := m[k].(string)
 		return cut(Sanitize(v, false), maxSummary), ok
 	}
-	if t != nil {
-		if sub, ok := str(t.Summary.Subject); ok {
-			if t.Summary.Quote {
+	if sum, ok := toolspec.SummaryOf(tool); ok {
+		if sub, ok := str(sum.Subject); ok {
+			if sum.Quote {
 				sub = `"` + sub + `"`
 			}
-			if in, ok := str(t.Summary.In); ok && t.Summary.In != "" && in != "" && in != "." {
+			if in, ok := str(sum.In); ok && sum.In != "" && in != "" && in != "." {
 				sub += " in " + in
 			}
 			return sub

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
-
-	"github.com/moatdev/moat/host/toolspec"
 )
 
 func TestSanitize(t *testing.T) {
@@ -145,30 +143,22 @@ func TestParseHost(t *testing.T) {
 }
 
 func TestActivitySummary(t *testing.T) {
-	cat, err := toolspec.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	grep, _ := cat.Lookup("grep")
-	read, _ := cat.Lookup("read_file")
-	cases := []struct {
-		tool       *toolspec.Tool
-		args, want string
-	}{
-		{grep, `{"pattern":"TODO","path":"src"}`, `"TODO" in src`},
-		{grep, `{"pattern":"TODO","path":"."}`, `"TODO"`},
-		{grep, `{"pattern":"\\bfoo"}`, `"\bfoo"`},
-		{read, `{"path":"a\u001b[2Kb"}`, `a\x1b[2Kb`},
-		{read, `{"path":"notes.txt","offset":3}`, `notes.txt`},
-		{read, `{}`, ``},
-		{read, ``, ``},
-		{read, `"just a string"`, `"just a string"`},
-		{read, `{"x":1}`, `{"x":1}`},
-		{nil, `{"path":"p"}`, `{"path":"p"}`}, // a tool not offered: its arguments, raw
+	cases := []struct{ tool, args, want string }{
+		{"grep", `{"pattern":"TODO","path":"src"}`, `"TODO" in src`},
+		{"grep", `{"pattern":"TODO","path":"."}`, `"TODO"`},
+		{"grep", `{"pattern":"\\bfoo"}`, `"\bfoo"`},
+		{"read_file", `{"path":"a\u001b[2Kb"}`, `a\x1b[2Kb`},
+		{"read_file", `{"path":"notes.txt","offset":3}`, `notes.txt`},
+		{"propose_write", `{"path":"x.txt","content":"pwned"}`, `x.txt`},
+		{"read_file", `{}`, ``},
+		{"read_file", ``, ``},
+		{"read_file", `"just a string"`, `"just a string"`},
+		{"read_file", `{"x":1}`, `{"x":1}`},
+		{"run_shell", `{"path":"p"}`, `{"path":"p"}`}, // no such tool: its arguments, raw
 	}
 	for _, tc := range cases {
 		if got := summary(tc.tool, tc.args); got != tc.want {
-			t.Errorf("summary(%v, %s) = %q, want %q", tc.tool != nil, tc.args, got, tc.want)
+			t.Errorf("summary(%s, %s) = %q, want %q", tc.tool, tc.args, got, tc.want)
 		}
 	}
 }

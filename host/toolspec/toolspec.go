@@ -132,6 +132,18 @@ func defs() []def {
 	}
 }
 
+// SummaryOf is how the activity line shows a call of the named tool, offered
+// or not (a model may call a write proposal that was not offered); ok is
+// false for a tool that does not exist. It needs no [Catalog].
+func SummaryOf(name string) (s Summary, ok bool) {
+	for _, d := range defs() {
+		if d.name == name {
+			return d.summary, true
+		}
+	}
+	return Summary{}, false
+}
+
 // usage is a tool's name and arguments, in the argument struct's order,
 // "?" marking those the schema does not require (omitempty).
 func usage(d def) string {
