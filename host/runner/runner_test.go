@@ -211,3 +211,21 @@ func TestCacheWarm(t *testing.T) {
 		t.Fatal("cache not warm after compiling into it")
 	}
 }
+
+// TestCallAfterClose: a closed runner refuses calls, whichever instance
+// they would have had, and closing twice is fine.
+func TestCallAfterClose(t *testing.T) {
+	r := newRunner(t, t.TempDir(), confine.Auto)
+	call(t, r, proto.Stat, map[string]any{"path": "."})
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for range r.Parallel() + 1 {
+		if _, err := r.Exec(context.Background(), proto.Request{ID: 1, Tool: proto.Stat, Args: []byte(`{"path":"."}`)}); !errors.Is(err, runner.ErrClosed) {
+			t.Fatalf("after Close: %v", err)
+		}
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
