@@ -12,7 +12,9 @@
 // The host encodes and decodes with encoding/json; the guest with the small
 // codec in wire.go ([DecodeRequest], [DecodeArgs], [AppendResponse]), which
 // keeps reflection out of the guest and is tested to agree with
-// encoding/json.
+// encoding/json. A grep split over several instances travels as
+// [GrepShard] calls, whose answers the host merges; no other call carries
+// anything of it.
 //
 // # Errors of the filesystem
 //
@@ -31,8 +33,8 @@
 //     opened.
 //   - [ErrnoChanged] (EAGAIN): the path was swapped between its check and
 //     its open (a rename or a re-pointed symlink); it was not read.
-//   - [ErrnoRevoked] (EIO): every call of an instance cut off after its
-//     deadline.
+//   - [ErrnoRevoked] (EIO): every operation of an instance that overran its
+//     deadline, once host/runner has revoked its mount.
 //
 // ENOENT, ENOTDIR and EISDIR keep their usual meaning.
 //
