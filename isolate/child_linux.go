@@ -32,14 +32,6 @@ func MaybeChild(ctx context.Context, args []string) (int, bool) {
 // runnerFunc builds the child's executor; tests substitute a fake.
 type runnerFunc func(context.Context, runner.Config) (engine.Executor, error)
 
-func newRunner(ctx context.Context, cfg runner.Config) (engine.Executor, error) {
-	r, err := runner.New(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	return r, nil
-}
-
 // runChild is the child's whole life: read the plan, apply it, build the
 // runner, serve calls until stdin closes.
 func runChild(ctx context.Context, in *os.File, outf *os.File, build runnerFunc) int {

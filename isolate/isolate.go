@@ -1,14 +1,14 @@
 // Package isolate runs the tool sandbox in a re-executed child process inside
 // new Linux user, mount, network, PID, IPC and UTS namespaces: the fourth
-// layer of moat's defences (see DESIGN.md). Even a bug in wazero, in the
+// layer of moat's defences (see ARCHITECTURE.md). Even a bug in wazero, in the
 // guest or in the confined filesystem must not reach the host's files or the
 // network from there.
 //
 // The work is split the way bubblewrap and u-root split it: [NewPlan] is a
 // pure function from a runner.Config to a [Plan] (clone flags, id maps,
 // mounts, limits, environment) and is tested on every OS; the Linux child
-// applies a Plan in numbered steps, in bubblewrap's order, and every failure
-// is a [StepError] that names its step. Namespaces are only ever created at
+// applies a Plan step by step, in bubblewrap's order (apply, in
+// child_linux.go), and every failure is a [StepError] that names its step. Namespaces are only ever created at
 // clone time, by re-executing /proc/self/exe with a hidden first argument
 // ([ChildArg]); a Go process never calls unshare(2).
 //
@@ -36,6 +36,7 @@ import (
 	"io"
 
 	"github.com/moatdev/moat/host/engine"
+	"github.com/moatdev/moat/host/fanout"
 	"github.com/moatdev/moat/host/runner"
 )
 
@@ -107,7 +108,7 @@ func (e *StepError) Unwrap() error { return e.Err }
 // writes that reason once to notes and runs the guest in this process.
 func Start(ctx context.Context, mode Mode, cfg runner.Config, notes io.Writer) (engine.Executor, error) {
 	if mode == Off {
-		return runner.New(ctx, cfg)
+		return newRunner(ctx, cfg)
 	}
 	ex, err := startChild(ctx, cfg)
 	if err == nil {
@@ -119,7 +120,18 @@ func Start(ctx context.Context, mode Mode, cfg runner.Config, notes io.Writer) (
 	if notes != nil {
 		fmt.Fprintf(notes, "moat: OS isolation unavailable: %s; continuing with the WASI and filesystem layers. Use --isolate require to refuse instead.\n", reasonText(err))
 	}
-	return runner.New(ctx, cfg)
+	return newRunner(ctx, cfg)
+}
+
+// newRunner builds the executor that runs the guest in this process (the
+// isolated child's, or the session's without isolation): a runner, with a
+// grep split over its instances.
+func newRunner(ctx context.Context, cfg runner.Config) (engine.Executor, error) {
+	r, err := runner.New(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return fanout.New(r, r.Parallel()), nil
 }
 
 // reasonText strips the sentinel's own prefix so a message does not say

@@ -9,8 +9,8 @@ import (
 )
 
 // Clone flags, spelled out so a Plan can be built and tested on any OS.
-// Values are Linux's (include/uapi/linux/sched.h); plan_linux_test.go checks
-// them against golang.org/x/sys/unix.
+// Values are Linux's (include/uapi/linux/sched.h); TestCloneFlagValues
+// (isolate_linux_test.go) checks them against golang.org/x/sys/unix.
 const (
 	CloneNewNS   = 0x00020000
 	CloneNewUTS  = 0x04000000

@@ -9,6 +9,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -82,7 +83,7 @@ func once(stdin string, argv []string) (sample, error) {
 	wall := time.Since(t)
 	var ee *exec.ExitError
 	// grep exits 1 for "no match": that is a result, not a failure.
-	if err != nil && !(errorsAs(err, &ee) && ee.ExitCode() == 1) {
+	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {
 		return sample{}, fmt.Errorf("%s: %v\n%s", strings.Join(argv, " "), err, stderr.String())
 	}
 	return sample{wall: wall}, nil
@@ -109,14 +110,6 @@ func peakRSS(argv []string) (int64, time.Duration, error) {
 	var kb int64
 	fmt.Sscan(lines[len(lines)-1], &kb)
 	return kb, s.wall, nil
-}
-
-func errorsAs(err error, ee **exec.ExitError) bool {
-	e, ok := err.(*exec.ExitError)
-	if ok {
-		*ee = e
-	}
-	return ok
 }
 
 type row struct {

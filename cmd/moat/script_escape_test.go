@@ -17,7 +17,7 @@ import (
 )
 
 // TestEscape runs testscripts/escape, the security regression suite: every
-// threat class of DESIGN.md tried through the CLI with the exact outcome a
+// threat class of ARCHITECTURE.md tried through the CLI with the exact outcome a
 // model or a person sees (SECURITY.md maps each class to its script).
 //
 // The scripts in testscripts/escape/links (symlinks out, special files) run

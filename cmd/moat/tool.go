@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
+
+	"github.com/moatdev/moat/host/toolspec"
 )
 
 func toolCommand(e *env) *ffcli.Command {
@@ -29,12 +31,8 @@ it from standard input.
 Exit status: 0 when the tool succeeded, 1 when it returned an error (the
 error text, as the model sees it, is still on stdout), 2 for a usage error.
 
-Tools: list_dir {path}, read_file {path, offset?, limit?},
-       grep {pattern, path?, glob?, ignore_case?, max_results?},
-       glob {pattern, path?}, stat {path},
-       propose_write {path, content}, propose_edit {path, old_text, new_text, replace_all?}
-       (the two proposals show a diff on the terminal and write only after you type y)
-
+Tools ("?" marks an optional argument):
+` + toolspec.Help() + `
 Examples:
   moat tool list_dir '{"path":"."}'
   moat tool --root ~/src/app read_file '{"path":"README.md","offset":40,"limit":20}'

@@ -12,19 +12,52 @@
 // The host encodes and decodes with encoding/json; the guest with the small
 // codec in wire.go ([DecodeRequest], [DecodeArgs], [AppendResponse]), which
 // keeps reflection out of the guest and is tested to agree with
-// encoding/json.
+// encoding/json. A grep split over several instances travels as
+// [GrepShard] calls, whose answers the host merges; no other call carries
+// anything of it.
+//
+// # Errors of the filesystem
+//
 // The guest's filesystem speaks to it through errno values, which are part
-// of this contract too (host/confine sends them, guest/tools reads them):
-// EPERM means the path escapes the sandbox (through a symlink or ".."; wazero
-// has no EXDEV), EACCES that the deny-list refused it, ELOOP too many
-// symlinks, ENOTSUP a FIFO, socket or device that is never opened, EIO an
-// instance cut off after its deadline.
+// of this contract too: host/confine returns them, wazero passes them on as
+// WASI errnos, guest/tools turns each into the message the model reads. This
+// is their one description; the constants below are what both sides use.
+//
+//   - [ErrnoEscape] (EPERM): the path leaves the sandbox root, through a
+//     symlink or "..". wazero has no EXDEV, the natural errno for it.
+//   - [ErrnoDenied] (EACCES): the deny-list refused a component of the path
+//     or of a symlink's target. An error the mount cannot name is reported
+//     as EACCES too: refused, never passed on as something else.
+//   - [ErrnoLoop] (ELOOP): too many symlinks in one resolution.
+//   - [ErrnoSpecial] (ENOTSUP): a FIFO, socket or device, which is never
+//     opened.
+//   - [ErrnoChanged] (EAGAIN): the path was swapped between its check and
+//     its open (a rename or a re-pointed symlink); it was not read.
+//   - [ErrnoRevoked] (EIO): every operation of an instance that overran its
+//     deadline, once host/runner has revoked its mount.
+//
+// ENOENT, ENOTDIR and EISDIR keep their usual meaning.
 //
 // This package is compiled into the guest (GOOS=wasip1) and must stay free of
 // host-only imports.
 package proto
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"syscall"
+)
+
+// The errnos of the confined filesystem (see "Errors of the filesystem"
+// above). Each side compiles them for its own platform (the host's Linux or
+// macOS numbers, the guest's WASI ones); wazero maps one to the other.
+const (
+	ErrnoEscape  = syscall.EPERM
+	ErrnoDenied  = syscall.EACCES
+	ErrnoLoop    = syscall.ELOOP
+	ErrnoSpecial = syscall.ENOTSUP
+	ErrnoChanged = syscall.EAGAIN
+	ErrnoRevoked = syscall.EIO
+)
 
 // Request is one tool call, already validated by the host.
 type Request struct {
@@ -43,12 +76,6 @@ type Limits struct {
 	MaxResults int `json:"max_results,omitempty"`
 	// NoIgnore makes grep and glob include files ignored by .gitignore.
 	NoIgnore bool `json:"no_ignore,omitempty"`
-	// Shard and Shards split one grep over several guest instances: each
-	// walks the whole tree but searches only the files whose position in
-	// the walk is Shard modulo Shards, and answers with Parts for the host
-	// to merge (tools.MergeGrep). Shards <= 1 means no splitting.
-	Shard  int `json:"shard,omitempty"`
-	Shards int `json:"shards,omitempty"`
 }
 
 // Defaults for [Limits].
@@ -64,20 +91,15 @@ type Response struct {
 	ID      uint64 `json:"id"`
 	Text    string `json:"text"`
 	IsError bool   `json:"is_error,omitempty"`
-	// Parts and More answer a sharded grep (see Limits.Shards).
-	Parts []GrepPart `json:"parts,omitempty"`
-	More  bool       `json:"more,omitempty"`
-}
-
-// GrepPart is the hits of one file in a sharded grep.
-type GrepPart struct {
-	Path string `json:"path"`
-	Text string `json:"text"` // hit lines, each ending in "\n"
-	Hits int    `json:"hits"`
 }
 
 // Tool names. These are a public contract: models, scripts and MCP clients
 // call them by these names.
+//
+// Adding a tool touches three places: a name here (and in [Tools]) with its
+// argument struct and its case in [DecodeArgs]; its entry in host/toolspec
+// (description, title, summary); its handler in guest/tools. The
+// TestToolTable test of host/toolspec fails until all three agree.
 const (
 	ListDir      = "list_dir"
 	ReadFile     = "read_file"
@@ -87,6 +109,11 @@ const (
 	ProposeWrite = "propose_write"
 	ProposeEdit  = "propose_edit"
 )
+
+// Tools lists every tool a model can call, in the order they are offered.
+func Tools() []string {
+	return []string{ListDir, ReadFile, Grep, Glob, Stat, ProposeWrite, ProposeEdit}
+}
 
 // ListDirArgs are the arguments of list_dir.
 type ListDirArgs struct {
@@ -133,4 +160,34 @@ type ProposeEditArgs struct {
 	OldText    string `json:"old_text" jsonschema:"exact text to replace; must occur exactly once unless replace_all is true"`
 	NewText    string `json:"new_text" jsonschema:"replacement text"`
 	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"replace every occurrence of old_text"`
+}
+
+// GrepShard is one share of a grep split over several guest instances
+// (host/fanout): the guest walks the whole tree but searches only its share
+// of the files, and answers with the hits of each file for the host to merge
+// (tools.MergeGrep) into exactly the answer one instance gives. It is not a
+// model's tool: no model is offered it, and the host validates a model's
+// call against its catalogue before anything reaches the guest.
+const GrepShard = "grep_shard"
+
+// GrepShardArgs are the arguments of grep_shard: a grep's, and which share
+// of the files to search, Shard of Shards.
+type GrepShardArgs struct {
+	GrepArgs
+	Shard  int `json:"shard"`
+	Shards int `json:"shards"`
+}
+
+// GrepShardResult is the Text of a successful grep_shard answer, as JSON
+// ([AppendGrepShard]).
+type GrepShardResult struct {
+	Parts []GrepPart `json:"parts"`
+	More  bool       `json:"more,omitempty"` // the shard stopped at the cap with hits left
+}
+
+// GrepPart is the hits of one file in a grep_shard answer.
+type GrepPart struct {
+	Path string `json:"path"`
+	Text string `json:"text"` // hit lines, each ending in "\n"
+	Hits int    `json:"hits"`
 }

@@ -47,9 +47,10 @@ func DecodeRequest(line []byte) (Request, error) {
 	return r, err
 }
 
-// DecodeArgs decodes a tool's arguments into v, which must point to one of
-// the argument structs of this package. Absent arguments ("" or null) leave
-// v as it is.
+// DecodeArgs decodes a tool's arguments into v, which must point to the
+// argument struct of a tool the guest runs. Absent arguments ("" or null)
+// leave v as it is. The write proposals' arguments never reach the guest, so
+// they have no case here.
 func DecodeArgs(raw []byte, v any) error {
 	var fs []field
 	switch a := v.(type) {
@@ -58,17 +59,13 @@ func DecodeArgs(raw []byte, v any) error {
 	case *ReadFileArgs:
 		fs = []field{{name: "path", s: &a.Path}, {name: "offset", i: &a.Offset}, {name: "limit", i: &a.Limit}}
 	case *GrepArgs:
-		fs = []field{{name: "pattern", s: &a.Pattern}, {name: "path", s: &a.Path}, {name: "glob", s: &a.Glob},
-			{name: "ignore_case", b: &a.IgnoreCase}, {name: "max_results", i: &a.MaxResults}}
+		fs = a.fields()
 	case *GlobArgs:
 		fs = []field{{name: "pattern", s: &a.Pattern}, {name: "path", s: &a.Path}}
 	case *StatArgs:
 		fs = []field{{name: "path", s: &a.Path}}
-	case *ProposeWriteArgs:
-		fs = []field{{name: "path", s: &a.Path}, {name: "content", s: &a.Content}}
-	case *ProposeEditArgs:
-		fs = []field{{name: "path", s: &a.Path}, {name: "old_text", s: &a.OldText}, {name: "new_text", s: &a.NewText},
-			{name: "replace_all", b: &a.ReplaceAll}}
+	case *GrepShardArgs:
+		fs = append(a.GrepArgs.fields(), field{name: "shard", i: &a.Shard}, field{name: "shards", i: &a.Shards})
 	default:
 		return errors.New("proto: DecodeArgs of an unknown type")
 	}
@@ -82,9 +79,14 @@ func DecodeArgs(raw []byte, v any) error {
 	return d.end()
 }
 
+func (a *GrepArgs) fields() []field {
+	return []field{{name: "pattern", s: &a.Pattern}, {name: "path", s: &a.Path}, {name: "glob", s: &a.Glob},
+		{name: "ignore_case", b: &a.IgnoreCase}, {name: "max_results", i: &a.MaxResults}}
+}
+
 func (l *Limits) fields() []field {
 	return []field{{name: "max_read_bytes", i64: &l.MaxReadBytes}, {name: "max_results", i: &l.MaxResults},
-		{name: "no_ignore", b: &l.NoIgnore}, {name: "shard", i: &l.Shard}, {name: "shards", i: &l.Shards}}
+		{name: "no_ignore", b: &l.NoIgnore}}
 }
 
 // AppendResponse appends r as one JSON object (no newline), as encoding/json
@@ -97,8 +99,17 @@ func AppendResponse(dst []byte, r *Response) []byte {
 	if r.IsError {
 		dst = append(dst, `,"is_error":true`...)
 	}
-	if len(r.Parts) > 0 {
-		dst = append(dst, `,"parts":[`...)
+	return append(dst, '}')
+}
+
+// AppendGrepShard appends r as one JSON object, as encoding/json with
+// SetEscapeHTML(false) writes it: the Text of a grep_shard answer.
+func AppendGrepShard(dst []byte, r *GrepShardResult) []byte {
+	dst = append(dst, `{"parts":`...)
+	if r.Parts == nil {
+		dst = append(dst, `null`...)
+	} else {
+		dst = append(dst, '[')
 		for i, p := range r.Parts {
 			if i > 0 {
 				dst = append(dst, ',')

@@ -8,9 +8,9 @@ import (
 	"testing"
 )
 
-// argTypes are every argument struct, fresh.
+// argTypes are every argument struct the guest decodes, fresh.
 func argTypes() []any {
-	return []any{&ListDirArgs{}, &ReadFileArgs{}, &GrepArgs{}, &GlobArgs{}, &StatArgs{}, &ProposeWriteArgs{}, &ProposeEditArgs{}}
+	return []any{&ListDirArgs{}, &ReadFileArgs{}, &GrepArgs{}, &GlobArgs{}, &StatArgs{}, &GrepShardArgs{}}
 }
 
 var wireInputs = []string{
@@ -60,6 +60,7 @@ func TestWireMatchesEncodingJSON(t *testing.T) {
 	for _, in := range []string{
 		`{"path":"p","offset":2,"limit":3}`,
 		`{"pattern":"a.*b","path":"src","glob":"**/*.go","ignore_case":true,"max_results":5}`,
+		`{"pattern":"a","shard":1,"shards":3,"Shards":4}`,
 		`{"PATH":"upper","Pattern":"mixed"}`,
 		`{"path":"p","old_text":"a","new_text":"b","replace_all":true,"content":"c"}`,
 		`{"offset":"2"}`,
@@ -110,8 +111,10 @@ func checkArgs(t *testing.T, in []byte, v any) {
 func TestArgFields(t *testing.T) {
 	for _, v := range argTypes() {
 		typ := reflect.TypeOf(v).Elem()
-		for i := range typ.NumField() {
-			f := typ.Field(i)
+		for _, f := range reflect.VisibleFields(typ) {
+			if f.Anonymous {
+				continue // an embedded struct: its fields are visited on their own
+			}
 			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 			var val string
 			switch f.Type.Kind() {
@@ -127,7 +130,7 @@ func TestArgFields(t *testing.T) {
 			in := []byte(`{"` + name + `":` + val + `}`)
 			checkArgs(t, in, v)
 			got := reflect.New(typ)
-			if err := DecodeArgs(in, got.Interface()); err != nil || got.Elem().Field(i).IsZero() {
+			if err := DecodeArgs(in, got.Interface()); err != nil || got.Elem().FieldByIndex(f.Index).IsZero() {
 				t.Errorf("%s.%s (json %q) is not decoded: %v", typ.Name(), f.Name, name, err)
 			}
 		}
@@ -144,7 +147,6 @@ func TestAppendResponse(t *testing.T) {
 		{ID: 0, Text: ""},
 		{ID: 18446744073709551615, Text: "error: x", IsError: true},
 		{ID: 3, Text: "ctl \x00\x01\x1f\x7f \b\f\n\r\t \"q\" \\ <a>&amp; \u2028\u2029 é 😀 \xff\xfe \xc3 end"},
-		{ID: 4, Parts: []GrepPart{{Path: "a.go", Text: "a.go:1: x\n", Hits: 1}, {Path: "b\n.go", Text: "", Hits: 0}}, More: true},
 	} {
 		checkResponse(t, r)
 	}
@@ -164,6 +166,31 @@ func checkResponse(t *testing.T, r Response) {
 	}
 }
 
+// TestAppendGrepShard wants the bytes encoding/json writes.
+func TestAppendGrepShard(t *testing.T) {
+	for _, r := range []GrepShardResult{
+		{},
+		{Parts: []GrepPart{}},
+		{Parts: []GrepPart{{Path: "a.go", Text: "a.go:1: x\n", Hits: 1}, {Path: "b\n.go\xff", Text: "", Hits: 0}}, More: true},
+	} {
+		checkGrepShard(t, r)
+	}
+}
+
+func checkGrepShard(t *testing.T, r GrepShardResult) {
+	t.Helper()
+	var esc bytes.Buffer
+	enc := json.NewEncoder(&esc)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r); err != nil {
+		t.Fatal(err)
+	}
+	want := bytes.TrimSuffix(esc.Bytes(), []byte("\n"))
+	if got := AppendGrepShard(nil, &r); !bytes.Equal(got, want) {
+		t.Fatalf("AppendGrepShard(%+v)\n got %s\nwant %s", r, got, want)
+	}
+}
+
 // FuzzWire holds the codec to encoding/json on arbitrary input.
 func FuzzWire(f *testing.F) {
 	for _, in := range wireInputs {
@@ -173,7 +200,8 @@ func FuzzWire(f *testing.F) {
 		checkRequest(t, in)
 		checkArgs(t, in, &GrepArgs{})
 		checkArgs(t, in, &ReadFileArgs{})
-		checkResponse(t, Response{ID: 1, Text: string(in), IsError: len(in)%2 == 0,
-			Parts: []GrepPart{{Path: string(in), Text: string(in), Hits: len(in)}}})
+		checkArgs(t, in, &GrepShardArgs{})
+		checkResponse(t, Response{ID: 1, Text: string(in), IsError: len(in)%2 == 0})
+		checkGrepShard(t, GrepShardResult{Parts: []GrepPart{{Path: string(in), Text: string(in), Hits: len(in)}}, More: len(in)%2 == 0})
 	})
 }

@@ -34,21 +34,25 @@ const maxPatternBytes = 16 << 10
 // and .gitignored files are skipped; unreadable files are skipped silently
 // so that one denied file does not fail the search.
 func grep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits) (string, error) {
-	g, err := runGrep(fsys, a, lim)
+	g, err := runGrep(fsys, a, lim, 0, 1)
 	if err != nil {
 		return "", err
 	}
 	return formatGrep(a, g.out.String(), g.hits, g.more), nil
 }
 
-// grepShard is one shard of a grep split over several instances: the hits
-// of its files, per file, for MergeGrep.
-func grepShard(fsys fs.FS, a proto.GrepArgs, lim proto.Limits) ([]proto.GrepPart, bool, error) {
-	g, err := runGrep(fsys, a, lim)
-	if err != nil {
-		return nil, false, err
+// grepShard is one shard of a grep split over several instances
+// (proto.GrepShard): the hits of its files, per file, for MergeGrep, as
+// JSON.
+func grepShard(fsys fs.FS, a proto.GrepShardArgs, lim proto.Limits) (string, error) {
+	if a.Shards < 2 || a.Shard < 0 || a.Shard >= a.Shards {
+		return "", errorf("invalid arguments for %s: shard %d of %d", proto.GrepShard, a.Shard, a.Shards)
 	}
-	return g.parts, g.more, nil
+	g, err := runGrep(fsys, a.GrepArgs, lim, a.Shard, a.Shards)
+	if err != nil {
+		return "", err
+	}
+	return string(proto.AppendGrepShard(nil, &proto.GrepShardResult{Parts: g.parts, More: g.more})), nil
 }
 
 // formatGrep is grep's answer: the hit lines, a notice when it stopped
@@ -65,18 +69,15 @@ func formatGrep(a proto.GrepArgs, hits string, n int, more bool) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// MergeGrep joins the answers of a sharded grep into the answer one
-// instance would have given: files in walk order, at most max hits, the
-// same notices. The first error wins (every shard reports the same one).
-func MergeGrep(args []byte, lim proto.Limits, resps []proto.Response) proto.Response {
+// MergeGrep joins the answers of a grep's shards (none of them an error)
+// into the answer one instance would have given: files in walk order, at
+// most max hits, the same notices. args and lim are the grep's.
+func MergeGrep(args []byte, lim proto.Limits, shards []proto.GrepShardResult) proto.Response {
 	var a proto.GrepArgs
 	proto.DecodeArgs(args, &a) // the shards decoded the same bytes without error
 	var parts []proto.GrepPart
 	more := false
-	for _, r := range resps {
-		if r.IsError {
-			return proto.Response{Text: r.Text, IsError: true}
-		}
+	for _, r := range shards {
 		parts = append(parts, r.Parts...)
 		more = more || r.More
 	}
@@ -129,9 +130,9 @@ func grepMax(a proto.GrepArgs, lim proto.Limits) int {
 	return proto.DefaultMaxResults
 }
 
-// runGrep does the search; with lim.Shards > 1 it searches only its share
-// of the files and collects their hits per file.
-func runGrep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits) (*grepper, error) {
+// runGrep does the search; with shards > 1 it searches only its share
+// (shard) of the files and collects their hits per file.
+func runGrep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits, shard, shards int) (*grepper, error) {
 	const tool = proto.Grep
 	if len(a.Pattern) > maxPatternBytes {
 		return nil, errorf("pattern is too long (%d bytes; the limit is %d)", len(a.Pattern), maxPatternBytes)
@@ -152,7 +153,7 @@ func runGrep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits) (*grepper, error) {
 		return nil, fsError(tool, a.Path, err)
 	}
 
-	g := &grepper{m: m, buf: make([]byte, grepBufSize), max: grepMax(a, lim), shard: lim.Shard, shards: max(lim.Shards, 1)}
+	g := &grepper{m: m, buf: make([]byte, grepBufSize), max: grepMax(a, lim), shard: shard, shards: max(shards, 1)}
 	switch {
 	case info.Mode().IsRegular():
 		// A file named explicitly is searched even if ignored or not

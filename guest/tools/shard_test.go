@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/moatdev/moat/guest/proto"
@@ -29,17 +30,39 @@ func TestShardedGrepEqualsOne(t *testing.T) {
 		for _, lim := range []proto.Limits{{}, {MaxResults: 5}} {
 			one := Run(fsys, proto.Request{Tool: proto.Grep, Args: json.RawMessage(args), Limits: lim})
 			for n := 2; n <= 5; n++ {
-				var resps []proto.Response
+				var shards []proto.GrepShardResult
+				var got proto.Response
 				for s := 0; s < n; s++ {
-					l := lim
-					l.Shard, l.Shards = s, n
-					resps = append(resps, Run(fsys, proto.Request{Tool: proto.Grep, Args: json.RawMessage(args), Limits: l}))
+					a := fmt.Sprintf(`{"shard":%d,"shards":%d,%s`, s, n, args[1:])
+					r := Run(fsys, proto.Request{Tool: proto.GrepShard, Args: json.RawMessage(a), Limits: lim})
+					if r.IsError {
+						got = r // every shard fails alike; the first error is the answer
+						break
+					}
+					var res proto.GrepShardResult
+					if err := json.Unmarshal([]byte(r.Text), &res); err != nil {
+						t.Fatalf("shard %d of %d answered %q: %v", s, n, r.Text, err)
+					}
+					shards = append(shards, res)
 				}
-				got := MergeGrep(json.RawMessage(args), lim, resps)
+				if !got.IsError {
+					got = MergeGrep(json.RawMessage(args), lim, shards)
+				}
 				if got.Text != one.Text || got.IsError != one.IsError {
 					t.Fatalf("%s %+v with %d shards:\n%s\nwant:\n%s", args, lim, n, got.Text, one.Text)
 				}
 			}
+		}
+	}
+}
+
+// TestGrepShardArgs: a share that is not one of several is refused, not
+// answered with no parts.
+func TestGrepShardArgs(t *testing.T) {
+	for _, a := range []string{`{"pattern":"x"}`, `{"pattern":"x","shard":0,"shards":1}`, `{"pattern":"x","shard":2,"shards":2}`, `{"pattern":"x","shard":-1,"shards":2}`} {
+		r := Run(os.DirFS(t.TempDir()), proto.Request{Tool: proto.GrepShard, Args: json.RawMessage(a)})
+		if !r.IsError || !strings.HasPrefix(r.Text, "error: invalid arguments for grep_shard") {
+			t.Errorf("%s: %+v", a, r)
 		}
 	}
 }

@@ -15,9 +15,10 @@
 // # Isolation
 //
 // Nothing here confines anything by itself. A symlink out of the root is
-// only refused because the filesystem below reports EXDEV or refuses to
-// resolve it; a FIFO is only safe to meet because every tool checks the
-// file type before opening. The package must stay free of os/exec, net and
+// only refused because the filesystem below refuses to resolve it, with the
+// errno proto documents ("Errors of the filesystem"), which fsError turns
+// into the model's message; a FIFO is only safe to meet because every tool
+// checks the file type before opening. The package must stay free of os/exec, net and
 // anything host-only, so that the guest stays small and has no way out.
 package tools
 
@@ -25,7 +26,6 @@ import (
 	"errors"
 	"io/fs"
 	"path"
-	"strconv"
 	"strings"
 	"syscall"
 
@@ -43,22 +43,52 @@ func Run(fsys fs.FS, req proto.Request) (resp proto.Response) {
 		}
 		resp.ID = req.ID
 	}()
-	if req.Tool == proto.Grep && req.Limits.Shards > 1 {
-		var a proto.GrepArgs
-		if err := decodeArgs(req, &a); err != nil {
-			return errResponse(err.Error())
-		}
-		parts, more, err := grepShard(fsys, a, req.Limits)
-		if err != nil {
-			return errResponse(err.Error())
-		}
-		return proto.Response{Parts: parts, More: more}
+	h, ok := handlers()[req.Tool]
+	if !ok {
+		return errResponse(errorf("unknown tool: %s", req.Tool).Error())
 	}
-	text, err := dispatch(fsys, req)
+	text, err := h(fsys, req)
 	if err != nil {
 		return errResponse(err.Error())
 	}
 	return proto.Response{Text: text}
+}
+
+// handler runs one call and returns the text the model reads, or an error
+// whose text it reads instead.
+type handler func(fsys fs.FS, req proto.Request) (string, error)
+
+// handlers maps each tool the guest runs to its function: the guest's side
+// of the tool table (see proto's tool names for the other two). The write
+// proposals are not here: the host's gate handles them, and the guest never
+// sees them.
+func handlers() map[string]handler {
+	return map[string]handler{
+		proto.ListDir:   tool(listDir),
+		proto.ReadFile:  tool(readFile),
+		proto.Grep:      tool(grep),
+		proto.Glob:      tool(glob),
+		proto.Stat:      tool(func(fsys fs.FS, a proto.StatArgs, _ proto.Limits) (string, error) { return stat(fsys, a) }),
+		proto.GrepShard: tool(grepShard),
+	}
+}
+
+// Handles reports whether the guest runs the named tool.
+func Handles(name string) bool {
+	_, ok := handlers()[name]
+	return ok
+}
+
+// tool makes a handler of a tool's function: it decodes the arguments into
+// the tool's argument struct first.
+func tool[A any](run func(fs.FS, A, proto.Limits) (string, error)) handler {
+	return func(fsys fs.FS, req proto.Request) (string, error) {
+		var a A
+		if err := decodeArgs(req, &a); err != nil {
+			return "", err
+		}
+		return run(fsys, a, req.Limits)
+	}
 }
 
 func errResponse(text string) proto.Response {
@@ -84,43 +114,6 @@ func panicText(r any) string {
 		return v
 	}
 	return "panic"
-}
-
-func dispatch(fsys fs.FS, req proto.Request) (string, error) {
-	switch req.Tool {
-	case proto.ListDir:
-		var a proto.ListDirArgs
-		if err := decodeArgs(req, &a); err != nil {
-			return "", err
-		}
-		return listDir(fsys, a, req.Limits)
-	case proto.ReadFile:
-		var a proto.ReadFileArgs
-		if err := decodeArgs(req, &a); err != nil {
-			return "", err
-		}
-		return readFile(fsys, a, req.Limits)
-	case proto.Grep:
-		var a proto.GrepArgs
-		if err := decodeArgs(req, &a); err != nil {
-			return "", err
-		}
-		return grep(fsys, a, req.Limits)
-	case proto.Glob:
-		var a proto.GlobArgs
-		if err := decodeArgs(req, &a); err != nil {
-			return "", err
-		}
-		return glob(fsys, a, req.Limits)
-	case proto.Stat:
-		var a proto.StatArgs
-		if err := decodeArgs(req, &a); err != nil {
-			return "", err
-		}
-		return stat(fsys, a)
-	default:
-		return "", errorf("unknown tool: %s", req.Tool)
-	}
 }
 
 // decodeArgs decodes the arguments again even though the host validated
@@ -160,7 +153,8 @@ func displayPath(p string) string {
 	return p
 }
 
-// fsError maps a filesystem error to the message the model reads. The
+// fsError maps a filesystem error to the message the model reads; the
+// errnos and what they mean are proto's ("Errors of the filesystem"). The
 // order matters: the specific reasons (a symlink out of the root, a loop)
 // come before the generic ones they may also satisfy.
 func fsError(tool, p string, err error) error {
@@ -172,15 +166,15 @@ func fsError(tool, p string, err error) error {
 	switch {
 	case isEscape(err):
 		return errorf("path escapes the sandbox through a symlink: %s", p)
-	case errors.Is(err, syscall.ELOOP):
+	case errors.Is(err, proto.ErrnoLoop):
 		return errorf("too many levels of symbolic links: %s", p)
 	case errors.Is(err, syscall.ENOTDIR):
 		return errorf("not a folder: %s", p)
 	case errors.Is(err, syscall.EISDIR):
 		return errorf("%s is a folder; use list_dir", p)
-	case errors.Is(err, syscall.ENOTSUP):
+	case errors.Is(err, proto.ErrnoSpecial):
 		return errorf("not a regular file: %s (named pipe, socket or device)", p)
-	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EACCES):
+	case errors.Is(err, fs.ErrPermission), errors.Is(err, proto.ErrnoDenied):
 		return errorf("access denied by the sandbox policy: %s", p)
 	case errors.Is(err, fs.ErrNotExist):
 		return errorf("no such file or directory: %s", p)
@@ -189,10 +183,10 @@ func fsError(tool, p string, err error) error {
 }
 
 // isEscape recognises the host mount's refusal of a path that leaves the
-// root (through a symlink or ".."). The mount reports it as EPERM, because
-// wazero has no EXDEV; EACCES is kept for the deny-list (see host/confine).
+// root (proto.ErrnoEscape), or EXDEV from a filesystem that has it (a
+// native one in tests).
 func isEscape(err error) bool {
-	return errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EXDEV)
+	return errors.Is(err, proto.ErrnoEscape) || errors.Is(err, syscall.EXDEV)
 }
 
 // bareError strips the path wrappers from err: their paths are guest or
@@ -235,17 +229,5 @@ func fileKind(m fs.FileMode) string {
 	}
 }
 
-// humanSize renders n bytes with SI units ("512 B", "3.1 MB"), short enough
-// for the model and unambiguous enough for a person.
-func humanSize(n int64) string {
-	const unit = 1000
-	if n < unit {
-		return strconv.FormatInt(n, 10) + " B"
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit && exp < 5; m /= unit {
-		div *= unit
-		exp++
-	}
-	return strconv.FormatFloat(float64(n)/float64(div), 'f', 1, 64) + " " + "KMGTPE"[exp:exp+1] + "B"
-}
+// humanSize renders n bytes in moat's one unit (SI: a KB is 1000 bytes).
+func humanSize(n int64) string { return proto.FormatSize(n) }

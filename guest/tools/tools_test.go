@@ -254,15 +254,6 @@ func TestGarbageNeverPanics(t *testing.T) {
 	}
 }
 
-func TestHumanSize(t *testing.T) {
-	for n, want := range map[int64]string{0: "0 B", 512: "512 B", 999: "999 B", 1000: "1.0 KB", 1234: "1.2 KB",
-		3_100_000: "3.1 MB", 4 << 30: "4.3 GB", 1 << 62: "4.6 EB"} {
-		if got := humanSize(n); got != want {
-			t.Errorf("humanSize(%d) = %q, want %q", n, got, want)
-		}
-	}
-}
-
 func TestCutUTF8(t *testing.T) {
 	s := []byte("aé€😀")
 	for n, want := range map[int]string{0: "", 1: "a", 2: "a", 3: "aé", 4: "aé", 5: "aé", 6: "aé€", 9: "aé€", 10: "aé€😀", 99: "aé€😀"} {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/moatdev/moat/guest/proto"
 	"github.com/moatdev/moat/host/toolspec"
 )
 
@@ -22,7 +23,7 @@ const (
 //	→ read_file ../x: error: path escapes the sandbox: ../x
 func (s *Session) activity(c ToolCall, res toolspec.Result, truncated bool) {
 	head := "→ " + cut(Sanitize(c.Name, false), 40)
-	if sum := summary(c); sum != "" {
+	if sum := summary(c.Name, c.Arguments); sum != "" {
 		head += " " + sum
 	}
 	var line string
@@ -31,36 +32,39 @@ func (s *Session) activity(c ToolCall, res toolspec.Result, truncated bool) {
 		first, _, _ := strings.Cut(res.Text, "\n")
 		line = fmt.Sprintf("%s: %s", head, cut(Sanitize(first, false), maxErrorLine))
 	case truncated:
-		line = fmt.Sprintf("%s (%s, cut to %s for the context window)", head, formatSize(len(res.Text)), formatSize(resultLimit(s.cfg.NumCtx)))
+		line = fmt.Sprintf("%s (%s, cut to %s for the context window)", head, proto.FormatSize(int64(len(res.Text))), proto.FormatSize(int64(resultLimit(s.cfg.NumCtx))))
 	default:
-		line = fmt.Sprintf("%s (%s)", head, formatSize(len(res.Text)))
+		line = fmt.Sprintf("%s (%s)", head, proto.FormatSize(int64(len(res.Text))))
 	}
 	io.WriteString(s.cfg.Activity, line+"\n")
 }
 
-// summary shows what a call was about: its path, or its pattern and where
-// it searched. Arguments that are not an object are shown raw, cut short.
-func summary(c ToolCall) string {
+// summary shows what a call was about, as the tool table says
+// (toolspec.SummaryOf): its path, or its pattern and where it searched.
+// The arguments of a tool that does not exist, or that are not an object,
+// are shown raw, cut short.
+func summary(tool, args string) string {
+	if strings.TrimSpace(args) == "" {
+		return ""
+	}
 	var m map[string]any
-	if json.Unmarshal([]byte(c.Arguments), &m) != nil {
-		if strings.TrimSpace(c.Arguments) == "" {
-			return ""
-		}
-		return cut(Sanitize(c.Arguments, false), maxSummary)
+	if json.Unmarshal([]byte(args), &m) != nil {
+		return cut(Sanitize(args, false), maxSummary)
 	}
 	str := func(k string) (string, bool) {
 		v, ok := m[k].(string)
 		return cut(Sanitize(v, false), maxSummary), ok
 	}
-	if p, ok := str("pattern"); ok {
-		out := `"` + p + `"`
-		if dir, ok := str("path"); ok && dir != "" && dir != "." {
-			out += " in " + dir
+	if sum, ok := toolspec.SummaryOf(tool); ok {
+		if sub, ok := str(sum.Subject); ok {
+			if sum.Quote {
+				sub = `"` + sub + `"`
+			}
+			if in, ok := str(sum.In); ok && sum.In != "" && in != "" && in != "." {
+				sub += " in " + in
+			}
+			return sub
 		}
-		return out
-	}
-	if p, ok := str("path"); ok {
-		return p
 	}
 	if len(m) == 0 {
 		return ""

@@ -449,10 +449,10 @@ func TestLargeResultTruncated(t *testing.T) {
 	}
 	msgs := messages(chatBodies(t, r.srv)[1])
 	c := msgs[3]["content"].(string)
-	if len(c) > resultLimit(4096) || !strings.HasSuffix(c, "[truncated: result was 16.6 KB; ask for less (offset/limit, a narrower pattern)]") {
+	if len(c) > resultLimit(4096) || !strings.HasSuffix(c, "[truncated: result was 17.0 KB; ask for less (offset/limit, a narrower pattern)]") {
 		t.Errorf("result of %d bytes ends %q", len(c), c[max(0, len(c)-100):])
 	}
-	if !strings.Contains(r.activity, "(16.6 KB, cut to 4.0 KB for the context window)") {
+	if !strings.Contains(r.activity, "(17.0 KB, cut to 4.1 KB for the context window)") {
 		t.Errorf("activity = %q", r.activity)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/moatdev/moat/guest/proto"
 	"github.com/moatdev/moat/host/toolspec"
 )
 
@@ -55,7 +56,7 @@ func truncateResult(text string, limit int) (string, bool) {
 	if len(text) <= limit {
 		return text, false
 	}
-	notice := fmt.Sprintf("\n[truncated: result was %s; ask for less (offset/limit, a narrower pattern)]", formatSize(len(text)))
+	notice := fmt.Sprintf("\n[truncated: result was %s; ask for less (offset/limit, a narrower pattern)]", proto.FormatSize(int64(len(text))))
 	keep := max(limit-len(notice), 0)
 	for keep > 0 && !utf8.RuneStart(text[keep]) {
 		keep--
@@ -132,15 +133,4 @@ func fit(history []Message, tools []*toolspec.Tool, numCtx int) ([]Message, erro
 			numCtx, total+numCtx-limit))
 	}
 	return msgs, nil
-}
-
-// formatSize writes a byte count the way the activity lines show it.
-func formatSize(n int) string {
-	switch {
-	case n < 1000:
-		return fmt.Sprintf("%d B", n)
-	case n < 1000*1024:
-		return fmt.Sprintf("%.1f KB", float64(n)/1024)
-	}
-	return fmt.Sprintf("%.1f MB", float64(n)/(1024*1024))
 }

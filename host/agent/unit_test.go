@@ -61,7 +61,7 @@ func TestTruncateResult(t *testing.T) {
 	if !cut || len(out) > 1000 || !utf8.ValidString(out) {
 		t.Fatalf("cut=%v len=%d valid=%v", cut, len(out), utf8.ValidString(out))
 	}
-	if !strings.HasSuffix(out, "line é\n[truncated: result was 3.9 KB; ask for less (offset/limit, a narrower pattern)]") {
+	if !strings.HasSuffix(out, "line é\n[truncated: result was 4.0 KB; ask for less (offset/limit, a narrower pattern)]") {
 		t.Errorf("not cut at a line end: %q", out[len(out)-120:])
 	}
 	if out, cut := truncateResult("short", 1000); cut || out != "short" {
@@ -143,18 +143,22 @@ func TestParseHost(t *testing.T) {
 }
 
 func TestActivitySummary(t *testing.T) {
-	cases := map[string]string{
-		`{"pattern":"TODO","path":"src"}`: `"TODO" in src`,
-		`{"pattern":"\\bfoo"}`:            `"\bfoo"`,
-		`{"path":"a\u001b[2Kb"}`:          `a\x1b[2Kb`,
-		`{}`:                              ``,
-		``:                                ``,
-		`"just a string"`:                 `"just a string"`,
-		`{"x":1}`:                         `{"x":1}`,
+	cases := []struct{ tool, args, want string }{
+		{"grep", `{"pattern":"TODO","path":"src"}`, `"TODO" in src`},
+		{"grep", `{"pattern":"TODO","path":"."}`, `"TODO"`},
+		{"grep", `{"pattern":"\\bfoo"}`, `"\bfoo"`},
+		{"read_file", `{"path":"a\u001b[2Kb"}`, `a\x1b[2Kb`},
+		{"read_file", `{"path":"notes.txt","offset":3}`, `notes.txt`},
+		{"propose_write", `{"path":"x.txt","content":"pwned"}`, `x.txt`},
+		{"read_file", `{}`, ``},
+		{"read_file", ``, ``},
+		{"read_file", `"just a string"`, `"just a string"`},
+		{"read_file", `{"x":1}`, `{"x":1}`},
+		{"run_shell", `{"path":"p"}`, `{"path":"p"}`}, // no such tool: its arguments, raw
 	}
-	for args, want := range cases {
-		if got := summary(ToolCall{Name: "t", Arguments: args}); got != want {
-			t.Errorf("summary(%s) = %q, want %q", args, got, want)
+	for _, tc := range cases {
+		if got := summary(tc.tool, tc.args); got != tc.want {
+			t.Errorf("summary(%s, %s) = %q, want %q", tc.tool, tc.args, got, tc.want)
 		}
 	}
 }

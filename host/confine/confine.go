@@ -54,6 +54,7 @@ import (
 	"github.com/tetratelabs/wazero/experimental/sysfs"
 	"github.com/tetratelabs/wazero/sys"
 
+	"github.com/moatdev/moat/guest/proto"
 	"github.com/moatdev/moat/host/policy"
 )
 
@@ -61,15 +62,14 @@ import (
 // (rootMaxSymlinks = 8 // __POSIX_SYMLOOP_MAX).
 const maxSymlinks = 8
 
-// Errors, as the guest receives them. wazero has no EXDEV, so an escape is
-// EPERM and a deny-list refusal EACCES; the guest turns each into its
-// message.
+// Errors, as the guest receives them: each wraps the errno that guest/proto
+// assigns it ("Errors of the filesystem" there is the contract).
 var (
-	ErrEscape  = fmt.Errorf("confine: path escapes the sandbox: %w", syscall.EPERM)
-	ErrDenied  = fmt.Errorf("confine: denied by policy: %w", syscall.EACCES)
-	ErrSpecial = fmt.Errorf("confine: not a regular file or folder: %w", syscall.ENOTSUP)
-	ErrChanged = fmt.Errorf("confine: path changed while it was opened: %w", syscall.EAGAIN)
-	ErrLoop    = fmt.Errorf("confine: too many symlinks: %w", syscall.ELOOP)
+	ErrEscape  = fmt.Errorf("confine: path escapes the sandbox: %w", proto.ErrnoEscape)
+	ErrDenied  = fmt.Errorf("confine: denied by policy: %w", proto.ErrnoDenied)
+	ErrSpecial = fmt.Errorf("confine: not a regular file or folder: %w", proto.ErrnoSpecial)
+	ErrChanged = fmt.Errorf("confine: path changed while it was opened: %w", proto.ErrnoChanged)
+	ErrLoop    = fmt.Errorf("confine: too many symlinks: %w", proto.ErrnoLoop)
 	errNotDir  = fmt.Errorf("confine: not a folder: %w", syscall.ENOTDIR)
 )
 
@@ -370,7 +370,7 @@ func filterDir[T any](n int, read func(int) ([]T, error), name func(T) string, v
 //
 // Each guest instance gets its own Mount. Revoke cuts that instance off:
 // every later operation, including reads of files it already holds open,
-// fails with EIO. The runner uses it to stop a guest that overran its
+// fails with EIO (proto.ErrnoRevoked). The runner uses it to stop a guest that overran its
 // deadline without wazero's per-loop termination checks (see host/runner).
 func (f *FS) Mount() (m experimentalsys.FS, revoke func()) {
 	mt := &mount{AdaptFS: &sysfs.AdaptFS{FS: errnoFS{f}}, f: f}
@@ -389,8 +389,8 @@ func (e errnoFS) Open(name string) (fs.File, error) {
 	return file, nil
 }
 
-// errnoOf finds the errno in err; an error without one is refused as EACCES
-// (fail closed) rather than reported as an I/O error.
+// errnoOf finds the errno in err; an error without one is refused as
+// proto.ErrnoDenied (fail closed) rather than reported as an I/O error.
 func errnoOf(err error) error {
 	var errno syscall.Errno
 	if errors.As(err, &errno) {
@@ -399,7 +399,7 @@ func errnoOf(err error) error {
 	if errors.Is(err, fs.ErrNotExist) {
 		return syscall.ENOENT
 	}
-	return syscall.EACCES
+	return proto.ErrnoDenied
 }
 
 func toErrno(err error) experimentalsys.Errno {

@@ -42,11 +42,12 @@ type Options struct {
 }
 
 // Engine dispatches tool calls. It is safe for concurrent use; calls to the
-// executor are serialised by the executor itself.
+// executor run as the executor allows (host/runner runs several at once,
+// each in an instance of its own).
 type Engine struct {
 	opt  Options
 	next atomic.Uint64
-	mu   sync.Mutex // guards closed
+	mu   sync.Mutex // guards done
 	done bool
 }
 

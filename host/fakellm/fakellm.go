@@ -1,8 +1,8 @@
 // Package fakellm is an in-process stand-in for an Ollama server, for
 // tests: it speaks the native API (/api/chat as an NDJSON stream, /api/tags,
 // /api/show, /api/version) and the OpenAI-compatible one
-// (/v1/chat/completions as server-sent events, /v1/models) as DESIGN.md
-// records the wire, replies to chat requests from a script, and records
+// (/v1/chat/completions as server-sent events, /v1/models) as the real
+// servers put them on the wire, replies to chat requests from a script, and records
 // every request so a test can check what the client sent.
 //
 // Faithfulness matters more than brevity here: text streams in small

@@ -18,7 +18,7 @@ func post(t *testing.T, url, body string) *http.Response {
 	return resp
 }
 
-// The wire is what DESIGN.md records: native tool calls whole with an
+// The wire is what the real servers send: native tool calls whole with an
 // arguments object, OpenAI arguments a string in several pieces.
 func TestWire(t *testing.T) {
 	s, err := ParseScript([]byte(`{"turns":[

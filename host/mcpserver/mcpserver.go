@@ -42,11 +42,11 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/moatdev/moat/guest/proto"
 	"github.com/moatdev/moat/host/engine"
 	"github.com/moatdev/moat/host/toolspec"
 )
@@ -105,50 +105,37 @@ func New(eng *engine.Engine, opt Options) *Server {
 
 // instructions tells the client's model what the server is for.
 func instructions(eng *engine.Engine) string {
-	s := "Tools to explore one folder (the workspace) read-only: list_dir, read_file, grep, glob, stat. " +
-		"Paths are relative to the workspace root; nothing outside it can be reached, and secrets (.env, keys, .git/) are refused."
+	var reads, writes []string
 	for _, t := range eng.Tools() {
 		if t.Write {
-			return s + " propose_write and propose_edit, when listed, change a file only after the user approves the diff."
+			writes = append(writes, t.Name)
+		} else {
+			reads = append(reads, t.Name)
 		}
+	}
+	s := "Tools to explore one folder (the workspace) read-only: " + strings.Join(reads, ", ") + ". " +
+		"Paths are relative to the workspace root; nothing outside it can be reached, and secrets (.env, keys, .git/) are refused."
+	if len(writes) > 0 {
+		s += " " + strings.Join(writes, " and ") + ", when listed, change a file only after the user approves the diff."
 	}
 	return s
 }
 
-// mcpTool describes a catalogue tool for MCP, with the shared schema and
-// hints a client can use to decide what needs confirmation.
+// mcpTool describes a catalogue tool for MCP, with the shared schema, and
+// the title and hints of the tool table that a client can use to decide
+// what needs confirmation.
 func mcpTool(t *toolspec.Tool) *mcp.Tool {
 	closed := false
-	ann := &mcp.ToolAnnotations{Title: title(t.Name), OpenWorldHint: &closed}
-	if t.Write {
-		destructive := true // replacing a file's content loses the old one
+	ann := &mcp.ToolAnnotations{Title: t.Title, OpenWorldHint: &closed}
+	if t.Destructive {
+		destructive := true
 		ann.DestructiveHint = &destructive
-	} else {
+	}
+	if t.ReadOnly {
 		ann.ReadOnlyHint = true
-		ann.IdempotentHint = true
+		ann.IdempotentHint = true // changing nothing, a second call is the first
 	}
-	return &mcp.Tool{Name: t.Name, Title: title(t.Name), Description: t.Description, InputSchema: t.Schema, Annotations: ann}
-}
-
-// title is the human-readable name clients show in their UI.
-func title(tool string) string {
-	switch tool {
-	case proto.ListDir:
-		return "List folder"
-	case proto.ReadFile:
-		return "Read file"
-	case proto.Grep:
-		return "Search file contents"
-	case proto.Glob:
-		return "Find files by pattern"
-	case proto.Stat:
-		return "Describe file"
-	case proto.ProposeWrite:
-		return "Propose writing a file"
-	case proto.ProposeEdit:
-		return "Propose editing a file"
-	}
-	return ""
+	return &mcp.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.Schema, Annotations: ann}
 }
 
 // handler runs one call through the engine. Protocol errors are reserved for

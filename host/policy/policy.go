@@ -33,7 +33,7 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 )
 
-// DefaultDeny is the built-in deny-list: credentials and repository
+// defaultDeny is the built-in deny-list: credentials and repository
 // internals that a model has no business reading. Each entry matches a base
 // name anywhere in the tree.
 var defaultDeny = []string{

@@ -11,6 +11,7 @@ import (
 
 	"github.com/moatdev/moat/guest/proto"
 	"github.com/moatdev/moat/host/confine"
+	"github.com/moatdev/moat/host/fanout"
 )
 
 func goroot(b *testing.B) string {
@@ -22,7 +23,8 @@ func goroot(b *testing.B) string {
 }
 
 // BenchmarkGrepGOROOT greps Go's own source tree through the whole sandbox
-// (guest + confined filesystem): a full scan with no hits, and a literal.
+// (guest + confined filesystem): a full scan with no hits, and a literal,
+// in one instance and split over two (host/fanout).
 func BenchmarkGrepGOROOT(b *testing.B) {
 	src := goroot(b)
 	for _, k := range kinds() {
@@ -37,10 +39,11 @@ func BenchmarkGrepGOROOT(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					defer r.Close()
+					ex := fanout.New(r, r.Parallel())
+					defer ex.Close()
 					args := []byte(`{"pattern":"` + strings.ReplaceAll(pat, `\`, `\\`) + `","max_results":1000000}`)
 					for i := 0; i < b.N; i++ {
-						resp, err := r.Exec(context.Background(), proto.Request{ID: uint64(i + 1), Tool: proto.Grep, Args: args})
+						resp, err := ex.Exec(context.Background(), proto.Request{ID: uint64(i + 1), Tool: proto.Grep, Args: args})
 						if err != nil || resp.IsError {
 							b.Fatal(err, resp.Text)
 						}

@@ -1,7 +1,8 @@
 // Package runner runs the WASI tool guest in wazero on the confined
-// filesystem: compiled once per process through an on-disk cache, one
-// long-lived instance serving calls over its stdin and stdout, with a memory
-// limit and a per-call deadline.
+// filesystem: compiled once per process through an on-disk cache, long-lived
+// instances serving calls over their stdin and stdout, each with a memory
+// limit and a per-call deadline. It runs calls and knows no tool: splitting
+// a grep over several instances is host/fanout's, a decorator around it.
 //
 // # Isolation
 //
@@ -43,7 +44,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -56,7 +56,6 @@ import (
 
 	"github.com/moatdev/moat/guest"
 	"github.com/moatdev/moat/guest/proto"
-	"github.com/moatdev/moat/guest/tools"
 	"github.com/moatdev/moat/host/confine"
 	"github.com/moatdev/moat/host/policy"
 )
@@ -86,14 +85,15 @@ type Config struct {
 	Allow    []string      // allow patterns
 	CacheDir string        // compiled-module cache; "" for none
 	Timeout  time.Duration // per-call deadline; 0 means 30s
-	// Parallel is how many guest instances a grep is split over; 0 means
-	// one per CPU, at most maxParallel.
+	// Parallel is how many calls run at once, each in a guest instance of
+	// its own (and so how many shares host/fanout splits a grep into); 0
+	// means one per CPU, at most maxParallel.
 	Parallel int
 }
 
 // maxParallel bounds the instances of one runner: each holds its own Go
-// runtime and buffers (tens of MiB), and a grep gains little past the
-// point where every core is busy.
+// runtime and buffers (tens of MiB), and a grep split over them gains
+// little past the point where every core is busy.
 const maxParallel = 4
 
 // Module is the compiled guest in its wazero runtime. Compile it once per
@@ -101,8 +101,6 @@ const maxParallel = 4
 type Module struct {
 	rt       wazero.Runtime
 	compiled wazero.CompiledModule
-	// Note says what happened to the compilation cache, for doctor.
-	Note string
 	// cached: the guest's code is in the on-disk cache.
 	cached bool
 
@@ -137,12 +135,14 @@ func cacheMarker(cacheDir string) string {
 		key = string(guest.Wasm()) // a guest built without an ID: hash it whole
 	}
 	id := sha256.Sum256([]byte(key))
-	return filepath.Join(cacheDir, "wazero", fmt.Sprintf("moat-guest-%x-wazero-%s-%s-%s-%s", id[:8], wazeroVersion(), cacheConfig, runtime.GOARCH, runtime.GOOS))
+	return filepath.Join(cacheDir, "wazero", fmt.Sprintf("moat-guest-%x-wazero-%s-%s-%s-%s", id[:8], WazeroVersion(), cacheConfig, runtime.GOARCH, runtime.GOOS))
 }
 
-// wazeroVersion is the version wazero names its cache by: the module
-// version of the wazero linked in, "dev" when the build has none.
-func wazeroVersion() string {
+// WazeroVersion is the module version of the wazero linked into this binary
+// ("v1.9.0"), or "dev" when the build records none (a test binary, a build
+// from a wazero checkout). wazero names its compilation cache by the same
+// reading, so it is also the version `moat version` and doctor report.
+func WazeroVersion() string {
 	if info, ok := debug.ReadBuildInfo(); ok {
 		for _, dep := range info.Deps {
 			if dep.Path == "github.com/tetratelabs/wazero" && dep.Version != "" && dep.Version != "(devel)" {
@@ -181,22 +181,20 @@ func compile(ctx context.Context, cacheDir string, wasm []byte) (*Module, error)
 	// A cold compile of the guest is the slowest thing moat does (seconds):
 	// spread it over every core.
 	ctx = experimental.WithCompilationWorkers(ctx, runtime.NumCPU())
-	m := &Module{Note: "no compiled-module cache"}
+	m := &Module{}
 	if cacheDir != "" {
 		dir := filepath.Join(cacheDir, "wazero")
-		cache, err := wazero.NewCompilationCacheWithDir(dir)
-		if err == nil {
+		// A cache that cannot be opened is skipped; one whose module does
+		// not load is cleared, and the guest compiled in memory.
+		if cache, err := wazero.NewCompilationCacheWithDir(dir); err == nil {
 			rt := newRT(cache)
 			compiled, err := rt.CompileModule(ctx, wasm)
 			if err == nil {
-				m.rt, m.compiled, m.Note, m.cached = rt, compiled, "compiled-module cache: "+dir, true
+				m.rt, m.compiled, m.cached = rt, compiled, true
 				return m, nil
 			}
-			m.Note = fmt.Sprintf("compiled-module cache %s was unusable (%v); cleared and recompiled", dir, err)
 			rt.Close(ctx)
 			os.RemoveAll(dir)
-		} else {
-			m.Note = fmt.Sprintf("compiled-module cache unavailable (%v); compiling in memory", err)
 		}
 	}
 	rt := newRT(nil)
@@ -226,19 +224,22 @@ func (m *Module) Close(ctx context.Context) error {
 	}
 }
 
-// Runner executes tool calls in one guest instance at a time. It is safe
-// for concurrent use; calls are serialised.
+// Runner executes tool calls in guest instances. It is safe for concurrent
+// use: up to [Runner.Parallel] calls run at once, each in an instance of its
+// own; more wait for one to finish.
 type Runner struct {
 	cfg  Config
 	fs   *confine.FS
 	mod  *Module
 	owns bool // Close closes mod too
 
-	parallel int // instances a grep is split over
+	// slots holds one token per call running; its capacity is
+	// Config.Parallel. Close takes every token, so it waits for the calls
+	// in progress.
+	slots chan struct{}
 
-	mu      sync.Mutex // serialises Exec
-	slotMu  sync.Mutex // guards insts and retired
-	insts   []*instance
+	mu      sync.Mutex  // guards idle, retired and done
+	idle    []*instance // running, waiting for a call
 	retired []*instance // killed, perhaps still finishing a computation
 	done    bool
 }
@@ -277,14 +278,15 @@ func Open(m *Module, cfg Config) (*Runner, error) {
 	if p <= 0 {
 		p = min(runtime.NumCPU(), maxParallel)
 	}
-	return &Runner{cfg: cfg, fs: cfs, mod: m, parallel: p, insts: make([]*instance, p)}, nil
+	return &Runner{cfg: cfg, fs: cfs, mod: m, slots: make(chan struct{}, p)}, nil
 }
 
 // Resolver is the path resolver in use.
 func (r *Runner) Resolver() confine.Kind { return r.fs.Kind() }
 
-// CacheNote says how the guest was compiled, for doctor.
-func (r *Runner) CacheNote() string { return r.mod.Note }
+// Parallel is how many calls the runner runs at once (Config.Parallel, its
+// default applied).
+func (r *Runner) Parallel() int { return cap(r.slots) }
 
 // instance is one running guest serving calls over its stdin and stdout.
 type instance struct {
@@ -327,50 +329,49 @@ func (r *Runner) start() (*instance, error) {
 	return in, nil
 }
 
-// Exec runs one call. Errors mean the guest produced no answer (timeout,
-// crash, memory); the text of a failed tool is in the Response.
-//
-// A grep is split over the runner's instances (Config.Parallel): each walks
-// the tree and searches its share of the files, and the parts are merged
-// into exactly the answer one instance would give.
+// Exec runs one call in an idle instance, starting one if none is idle.
+// Errors mean the guest produced no answer (timeout, crash, memory); the
+// text of a failed tool is in the Response. The deadline (Config.Timeout)
+// starts once an instance is free for the call.
 func (r *Runner) Exec(ctx context.Context, req proto.Request) (proto.Response, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.done {
-		return proto.Response{}, ErrClosed
+	select {
+	case r.slots <- struct{}{}:
+	case <-ctx.Done():
+		return proto.Response{}, ctx.Err()
 	}
-	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
-	defer cancel()
-	if req.Tool != proto.Grep || r.parallel <= 1 {
-		return r.call(ctx, 0, req)
-	}
-	resps := make([]proto.Response, r.parallel)
-	errs := make([]error, r.parallel)
-	var wg sync.WaitGroup
-	for i := range r.parallel {
-		sub := req
-		sub.Limits.Shard, sub.Limits.Shards = i, r.parallel
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			resps[i], errs[i] = r.call(ctx, i, sub)
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return proto.Response{}, errs[slices.IndexFunc(errs, func(e error) bool { return e != nil })]
-	}
-	resp := tools.MergeGrep(req.Args, req.Limits, resps)
-	resp.ID = req.ID
-	return resp, nil
-}
-
-// call runs req on instance slot i, starting it if needed.
-func (r *Runner) call(ctx context.Context, i int, req proto.Request) (proto.Response, error) {
-	in, err := r.slot(i)
+	defer func() { <-r.slots }()
+	in, err := r.take()
 	if err != nil {
 		return proto.Response{}, err
 	}
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+	defer cancel()
+	resp, err := r.call(ctx, in, req)
+	if err == nil {
+		r.mu.Lock()
+		r.idle = append(r.idle, in)
+		r.mu.Unlock()
+	}
+	return resp, err
+}
+
+// take returns an idle instance, or starts one.
+func (r *Runner) take() (*instance, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.done {
+		return nil, ErrClosed
+	}
+	if n := len(r.idle); n > 0 {
+		in := r.idle[n-1]
+		r.idle = r.idle[:n-1]
+		return in, nil
+	}
+	return r.start()
+}
+
+// call runs req on instance in. On any failure in is killed.
+func (r *Runner) call(ctx context.Context, in *instance, req proto.Request) (proto.Response, error) {
 	line, err := json.Marshal(req)
 	if err != nil {
 		return proto.Response{}, err
@@ -418,20 +419,6 @@ func (r *Runner) call(ctx context.Context, i int, req proto.Request) (proto.Resp
 	}
 }
 
-// slot returns the running instance in slot i, starting one if needed.
-func (r *Runner) slot(i int) (*instance, error) {
-	r.slotMu.Lock()
-	defer r.slotMu.Unlock()
-	if r.insts[i] == nil {
-		in, err := r.start()
-		if err != nil {
-			return nil, err
-		}
-		r.insts[i] = in
-	}
-	return r.insts[i], nil
-}
-
 // fail explains why the guest stopped answering and retires the instance.
 func (r *Runner) fail(in *instance, ioErr error) error {
 	r.kill(in)
@@ -471,13 +458,8 @@ func (r *Runner) kill(in *instance) {
 	in.revoke()
 	in.cancel()
 	in.stdin.CloseWithError(ErrClosed)
-	r.slotMu.Lock()
-	defer r.slotMu.Unlock()
-	for i, x := range r.insts {
-		if x == in {
-			r.insts[i] = nil
-		}
-	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.retired = append(r.retired, in)
 }
 
@@ -485,18 +467,28 @@ func (r *Runner) kill(in *instance) {
 // they were stopped before it releases the runtime under them.
 const closeGrace = 5 * time.Second
 
-// Close stops the guest and releases the runtime and the root.
+// Close waits for the calls in progress, stops the guest and releases the
+// runtime and the root. Calls after Close fail with ErrClosed.
 func (r *Runner) Close() error {
+	for range cap(r.slots) {
+		r.slots <- struct{}{}
+	}
+	defer func() {
+		for range cap(r.slots) {
+			<-r.slots
+		}
+	}()
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.done {
+		r.mu.Unlock()
 		return nil
 	}
 	r.done = true
-	for _, in := range r.insts {
-		if in != nil {
-			r.kill(in)
-		}
+	idle := r.idle
+	r.idle = nil
+	r.mu.Unlock()
+	for _, in := range idle {
+		r.kill(in)
 	}
 	// The runtime may only be closed once no instance runs in it. One that
 	// is still computing after the grace period is left to finish; its

@@ -134,7 +134,9 @@ func TestCorruptCacheIsRebuilt(t *testing.T) {
 	}
 }
 
-func TestConcurrentCallsAreSerialised(t *testing.T) {
+// TestConcurrentCalls: calls at once each get an instance of their own, or
+// wait for one, and every answer is right.
+func TestConcurrentCalls(t *testing.T) {
 	root := confinetest.Build(t, confinetest.Case{Layout: []string{"ROOT/a.txt: alpha"}})
 	r := newRunner(t, root, confine.Auto)
 	var wg sync.WaitGroup
@@ -207,5 +209,23 @@ func TestCacheWarm(t *testing.T) {
 	m.Close(context.Background())
 	if !runner.CacheWarm(dir) {
 		t.Fatal("cache not warm after compiling into it")
+	}
+}
+
+// TestCallAfterClose: a closed runner refuses calls, whichever instance
+// they would have had, and closing twice is fine.
+func TestCallAfterClose(t *testing.T) {
+	r := newRunner(t, t.TempDir(), confine.Auto)
+	call(t, r, proto.Stat, map[string]any{"path": "."})
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for range r.Parallel() + 1 {
+		if _, err := r.Exec(context.Background(), proto.Request{ID: 1, Tool: proto.Stat, Args: []byte(`{"path":"."}`)}); !errors.Is(err, runner.ErrClosed) {
+			t.Fatalf("after Close: %v", err)
+		}
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

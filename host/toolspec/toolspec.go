@@ -1,11 +1,17 @@
-// Package toolspec is the catalogue of moat's tools as every model-facing
-// protocol sees them: name, description and JSON Schema, all derived from
-// the argument structs in guest/proto, and the validation that every call
-// passes before anything touches the disk.
+// Package toolspec is the catalogue of moat's tools: everything the host
+// knows about each tool, in one table. Name, description and JSON Schema
+// (derived from the argument structs in guest/proto) for every model-facing
+// protocol; the title and hints MCP clients show; how an activity line
+// summarises a call; the usage `moat tool` prints; and the validation that
+// every call passes before anything touches the disk.
 //
 // Ollama's native API, the OpenAI-compatible API and MCP are all fed from
 // [Catalog]; `moat tool` validates through [Catalog.Validate] exactly as the
 // agent loop does, so a call behaves the same whichever way it arrives.
+//
+// Adding a tool touches guest/proto (its name and argument struct),
+// defs below, and guest/tools (its handler), and nothing else; TestToolTable
+// checks that the three agree.
 package toolspec
 
 import (
@@ -26,13 +32,27 @@ import (
 
 // Tool describes one tool.
 type Tool struct {
-	Name        string
+	Name string
+	// Title is the human-readable name clients show ("Read file").
+	Title string
+	// Description tells the model what the tool does.
 	Description string
 	Schema      *jsonschema.Schema
+	// Usage is the tool's name and arguments as `moat tool` help lists
+	// them, derived from the argument struct: "read_file {path, offset?,
+	// limit?}", "?" marking an optional argument.
+	Usage string
 	// Write marks propose_write and propose_edit: they go to the approval
 	// gate, never to the guest, and are offered only when writes can be
 	// approved.
 	Write bool
+	// ReadOnly and Destructive are the hints MCP clients use to decide what
+	// needs confirmation: a read-only tool changes nothing (and so calling
+	// it twice is calling it once); a destructive one may lose data (a
+	// replaced file's old content).
+	ReadOnly, Destructive bool
+	// Summary is how the activity line shows a call.
+	Summary Summary
 	// PathFields are the argument names that hold sandbox paths; each is
 	// checked lexically by Validate.
 	PathFields []string
@@ -60,30 +80,105 @@ type Catalog struct {
 	byName map[string]*Tool
 }
 
-type def struct {
-	name, desc string
-	args       any
-	write      bool
-	paths      []string
+// Summary says which arguments an activity line shows for a call, e.g.
+// `→ grep "TODO" in src (340 B)`.
+type Summary struct {
+	// Subject is the argument that says what the call is about ("path",
+	// "pattern"); Quote shows it in double quotes (a pattern, not a path).
+	Subject string
+	Quote   bool
+	// In, when set, is an argument that says where; it is shown as
+	// " in X" unless it is empty or ".".
+	In string
 }
 
+// def is one row of the tool table.
+type def struct {
+	name    string
+	title   string
+	desc    string
+	args    any  // the argument struct (guest/proto), for the schema and the usage
+	write   bool // a write proposal: read-only otherwise
+	paths   []string
+	summary Summary
+}
+
+// defs is the tool table, in the order tools are offered.
 func defs() []def {
+	aboutPath := Summary{Subject: "path"}
+	aboutSearch := Summary{Subject: "pattern", Quote: true, In: "path"}
 	return []def{
-		{proto.ListDir, "List the entries of a folder in the workspace, sorted; folders end with \"/\", symlinks show their target.",
-			proto.ListDirArgs{}, false, []string{"path"}},
-		{proto.ReadFile, "Read a text file in the workspace. Large files come in pages: use offset and limit (in lines) to read on. Binary files are refused.",
-			proto.ReadFileArgs{}, false, []string{"path"}},
-		{proto.Grep, "Search file contents in the workspace with an RE2 regular expression; prints path:line: text per match. Skips binary and .gitignored files.",
-			proto.GrepArgs{}, false, []string{"path"}},
-		{proto.Glob, "Find files and folders in the workspace whose paths match a glob pattern (** matches any depth).",
-			proto.GlobArgs{}, false, []string{"path"}},
-		{proto.Stat, "Describe a file or folder in the workspace: kind, size, mode, modification time, symlink target.",
-			proto.StatArgs{}, false, []string{"path"}},
-		{proto.ProposeWrite, "Propose creating or replacing a file in the workspace. A person sees the diff and must approve it; you are told whether it was written.",
-			proto.ProposeWriteArgs{}, true, []string{"path"}},
-		{proto.ProposeEdit, "Propose replacing exact text in a workspace file. old_text must match exactly once unless replace_all is true. A person must approve the change.",
-			proto.ProposeEditArgs{}, true, []string{"path"}},
+		{name: proto.ListDir, title: "List folder",
+			desc: "List the entries of a folder in the workspace, sorted; folders end with \"/\", symlinks show their target.",
+			args: proto.ListDirArgs{}, paths: []string{"path"}, summary: aboutPath},
+		{name: proto.ReadFile, title: "Read file",
+			desc: "Read a text file in the workspace. Large files come in pages: use offset and limit (in lines) to read on. Binary files are refused.",
+			args: proto.ReadFileArgs{}, paths: []string{"path"}, summary: aboutPath},
+		{name: proto.Grep, title: "Search file contents",
+			desc: "Search file contents in the workspace with an RE2 regular expression; prints path:line: text per match. Skips binary and .gitignored files.",
+			args: proto.GrepArgs{}, paths: []string{"path"}, summary: aboutSearch},
+		{name: proto.Glob, title: "Find files by pattern",
+			desc: "Find files and folders in the workspace whose paths match a glob pattern (** matches any depth).",
+			args: proto.GlobArgs{}, paths: []string{"path"}, summary: aboutSearch},
+		{name: proto.Stat, title: "Describe file",
+			desc: "Describe a file or folder in the workspace: kind, size, mode, modification time, symlink target.",
+			args: proto.StatArgs{}, paths: []string{"path"}, summary: aboutPath},
+		{name: proto.ProposeWrite, title: "Propose writing a file",
+			desc: "Propose creating or replacing a file in the workspace. A person sees the diff and must approve it; you are told whether it was written.",
+			args: proto.ProposeWriteArgs{}, write: true, paths: []string{"path"}, summary: aboutPath},
+		{name: proto.ProposeEdit, title: "Propose editing a file",
+			desc: "Propose replacing exact text in a workspace file. old_text must match exactly once unless replace_all is true. A person must approve the change.",
+			args: proto.ProposeEditArgs{}, write: true, paths: []string{"path"}, summary: aboutPath},
 	}
+}
+
+// SummaryOf is how the activity line shows a call of the named tool, offered
+// or not (a model may call a write proposal that was not offered); ok is
+// false for a tool that does not exist. It needs no [Catalog].
+func SummaryOf(name string) (s Summary, ok bool) {
+	for _, d := range defs() {
+		if d.name == name {
+			return d.summary, true
+		}
+	}
+	return Summary{}, false
+}
+
+// usage is a tool's name and arguments, in the argument struct's order,
+// "?" marking those the schema does not require (omitempty).
+func usage(d def) string {
+	var args []string
+	typ := reflect.TypeOf(d.args)
+	for _, f := range reflect.VisibleFields(typ) {
+		tag, ok := f.Tag.Lookup("json")
+		if f.Anonymous || !ok || tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if strings.Contains(","+opts+",", ",omitempty,") {
+			name += "?"
+		}
+		args = append(args, name)
+	}
+	return d.name + " {" + strings.Join(args, ", ") + "}"
+}
+
+// Help lists every tool's usage for `moat tool` help, one a line, each
+// indented by two spaces. It needs no [Catalog]: printing help derives no
+// schema.
+func Help() string {
+	var b strings.Builder
+	var writes []string
+	for _, d := range defs() {
+		fmt.Fprintf(&b, "  %s\n", usage(d))
+		if d.write {
+			writes = append(writes, d.name)
+		}
+	}
+	if len(writes) > 0 {
+		fmt.Fprintf(&b, "  (%s show a diff on the terminal and write only after you type y)\n", strings.Join(writes, " and "))
+	}
+	return b.String()
 }
 
 // New derives every tool's schema from its argument struct.
@@ -102,8 +197,9 @@ func New() (*Catalog, error) {
 				p.Minimum = jsonschema.Ptr(1.0)
 			}
 		}
-		t := &Tool{Name: d.name, Description: d.desc, Schema: s, Write: d.write, PathFields: d.paths,
-			props: map[string]*jsonschema.Resolved{}}
+		t := &Tool{Name: d.name, Title: d.title, Description: d.desc, Schema: s, Usage: usage(d),
+			Write: d.write, ReadOnly: !d.write, Destructive: d.write, // replacing a file's content loses the old one
+			Summary: d.summary, PathFields: d.paths, props: map[string]*jsonschema.Resolved{}}
 		if t.resolved, err = s.Resolve(nil); err != nil {
 			return nil, fmt.Errorf("toolspec: resolve %s: %w", d.name, err)
 		}

@@ -46,7 +46,7 @@ type Case struct {
 	Inside string
 }
 
-// Cases is the table. Each entry is one threat class from DESIGN.md.
+// Cases is the table. Each entry is one threat class from ARCHITECTURE.md.
 func Cases() []Case {
 	return []Case{
 		{Name: "dotdot", Open: "../outside/secret", Escapes: true},

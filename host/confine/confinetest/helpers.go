@@ -16,7 +16,7 @@ import (
 
 // Repoint keeps re-pointing the symlink root/name between the targets, in
 // turn, by atomic rename, until the returned stop is called: the
-// check-then-use race of DESIGN.md's threat list.
+// check-then-use race of ARCHITECTURE.md's threat classes.
 func Repoint(root, name string, targets ...string) (stop func()) {
 	var done atomic.Bool
 	var wg sync.WaitGroup

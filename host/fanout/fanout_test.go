@@ -1,0 +1,138 @@
+package fanout_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/moatdev/moat/guest/proto"
+	"github.com/moatdev/moat/guest/tools"
+	"github.com/moatdev/moat/host/confine"
+	"github.com/moatdev/moat/host/fanout"
+	"github.com/moatdev/moat/host/runner"
+)
+
+// native runs the guest's tool code in this process, as the guest would:
+// an executor whose calls can run at once.
+type native struct {
+	fsys  fs.FS
+	calls atomic.Int32
+	err   error
+}
+
+func (n *native) Exec(_ context.Context, req proto.Request) (proto.Response, error) {
+	n.calls.Add(1)
+	if n.err != nil && req.Tool == proto.GrepShard && strings.Contains(string(req.Args), `"shard":1`) {
+		return proto.Response{}, n.err
+	}
+	return tools.Run(n.fsys, req), nil
+}
+
+func (n *native) Close() error { return nil }
+
+func tree(t *testing.T) string {
+	root := t.TempDir()
+	for i := 0; i < 40; i++ {
+		dir := filepath.Join(root, fmt.Sprintf("d%d", i%7), fmt.Sprintf("s%d", i%3))
+		os.MkdirAll(dir, 0o755)
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d.txt", i)), []byte(fmt.Sprintf("hit %d\nmiss\nhit again %d\n", i, i)), 0o644)
+	}
+	os.WriteFile(filepath.Join(root, "d1-x.txt"), []byte("hit sibling\n"), 0o644)
+	os.WriteFile(filepath.Join(root, "d2", "bytes.txt"), []byte("hit \xfe invalid UTF-8\n"), 0o644)
+	return root
+}
+
+var grepArgs = []string{`{"pattern":"hit"}`, `{"pattern":"hit","max_results":7}`, `{"pattern":"nothing"}`,
+	`{"pattern":"a(","path":"."}`, `{"pattern":"hit","path":"d3/s0/f03.txt"}`, `{"pattern":"hit","path":"d4"}`,
+	`{"glob":"*.txt","pattern":"again","ignore_case":true}`, `{"pattern":"x","path":"nope"}`}
+
+// TestSplitGrepEqualsOne: a grep through the decorator answers exactly as
+// one call does, error answers included, and other tools pass through.
+func TestSplitGrepEqualsOne(t *testing.T) {
+	n := &native{fsys: os.DirFS(tree(t))}
+	for shards := 2; shards <= 5; shards++ {
+		ex := fanout.New(n, shards)
+		for _, args := range grepArgs {
+			for _, lim := range []proto.Limits{{}, {MaxResults: 5}} {
+				req := proto.Request{ID: 9, Tool: proto.Grep, Args: json.RawMessage(args), Limits: lim}
+				want := received(t, tools.Run(n.fsys, req))
+				before := n.calls.Load()
+				got, err := ex.Exec(context.Background(), req)
+				if err != nil || got != want {
+					t.Fatalf("%s %+v, %d shards: %+v, %v\nwant %+v", args, lim, shards, got, err, want)
+				}
+				if calls := n.calls.Load() - before; calls != int32(shards) {
+					t.Fatalf("%s: %d calls for %d shards", args, calls, shards)
+				}
+			}
+		}
+		req := proto.Request{ID: 3, Tool: proto.ListDir, Args: json.RawMessage(`{"path":"."}`)}
+		if got, err := ex.Exec(context.Background(), req); err != nil || got != tools.Run(n.fsys, req) {
+			t.Fatalf("list_dir through the decorator: %+v %v", got, err)
+		}
+	}
+	if fanout.New(n, 1) != fanout.Executor(n) {
+		t.Error("one shard should be no decorator")
+	}
+}
+
+// received is resp as the host receives it from a guest: through the
+// wire, where invalid UTF-8 becomes U+FFFD.
+func received(t *testing.T, resp proto.Response) proto.Response {
+	var out proto.Response
+	if err := json.Unmarshal(proto.AppendResponse(nil, &resp), &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestShardErrorIsTheCallsError: when a shard gets no answer, neither does
+// the grep.
+func TestShardErrorIsTheCallsError(t *testing.T) {
+	boom := errors.New("boom")
+	n := &native{fsys: os.DirFS(tree(t)), err: boom}
+	_, err := fanout.New(n, 3).Exec(context.Background(), proto.Request{ID: 1, Tool: proto.Grep, Args: json.RawMessage(`{"pattern":"hit"}`)})
+	if !errors.Is(err, boom) {
+		t.Fatalf("got %v", err)
+	}
+}
+
+// TestThroughRunner runs the split grep in real guest instances of one
+// runner, against one instance's answer.
+func TestThroughRunner(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles the guest")
+	}
+	ctx := context.Background()
+	m, err := runner.Compile(ctx, filepath.Join(os.TempDir(), "moat-test-cache-"+runtime.Version()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(ctx)
+	r, err := runner.Open(m, runner.Config{Root: tree(t), Resolver: confine.Auto, Timeout: time.Minute, Parallel: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := fanout.New(r, r.Parallel())
+	defer ex.Close()
+	for _, args := range grepArgs {
+		req := proto.Request{ID: 4, Tool: proto.Grep, Args: json.RawMessage(args)}
+		want, err := r.Exec(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := ex.Exec(ctx, req)
+		if err != nil || got != want {
+			t.Fatalf("%s: %+v, %v\nwant %+v", args, got, err, want)
+		}
+	}
+}
