@@ -117,7 +117,7 @@ func (d *doctor) run(ctx context.Context, cfg runner.Config, mode isolate.Mode, 
 
 // guest compiles (or loads) the guest and runs one call through it.
 func (d *doctor) guest(ctx context.Context, cfg runner.Config) {
-	wz := "wazero " + wazeroVersion()
+	wz := "wazero " + runner.WazeroVersion()
 	cache := "no compile cache"
 	if cfg.CacheDir != "" {
 		state := "cold: compiled now"

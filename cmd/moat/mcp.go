@@ -18,6 +18,7 @@ import (
 	"github.com/moatdev/moat/host/gate"
 	"github.com/moatdev/moat/host/mcpserver"
 	"github.com/moatdev/moat/host/policy"
+	"github.com/moatdev/moat/host/runner"
 )
 
 func mcpCommand(e *env) *ffcli.Command {
@@ -111,7 +112,7 @@ error, 4 when --isolate require cannot isolate.`,
 
 			abs, _ := filepath.Abs(c.root)
 			log.Info("moat mcp: serving", "root", abs, "writes", w.writes, "resolver", c.resolver, "isolate", c.isolate,
-				"version", moatVersion(), "go", runtime.Version(), "wazero", wazeroVersion())
+				"version", moatVersion(), "go", runtime.Version(), "wazero", runner.WazeroVersion())
 			srv := mcpserver.New(eng, mcpserver.Options{Name: "moat", Version: moatVersion(), Logger: log})
 			err = srv.Serve(ctx, &mcp.IOTransport{Reader: readCloser(e.stdin), Writer: nopWriteCloser{e.stdout}})
 			if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/peterbourgon/ff/v3/ffcli"
 
 	"github.com/moatdev/moat/guest"
+	"github.com/moatdev/moat/host/runner"
 )
 
 func versionCommand(e *env) *ffcli.Command {
@@ -35,7 +36,7 @@ names the exact tools.wasm inside. 'moat --version' prints the same.`,
 // versionText is what 'moat version' prints: the first line for people and
 // bug reports, the second naming the embedded guest exactly.
 func versionText() string {
-	s := fmt.Sprintf("moat %s (%s %s/%s, wazero %s)", moatVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH, wazeroVersion())
+	s := fmt.Sprintf("moat %s (%s %s/%s, wazero %s)", moatVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH, runner.WazeroVersion())
 	if id := guest.BuildID(); id != "" {
 		s += "\nguest build ID " + id
 	}
@@ -50,23 +51,4 @@ func moatVersion() string {
 		return bi.Main.Version
 	}
 	return "devel"
-}
-
-// wazeroVersion is the version of the wazero linked in, from the build
-// information ("unknown" when the binary carries none).
-//
-// host/runner reads the same for its cache key; when it exports that
-// function, this one should go and its callers use runner's.
-func wazeroVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, d := range bi.Deps {
-			if d.Path == "github.com/tetratelabs/wazero" {
-				if d.Replace != nil {
-					d = d.Replace
-				}
-				return d.Version
-			}
-		}
-	}
-	return "unknown"
 }
