@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -186,7 +187,7 @@ func TestWriteApproved(t *testing.T) {
 		"does not end with a newline",
 		"+line one\n+\tline two\\r\n+no final newline\n\\ No newline at end of file\n",
 		"--- /dev/null\n+++ b/notes/sub/a.txt\n@@ -0,0 +1,3 @@\n",
-		"Apply? [y/N] ",
+		"moat: create work/notes/sub/a.txt (36 bytes, 2 new folders)\nCreate notes/sub/a.txt? [y]es / [N]o / [r]eason (no, and tell the model why) / [a]gain (the whole diff) ",
 		"moat: wrote work/notes/sub/a.txt (36 bytes)",
 	} {
 		if !strings.Contains(screen, want) {
@@ -200,13 +201,25 @@ func TestWriteApproved(t *testing.T) {
 }
 
 func TestAnswers(t *testing.T) {
+	const (
+		declined = "rejected: the user declined to write a.txt; nothing was changed. Do not propose the same change again; ask the user what they want instead."
+		noAnswer = "rejected: the user did not approve a.txt (no answer: the terminal reached end of input); nothing was changed."
+	)
 	cases := []struct {
 		answer string
 		ok     bool
+		want   string
 	}{
-		{"y\n", true}, {"Y\n", true}, {"yes\n", true}, {"  YeS \n", true}, {"y\r\n", true},
-		{"n\n", false}, {"\n", false}, {"", false}, {"y", false}, // no Enter: end of input
-		{"yes please\n", false}, {"yy\n", false}, {"ok\n", false}, {"no\ny\n", false},
+		{"y\n", true, ""}, {"Y\n", true, ""}, {"yes\n", true, ""}, {"  YeS \n", true, ""}, {"y\r\n", true, ""},
+		{"n\n", false, declined}, {"\n", false, declined}, {"no\ny\n", false, declined}, {"N\n", false, declined},
+		{"", false, noAnswer}, {"y", false, noAnswer}, // no Enter: end of input
+		// Anything else asks again; end of input then is no answer.
+		{"yes please\n", false, noAnswer}, {"yy\n", false, noAnswer}, {"ok\n", false, noAnswer},
+		{"ok\nn\n", false, declined}, {"what\ny\n", true, ""},
+		{"r\nuse tabs, not spaces\n", false, `rejected: the user declined to write a.txt and said why: "use tabs, not spaces". Nothing was changed. Do not propose the same change again; take the user's reason into account.`},
+		{"r keep it short\n", false, `rejected: the user declined to write a.txt and said why: "keep it short".`},
+		{"r\n\n", false, declined}, {"r\n", false, declined},
+		{"r \x1b[2Jsneaky\n", false, `said why: "\\x1b[2Jsneaky"`},
 	}
 	for _, tc := range cases {
 		f := newFixture(t, tc.answer)
@@ -219,9 +232,8 @@ func TestAnswers(t *testing.T) {
 			}
 			continue
 		}
-		want := "rejected: the user declined to write a.txt; nothing was changed."
-		if !res.IsError || !strings.HasPrefix(res.Text, want) || got != "old\n" {
-			t.Errorf("answer %q: %+v, file %q; want %q", tc.answer, res, got, want)
+		if !res.IsError || !strings.Contains(res.Text, tc.want) || got != "old\n" {
+			t.Errorf("answer %q: %+v, file %q; want %q", tc.answer, res, got, tc.want)
 		}
 		f.noTemp()
 	}
@@ -500,22 +512,42 @@ func TestLongDiffPaged(t *testing.T) {
 	for i := range 200 {
 		fmt.Fprintf(&b, "line %d\n", i)
 	}
-	f := newFixture(t, "a\ny\n", func(o *Options) { o.DiffLines = 20 })
+	// 30 rows: a page is 29 lines and the "more" line. y while paging
+	// is not taken; Enter pages on; a shows the rest; at the question,
+	// a shows everything again (paged), and y at the end writes.
+	f := newFixture(t, "y\n\na\na\n"+strings.Repeat("\n", 7)+"y\n")
+	f.gate.opt.Reviewer = &Terminal{Open: f.gate.opt.OpenTTY, Rows: func(TTY) int { return 30 }}
 	res := f.propose("propose_write", write("big.txt", b.String()))
-	if res.IsError {
-		t.Fatalf("result %+v", res)
-	}
 	screen := f.tty.String()
-	first := strings.Index(screen, "Apply? [y/N] ")
-	if first < 0 || !strings.Contains(screen[:first], "... 183 more diff lines not shown; answer a to see the whole diff") ||
-		strings.Contains(screen[:first], "+line 199") {
+	if res.IsError {
+		t.Fatalf("result %+v\n%s", res, screen)
+	}
+	more := "-- more: 24 of 203 diff lines shown --"
+	first := strings.Index(screen, more)
+	if first < 0 || strings.Count(screen[:first], "\n") != 29 || !strings.Contains(screen[:first], "+line 20\n") || strings.Contains(screen[:first], "+line 21\n") {
 		t.Fatalf("first page wrong:\n%s", screen)
 	}
-	if !strings.Contains(screen[first:], "+line 199\n") || strings.Count(screen, "Apply? [y/N] ") != 2 {
-		t.Errorf("a did not show the whole diff:\n%s", screen[first:])
+	if !strings.Contains(screen, "moat: 179 more diff lines to see before you can approve") {
+		t.Errorf("y while paging was not refused:\n%s", screen)
+	}
+	q := "Create big.txt? [y]es"
+	if n := strings.Count(screen, q); n != 2 {
+		t.Errorf("question asked %d times, want 2:\n%s", n, screen)
+	}
+	last := strings.LastIndex(screen, q)
+	// The file and action are repeated just above the question.
+	if !strings.HasSuffix(screen[:last], "+line 199\nmoat: create work/big.txt (1690 bytes)\n") {
+		t.Errorf("question not preceded by the end of the diff and the summary:\n%s", screen[last-200:])
 	}
 	if got, _ := f.read("big.txt"); got != b.String() {
 		t.Errorf("content differs")
+	}
+	// No page is taller than the terminal: a "more" line ends each page
+	// of 29 lines (the third chunk is "a": all the rest at once).
+	for i, page := range strings.Split(screen, "-- more:") {
+		if n := strings.Count(page, "\n"); n > 29 && i != 3 {
+			t.Errorf("page %d has %d lines", i, n)
+		}
 	}
 }
 
@@ -547,12 +579,12 @@ func TestInterrupted(t *testing.T) {
 		done <- f.gate.Propose(ctx, "propose_write", json.RawMessage(`{"path":"a.txt","content":"x"}`))
 	}()
 	// Wait until the prompt is on screen, then give up on the answer.
-	for !strings.Contains(f.tty.String(), "Apply?") {
+	for !strings.Contains(f.tty.String(), "[y]es") {
 		runtime.Gosched()
 	}
 	cancel()
 	res := <-done
-	if !res.IsError || !strings.HasPrefix(res.Text, "rejected: ") {
+	if !res.IsError || res.Text != "refused: a.txt was not approved: the question at the terminal was interrupted before the user answered; nothing was written." {
 		t.Fatalf("result %+v", res)
 	}
 	if _, ok := f.read("a.txt"); ok {
@@ -658,14 +690,15 @@ func FuzzScreen(f *testing.F) {
 	f.Add("\xff\x00bin", "a\r\nb\u202e")
 	f.Add("", "\u009b2J\n\n")
 	pol, _ := policy.New(nil, nil)
-	g := &Gate{opt: Options{Policy: pol, DiffLines: DefaultDiffLines}, name: "work\x1b[2J"}
+	g := &Gate{opt: Options{Policy: pol}, name: "work\x1b[2J"}
 	f.Fuzz(func(t *testing.T, old, content string) {
 		p := &proposal{tool: "propose_write", given: "p\x1b", shown: "p", rel: "p", content: []byte(content)}
 		snap := &snapshot{exists: old != "", data: []byte(old)}
 		if snap.exists {
 			snap.info = fakeInfo{}
 		}
-		lines := append(g.header(screen{}, p, snap), g.diffLines(screen{}, p, snap)...)
+		r := g.review(screen{}, p, snap)
+		lines := append(append(r.Header, r.Diff...), r.Summary(), r.Question(), r.Warning)
 		for _, l := range lines {
 			for i, r := range l {
 				if r == utf8.RuneError && !strings.HasPrefix(l[i:], "\ufffd") || r < 0x20 && r != '\t' || r == 0x7f || display.Unsafe(r) {
@@ -679,3 +712,100 @@ func FuzzScreen(f *testing.F) {
 type fakeInfo struct{ os.FileInfo }
 
 func (fakeInfo) Mode() os.FileMode { return 0o644 }
+
+// fakeReviewer answers every review with one verdict and keeps the reviews.
+type fakeReviewer struct {
+	v    Verdict
+	seen []*Review
+}
+
+func (f *fakeReviewer) Review(_ context.Context, r *Review) Verdict {
+	f.seen = append(f.seen, r)
+	return f.v
+}
+
+// TestVerdictTexts: what the model is told is exactly what happened; only
+// a person's no reads "declined".
+func TestVerdictTexts(t *testing.T) {
+	for _, tc := range []struct {
+		v    Verdict
+		want string
+	}{
+		{Verdict{Outcome: Declined}, "rejected: the user declined to write a.txt; nothing was changed. Do not propose the same change again; ask the user what they want instead."},
+		{Verdict{Outcome: Declined, Reason: "wrong file"}, `rejected: the user declined to write a.txt and said why: "wrong file". Nothing was changed. Do not propose the same change again; take the user's reason into account.`},
+		{Verdict{Outcome: Unanswered, Reason: "the approval dialog was dismissed"}, "rejected: the user did not approve a.txt (the approval dialog was dismissed); nothing was changed. Do not propose the same change again; ask the user what they want instead."},
+		{Verdict{Outcome: TooLarge, Reason: "300 KiB"}, "refused: a.txt: the change is too large to show for approval (300 KiB); nothing was written. Split it into smaller edits, each small enough for a person to review."},
+		{Verdict{Outcome: Unavailable, Reason: "no terminal"}, "refused: a.txt cannot be approved: no terminal; nothing was written. Do not retry; show the user the change in your answer instead."},
+		{Verdict{Outcome: Failed, Reason: "the approval dialog failed: EOF"}, "refused: a.txt was not approved: asking the user failed (the approval dialog failed: EOF); nothing was written, and the user has not answered. Do not retry now; tell the user that asking for approval failed."},
+		{Verdict{Outcome: Cancelled, Reason: "the call was cancelled"}, "refused: a.txt was not approved: the call was cancelled before the user answered; nothing was written."},
+		{Verdict{}, "refused: a.txt was not approved (the reviewer gave no valid answer); nothing was written."},
+	} {
+		f := newFixture(t, "")
+		rv := &fakeReviewer{v: tc.v}
+		f.gate.opt.Reviewer = rv
+		res := f.propose("propose_write", write("a.txt", "x\n"))
+		if !res.IsError || res.Text != tc.want {
+			t.Errorf("%+v:\n got %q\nwant %q", tc.v, res.Text, tc.want)
+		}
+		if _, ok := f.read("a.txt"); ok {
+			t.Errorf("%+v: written", tc.v)
+		}
+	}
+}
+
+// TestReviewFacts: the Review carries the facts of the change, and a file
+// that makes a tool run code carries a warning both reviewers show.
+func TestReviewFacts(t *testing.T) {
+	f := newFixture(t, "")
+	rv := &fakeReviewer{v: Verdict{Outcome: Approved}}
+	f.gate.opt.Reviewer = rv
+	f.write("main.go", "a\nb\nb\n")
+	f.propose("propose_edit", map[string]any{"path": "./main.go", "old_text": "b", "new_text": "c", "replace_all": true})
+	f.propose("propose_write", write(".husky/pre-commit", "#!/bin/sh\nmake test\n"))
+	if len(rv.seen) != 2 {
+		t.Fatalf("%d reviews", len(rv.seen))
+	}
+	r := rv.seen[0]
+	if r.Action != Edit || r.Edits != 2 || r.OldBytes != 6 || r.NewBytes != 6 || r.Path != "./main.go" || r.Rel != "main.go" ||
+		r.File != "work/main.go" || r.Warning != "" || r.Cut || r.DiffLines != len(r.Diff) || r.Mode != 0o644 {
+		t.Errorf("edit review: %+v", r)
+	}
+	if s := r.Summary(); s != "edit work/main.go (2 replacements, 6 -> 6 bytes)" {
+		t.Errorf("summary %q", s)
+	}
+	if q := r.Question(); q != "Apply this edit to main.go?" {
+		t.Errorf("question %q", q)
+	}
+	r = rv.seen[1]
+	if r.Action != Create || r.RunsCode == "" || !strings.Contains(r.Warning, "makes husky (git hooks) run code") ||
+		!slices.Contains(r.Header, "  "+r.Warning) || !slices.Equal(r.NewDirs, []string{"work/.husky/"}) {
+		t.Errorf("hook review: %+v", r)
+	}
+
+	// The terminal shows the warning above the diff and again at the question.
+	f = newFixture(t, "n\n")
+	f.propose("propose_write", write(".pre-commit-config.yaml", "repos: []\n"))
+	screen := f.tty.String()
+	if n := strings.Count(screen, "WARNING: this file makes pre-commit run code."); n != 2 ||
+		!strings.Contains(screen, "run code. Review the change as a program that will run on this machine.\nmoat: create work/.pre-commit-config.yaml") {
+		t.Errorf("warning shown %d times:\n%s", n, screen)
+	}
+}
+
+// TestCutDiffIsNotAsked: a diff longer than MaxDiffLines is shown to no
+// one for approval; the terminal says what was refused.
+func TestCutDiffIsNotAsked(t *testing.T) {
+	f := newFixture(t, "y\n")
+	content := strings.Repeat("x\n", MaxDiffLines+10)
+	res := f.propose("propose_write", write("big.txt", content))
+	want := fmt.Sprintf("refused: big.txt: the change is too large to show for approval (the diff has %d lines, more than the %d a person is shown); nothing was written. Split it", MaxDiffLines+13, MaxDiffLines)
+	if !res.IsError || !strings.HasPrefix(res.Text, want) {
+		t.Fatalf("result %q\nwant %q", res.Text, want)
+	}
+	if _, ok := f.read("big.txt"); ok {
+		t.Fatal("written")
+	}
+	if screen := f.tty.String(); !strings.Contains(screen, "moat: not asking: the diff has") || strings.Contains(screen, "[y]es") {
+		t.Errorf("screen:\n%s", screen[len(screen)-300:])
+	}
+}

@@ -1,0 +1,322 @@
+package gate
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/term"
+
+	"github.com/moatdev/moat/host/display"
+)
+
+// DefaultRows is the terminal height assumed when neither the terminal nor
+// $LINES says (the height less assumes too).
+const DefaultRows = 24
+
+// Terminal is the [Reviewer] at the controlling terminal: it writes the
+// change to /dev/tty, a page at a time when it does not fit, and reads the
+// answer from there, never from stdin, so a pipe can neither answer the
+// question nor hide it.
+//
+// A diff taller than the terminal is paged: each page ends in a "more"
+// line (Enter for the next page, a for the rest at once, n or r to decline
+// at once). "y" is taken only after the last line of the diff was shown.
+// The question is preceded by the file and action in one line (and the
+// warning, for a file that runs code), so what is being decided is on the
+// screen when the person decides, however long the diff.
+//
+// Answers at the question: y or yes writes; n, no or Enter alone declines;
+// r declines and asks for one line to tell the model why (or "r why"
+// inline); a shows the whole change again. Anything else asks again. End
+// of input is no answer; the context ending is an interruption.
+type Terminal struct {
+	// Open opens the terminal for one review; nil opens /dev/tty. An error
+	// means there is no one to ask.
+	Open func() (TTY, error)
+	// Color paints the pager and the question (the gate paints the change).
+	Color bool
+	// Rows returns the terminal's height; nil asks the terminal, then
+	// $LINES, then assumes [DefaultRows].
+	Rows func(TTY) int
+}
+
+// Review implements [Reviewer].
+func (t *Terminal) Review(ctx context.Context, r *Review) Verdict {
+	open := t.Open
+	if open == nil {
+		open = openTTY
+	}
+	tty, err := open()
+	if err != nil {
+		if errors.Is(err, ErrNoTerminal) {
+			return Verdict{Outcome: Unavailable, Reason: "there is no terminal to ask the user (moat asks on /dev/tty and this session has none)"}
+		}
+		return Verdict{Outcome: Unavailable, Reason: fmt.Sprintf("the user cannot be asked (%s)", display.Line(err.Error()))}
+	}
+	defer tty.Close()
+	rows := DefaultRows
+	if t.Rows != nil {
+		rows = t.Rows(tty)
+	} else if n := terminalRows(tty); n > 0 {
+		rows = n
+	}
+	s := &ttySession{
+		ctx: ctx, r: r, sc: screen{color: t.Color},
+		w: bufio.NewWriter(tty), in: bufio.NewReader(tty),
+		rows: max(rows, 8),
+	}
+	v := s.run()
+	if err := s.w.Flush(); err != nil && v.Outcome == Approved {
+		return Verdict{Outcome: Failed, Reason: "could not write to the terminal: " + display.Line(err.Error())}
+	}
+	return v
+}
+
+// Report implements [Reporter]: one line on the terminal after the write.
+func (t *Terminal) Report(_ *Review, msg string) {
+	open := t.Open
+	if open == nil {
+		open = openTTY
+	}
+	tty, err := open()
+	if err != nil {
+		return
+	}
+	defer tty.Close()
+	io.WriteString(tty, msg+"\n")
+}
+
+// terminalRows is the height of tty, or $LINES when the terminal does not
+// say (a fresh pseudo-terminal reports 0 rows), or 0.
+func terminalRows(tty TTY) int {
+	if f, ok := tty.(*os.File); ok {
+		if _, h, err := term.GetSize(int(f.Fd())); err == nil && h > 0 {
+			return h
+		}
+	}
+	if n, err := strconv.Atoi(os.Getenv("LINES")); err == nil && n > 0 {
+		return n
+	}
+	return 0
+}
+
+// ttySession is one review on the terminal.
+type ttySession struct {
+	ctx  context.Context
+	r    *Review
+	sc   screen
+	w    *bufio.Writer
+	in   *bufio.Reader
+	rows int
+}
+
+// errNoAnswer ends a review without an answer; the verdict says why.
+type errNoAnswer struct{ v Verdict }
+
+func (e errNoAnswer) Error() string { return e.v.Reason }
+
+func (s *ttySession) run() Verdict {
+	lines := append([]string{""}, s.r.Header...)
+	lines = append(lines, s.r.Diff...)
+	if s.r.Cut {
+		s.write(lines...)
+		s.write(s.sc.paint(sgrBold+sgrRed, fmt.Sprintf(
+			"moat: not asking: the diff has %d lines, more than the %d shown for review; the model is told to split the change.",
+			s.r.DiffLines, MaxDiffLines)))
+		return Verdict{Outcome: TooLarge, Reason: fmt.Sprintf("the diff has %d lines, more than the %d a person is shown", s.r.DiffLines, MaxDiffLines)}
+	}
+	for {
+		if v, done := s.page(lines); done {
+			return v
+		}
+		v, again := s.question()
+		if !again {
+			return v
+		}
+	}
+}
+
+// footer is the lines the question takes: the warning, the summary and
+// the question itself.
+func (s *ttySession) footer() []string {
+	var f []string
+	if s.r.Warning != "" {
+		f = append(f, s.sc.paint(sgrBold+sgrRed, s.r.Warning))
+	}
+	return append(f, s.sc.paint(sgrBold, "moat: "+s.r.Summary()))
+}
+
+// page shows lines a screenful at a time. done is true when the person
+// decided (declined) or the review ended while paging.
+func (s *ttySession) page(lines []string) (Verdict, bool) {
+	// The question takes its footer and one line; the "more" line one.
+	room := s.rows - len(s.footer()) - 1
+	pos := 0
+	for len(lines)-pos > room {
+		n := max(s.rows-1, 1)
+		s.write(lines[pos : pos+n]...)
+		pos += n
+		for {
+			shown := max(pos-1-len(s.r.Header), 0)
+			s.prompt(s.sc.paint(sgrReverse, fmt.Sprintf("-- more: %d of %d diff lines shown --", shown, len(s.r.Diff))) +
+				" [Enter] next page / [a]ll the rest / [n]o / [r]eason (no, and tell the model why) ")
+			ans, err := s.read()
+			if err != nil {
+				return err.(errNoAnswer).v, true
+			}
+			switch word, rest := split(ans); word {
+			case "":
+			case "a", "all":
+				s.write(lines[pos:]...)
+				return Verdict{}, false
+			case "n", "no":
+				return s.declined(""), true
+			case "r", "reason":
+				return s.reason(rest), true
+			case "y", "yes":
+				s.write(fmt.Sprintf("moat: %d more diff lines to see before you can approve: Enter for the next page, a for all of them.", len(lines)-pos))
+				continue
+			default:
+				s.write("moat: answer Enter (next page), a (all the rest), n (no) or r (no, and tell the model why).")
+				continue
+			}
+			break
+		}
+	}
+	s.write(lines[pos:]...)
+	return Verdict{}, false
+}
+
+// question asks for the decision once the whole change was shown. again is
+// true when the person asked to see it again.
+func (s *ttySession) question() (v Verdict, again bool) {
+	for {
+		s.write(s.footer()...)
+		s.prompt(s.sc.paint(sgrBold, s.r.Question()) + " [y]es / [N]o / [r]eason (no, and tell the model why) / [a]gain (the whole diff) ")
+		ans, err := s.read()
+		if err != nil {
+			return err.(errNoAnswer).v, false
+		}
+		switch word, rest := split(ans); word {
+		case "y", "yes":
+			return Verdict{Outcome: Approved}, false
+		case "", "n", "no":
+			return s.declined(""), false
+		case "r", "reason":
+			return s.reason(rest), false
+		case "a", "all", "again":
+			return Verdict{}, true
+		default:
+			s.write("moat: answer y (write it), n (do not), r (do not, and tell the model why) or a (show the change again).")
+		}
+	}
+}
+
+// reason reads the person's reason for the model, unless they gave it
+// inline ("r use tabs").
+func (s *ttySession) reason(inline string) Verdict {
+	if inline == "" {
+		s.prompt("Reason for the model (one line; Enter alone declines without one): ")
+		ans, err := s.read()
+		if err != nil {
+			if e := err.(errNoAnswer); e.v.Outcome == Cancelled {
+				return e.v
+			}
+			ans = "" // end of input after choosing r: still a no
+		}
+		inline = strings.TrimSpace(ans)
+	}
+	return s.declined(inline)
+}
+
+func (s *ttySession) declined(reason string) Verdict {
+	reason = clip(display.Line(reason), MaxReasonBytes)
+	if reason == "" {
+		s.write("moat: not written.")
+	} else {
+		s.write("moat: not written; the model is told why.")
+	}
+	return Verdict{Outcome: Declined, Reason: reason}
+}
+
+func (s *ttySession) write(lines ...string) {
+	for _, l := range lines {
+		s.w.WriteString(l)
+		s.w.WriteString("\n")
+	}
+}
+
+func (s *ttySession) prompt(text string) { s.w.WriteString(text) }
+
+// read flushes what was written and reads one answer line, without its
+// newline. The error is an errNoAnswer.
+func (s *ttySession) read() (string, error) {
+	if err := s.w.Flush(); err != nil {
+		return "", errNoAnswer{Verdict{Outcome: Failed, Reason: "could not write to the terminal: " + display.Line(err.Error())}}
+	}
+	line, err := readLine(s.ctx, s.in)
+	if err != nil {
+		s.w.WriteString("\n")
+		s.w.Flush()
+		if s.ctx.Err() != nil {
+			return "", errNoAnswer{Verdict{Outcome: Cancelled, Reason: "the question at the terminal was interrupted"}}
+		}
+		return "", errNoAnswer{Verdict{Outcome: Unanswered, Reason: "no answer: the terminal reached end of input"}}
+	}
+	return strings.TrimRight(line, "\r\n"), nil
+}
+
+// split returns the first word of an answer, lower-cased, and the rest.
+// Only r takes more than a word ("r use tabs"); any other answer with more
+// words is not an answer ("yes please" is not "yes"), returned as "?".
+func split(ans string) (word, rest string) {
+	ans = strings.TrimSpace(ans)
+	word, rest, _ = strings.Cut(ans, " ")
+	word, rest = strings.ToLower(word), strings.TrimSpace(rest)
+	if rest != "" && word != "r" && word != "reason" {
+		return "?", ""
+	}
+	return word, rest
+}
+
+// clip cuts s to at most n bytes on a rune boundary, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
+}
+
+// readLine reads one whole line, giving up when ctx ends. A line cut short
+// by end of input is not an answer. When ctx ends the reading goroutine is
+// released by the caller closing the terminal.
+func readLine(ctx context.Context, r *bufio.Reader) (string, error) {
+	type result struct {
+		line string
+		err  error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		s, err := r.ReadString('\n')
+		ch <- result{s, err}
+	}()
+	select {
+	case res := <-ch:
+		if res.err != nil {
+			return "", res.err
+		}
+		return res.line, nil
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
