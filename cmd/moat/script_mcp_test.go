@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -177,7 +178,10 @@ func cmdMCP(ts *testscript.TestScript, neg bool, args []string) {
 //	mcpraw [-term] REQUESTS_FILE [-- MOAT_MCP_FLAGS]
 //
 // Each line of REQUESTS_FILE is written to the server's stdin as is; after
-// a line with an "id" it reads stdout up to the response with that id.
+// a line with an "id" it reads stdout up to the response with that id, and
+// after a line that is not JSON up to a response with id null. A line
+// "@pad N LINE" sends LINE with PAD replaced by N bytes of x (a message
+// too large for a script file).
 // Every line the server writes is copied to the script's stdout. Then it
 // closes stdin (or, with -term, sends SIGTERM with stdin still open) and
 // requires exit status 0.
@@ -203,11 +207,17 @@ func cmdMCPRaw(ts *testscript.TestScript, neg bool, args []string) {
 		if strings.TrimSpace(line) == "" {
 			continue
 		}
+		if rest, ok := strings.CutPrefix(line, "@pad "); ok {
+			n, tmpl, _ := strings.Cut(rest, " ")
+			size, err := strconv.Atoi(n)
+			ts.Check(err)
+			line = strings.Replace(tmpl, "PAD", strings.Repeat("x", size), 1)
+		}
 		var msg struct {
 			ID json.RawMessage `json:"id"`
 		}
 		if err := json.Unmarshal([]byte(line), &msg); err != nil {
-			ts.Fatalf("request is not JSON: %v: %s", err, line)
+			msg.ID = json.RawMessage("null") // malformed on purpose: the reply has id null
 		}
 		_, err := io.WriteString(stdin, line+"\n")
 		ts.Check(err)
