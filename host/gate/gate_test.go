@@ -219,7 +219,7 @@ func TestAnswers(t *testing.T) {
 		{"r\nuse tabs, not spaces\n", false, `rejected: the user declined to write a.txt and said why: "use tabs, not spaces". Nothing was changed. Do not propose the same change again; take the user's reason into account.`},
 		{"r keep it short\n", false, `rejected: the user declined to write a.txt and said why: "keep it short".`},
 		{"r\n\n", false, declined}, {"r\n", false, declined},
-		{"r \x1b[2Jsneaky\n", false, `said why: "\\x1b[2Jsneaky"`},
+		{"r \x1b[2Jsneaky\n", false, `said why: "\x1b[2Jsneaky"`},
 	}
 	for _, tc := range cases {
 		f := newFixture(t, tc.answer)

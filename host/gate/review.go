@@ -158,8 +158,8 @@ func (v Verdict) result(shown string) (text string, out outcome) {
 			return fmt.Sprintf("rejected: the user declined to write %s; nothing was changed. Do not propose the same change again; ask the user what they want instead.", shown),
 				outcome{decision: "rejected", reason: "declined"}
 		}
-		return fmt.Sprintf("rejected: the user declined to write %s and said why: %q. Nothing was changed. Do not propose the same change again; take the user's reason into account.", shown, v.Reason),
-			outcome{decision: "rejected", reason: fmt.Sprintf("declined: %q", v.Reason)}
+		return fmt.Sprintf("rejected: the user declined to write %s and said why: \"%s\". Nothing was changed. Do not propose the same change again; take the user's reason into account.", shown, v.Reason),
+			outcome{decision: "rejected", reason: "declined: \"" + v.Reason + "\""}
 	case Unanswered:
 		return fmt.Sprintf("rejected: the user did not approve %s (%s); nothing was changed. Do not propose the same change again; ask the user what they want instead.", shown, v.Reason),
 			outcome{decision: "rejected", reason: v.Reason}

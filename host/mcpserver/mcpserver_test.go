@@ -312,7 +312,7 @@ func TestProposalOutcomes(t *testing.T) {
 		{"approve false with a reason", withReason("accept", false, "use a list"), false,
 			`rejected: the user declined to write notes.txt and said why: "use a list". Nothing was changed. Do not propose the same change again; take the user's reason into account.`, "rejected", `declined: "use a list"`},
 		{"decline with a reason", withReason("decline", nil, "no\x1b[2J"), false,
-			`rejected: the user declined to write notes.txt and said why: "no\\x1b[2J".`, "rejected", `declined: "no\\x1b[2J"`},
+			`rejected: the user declined to write notes.txt and said why: "no\x1b[2J".`, "rejected", `declined: "no\x1b[2J"`},
 		{"accept without content", answer("accept"), false,
 			"rejected: the user did not approve notes.txt (the approval dialog was accepted without an approve answer)" + tail, "rejected", "the approval dialog was accepted without an approve answer"},
 		{"accept with approve as a string", accept("true"), false, failed, "refused", ""},
