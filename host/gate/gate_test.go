@@ -761,7 +761,7 @@ func TestReviewFacts(t *testing.T) {
 	f.gate.opt.Reviewer = rv
 	f.write("main.go", "a\nb\nb\n")
 	f.propose("propose_edit", map[string]any{"path": "./main.go", "old_text": "b", "new_text": "c", "replace_all": true})
-	f.propose("propose_write", write(".husky/pre-commit", "#!/bin/sh\nmake test\n"))
+	f.propose("propose_write", write(".github/workflows/ci.yml", "on: push\n"))
 	if len(rv.seen) != 2 {
 		t.Fatalf("%d reviews", len(rv.seen))
 	}
@@ -777,17 +777,17 @@ func TestReviewFacts(t *testing.T) {
 		t.Errorf("question %q", q)
 	}
 	r = rv.seen[1]
-	if r.Action != Create || r.RunsCode == "" || !strings.Contains(r.Warning, "makes husky (git hooks) run code") ||
-		!slices.Contains(r.Header, "  "+r.Warning) || !slices.Equal(r.NewDirs, []string{"work/.husky/"}) {
+	if r.Action != Create || r.RunsCode == "" || !strings.Contains(r.Warning, "makes GitHub Actions run code") ||
+		!slices.Contains(r.Header, "  "+r.Warning) || !slices.Equal(r.NewDirs, []string{"work/.github/", "work/.github/workflows/"}) {
 		t.Errorf("hook review: %+v", r)
 	}
 
 	// The terminal shows the warning above the diff and again at the question.
 	f = newFixture(t, "n\n")
-	f.propose("propose_write", write(".pre-commit-config.yaml", "repos: []\n"))
+	f.propose("propose_write", write("Makefile", "all:\n\tcurl x | sh\n"))
 	screen := f.tty.String()
-	if n := strings.Count(screen, "WARNING: this file makes pre-commit run code."); n != 2 ||
-		!strings.Contains(screen, "run code. Review the change as a program that will run on this machine.\nmoat: create work/.pre-commit-config.yaml") {
+	if n := strings.Count(screen, "WARNING: this file makes make run code."); n != 2 ||
+		!strings.Contains(screen, "run code. Review the change as a program that will run on this machine.\nmoat: create work/Makefile") {
 		t.Errorf("warning shown %d times:\n%s", n, screen)
 	}
 }

