@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/peterbourgon/ff/v3/ffcli"
 
 	"github.com/moatdev/moat/host/engine"
@@ -107,7 +108,7 @@ error, 4 when --isolate require cannot isolate.`,
 			abs, _ := filepath.Abs(c.root)
 			log.Info("moat mcp: serving", "root", abs, "writes", *writes, "resolver", c.resolver, "isolate", c.isolate, "version", versionString())
 			srv := mcpserver.New(eng, mcpserver.Options{Name: "moat", Version: versionString(), Logger: log})
-			err = srv.Serve(ctx, &mcpserver.StdioTransport{Reader: readCloser(e.stdin), Writer: nopWriteCloser{e.stdout}, Logger: log})
+			err = srv.Serve(ctx, &mcp.IOTransport{Reader: readCloser(e.stdin), Writer: nopWriteCloser{e.stdout}})
 			if err != nil {
 				return fmt.Errorf("mcp: %w", err)
 			}
