@@ -246,7 +246,7 @@ func (g *Gate) propose(ctx context.Context, tool string, args json.RawMessage) (
 	if rep != nil {
 		rep.Report(r, fmt.Sprintf("moat: wrote %s (%d bytes)", r.File, len(p.content)))
 	}
-	return p, toolspec.Result{Text: fmt.Sprintf("wrote %s (%d bytes)", p.shown, len(p.content))}, out
+	return p, toolspec.Result{Text: fmt.Sprintf("wrote %s (%d bytes)", p.shown, len(p.content)), Written: true}, out
 }
 
 // checkPath applies the lexical and name rules to a path as the model gave
