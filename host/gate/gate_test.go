@@ -167,7 +167,7 @@ func TestWriteApproved(t *testing.T) {
 	f := newFixture(t, "y\n")
 	content := "line one\n\tline two\r\nno final newline"
 	res := f.propose("propose_write", write("notes/sub/a.txt", content))
-	if res.IsError || res.Text != fmt.Sprintf("wrote notes/sub/a.txt (%d bytes)", len(content)) {
+	if res.IsError || !res.Written || res.Text != fmt.Sprintf("wrote notes/sub/a.txt (%d bytes)", len(content)) {
 		t.Fatalf("result: %+v", res)
 	}
 	got, ok := f.read("notes/sub/a.txt")
@@ -744,7 +744,7 @@ func TestVerdictTexts(t *testing.T) {
 		rv := &fakeReviewer{v: tc.v}
 		f.gate.opt.Reviewer = rv
 		res := f.propose("propose_write", write("a.txt", "x\n"))
-		if !res.IsError || res.Text != tc.want {
+		if !res.IsError || res.Written || res.Text != tc.want {
 			t.Errorf("%+v:\n got %q\nwant %q", tc.v, res.Text, tc.want)
 		}
 		if _, ok := f.read("a.txt"); ok {
