@@ -16,9 +16,12 @@ import (
 	"github.com/moatdev/moat/host/display"
 )
 
-// DefaultRows is the terminal height assumed when neither the terminal nor
-// $LINES says (the height less assumes too).
-const DefaultRows = 24
+// DefaultRows and DefaultCols are the terminal size assumed when neither
+// the terminal nor $LINES and $COLUMNS say (what less assumes too).
+const (
+	DefaultRows = 24
+	DefaultCols = 80
+)
 
 // Terminal is the [Reviewer] at the controlling terminal: it writes the
 // change to /dev/tty, a page at a time when it does not fit, and reads the
@@ -42,9 +45,10 @@ type Terminal struct {
 	Open func() (TTY, error)
 	// Color paints the pager and the question (the gate paints the change).
 	Color bool
-	// Rows returns the terminal's height; nil asks the terminal, then
-	// $LINES, then assumes [DefaultRows].
-	Rows func(TTY) int
+	// Size returns the terminal's width and height; nil asks the
+	// terminal, then $COLUMNS and $LINES, then assumes [DefaultCols] and
+	// [DefaultRows]. A width of 0 counts every line as one row.
+	Size func(TTY) (cols, rows int)
 }
 
 // Review implements [Reviewer].
@@ -61,16 +65,15 @@ func (t *Terminal) Review(ctx context.Context, r *Review) Verdict {
 		return Verdict{Outcome: Unavailable, Reason: fmt.Sprintf("the user cannot be asked (%s)", display.Line(err.Error()))}
 	}
 	defer tty.Close()
-	rows := DefaultRows
-	if t.Rows != nil {
-		rows = t.Rows(tty)
-	} else if n := terminalRows(tty); n > 0 {
-		rows = n
+	size := t.Size
+	if size == nil {
+		size = terminalSize
 	}
+	cols, rows := size(tty)
 	s := &ttySession{
 		ctx: ctx, r: r, sc: screen{color: t.Color},
 		w: bufio.NewWriter(tty), in: bufio.NewReader(tty),
-		rows: max(rows, 8),
+		rows: max(rows, 8), cols: cols,
 	}
 	v := s.run()
 	if err := s.w.Flush(); err != nil && v.Outcome == Approved {
@@ -93,18 +96,56 @@ func (t *Terminal) Report(_ *Review, msg string) {
 	io.WriteString(tty, msg+"\n")
 }
 
-// terminalRows is the height of tty, or $LINES when the terminal does not
-// say (a fresh pseudo-terminal reports 0 rows), or 0.
-func terminalRows(tty TTY) int {
+// terminalSize is the size of tty, or $COLUMNS and $LINES where the
+// terminal does not say (a fresh pseudo-terminal reports 0x0), or the
+// defaults.
+func terminalSize(tty TTY) (cols, rows int) {
 	if f, ok := tty.(*os.File); ok {
-		if _, h, err := term.GetSize(int(f.Fd())); err == nil && h > 0 {
-			return h
+		cols, rows, _ = term.GetSize(int(f.Fd()))
+	}
+	env := func(name string, have, def int) int {
+		if have > 0 {
+			return have
 		}
+		if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
+			return n
+		}
+		return def
 	}
-	if n, err := strconv.Atoi(os.Getenv("LINES")); err == nil && n > 0 {
-		return n
+	return env("COLUMNS", cols, DefaultCols), env("LINES", rows, DefaultRows)
+}
+
+// height is how many terminal rows lines take, wrapped at cols: each rune
+// one column (wide characters are rare in diffs; a tab up to the next
+// multiple of 8), the gate's own colour sequences none.
+func height(cols int, lines ...string) int {
+	n := 0
+	for _, l := range lines {
+		if cols <= 0 {
+			n++
+			continue
+		}
+		w := 0
+		for i := 0; i < len(l); {
+			if l[i] == 0x1b { // an SGR sequence of the gate's own: ESC [ ... m
+				j := strings.IndexByte(l[i:], 'm')
+				if j < 0 {
+					break
+				}
+				i += j + 1
+				continue
+			}
+			r, size := utf8.DecodeRuneInString(l[i:])
+			if r == '\t' {
+				w += 8 - w%8
+			} else {
+				w++
+			}
+			i += size
+		}
+		n += max(1, (w+cols-1)/cols)
 	}
-	return 0
+	return n
 }
 
 // ttySession is one review on the terminal.
@@ -115,6 +156,7 @@ type ttySession struct {
 	w    *bufio.Writer
 	in   *bufio.Reader
 	rows int
+	cols int // 0: unknown, every line one row
 }
 
 // errNoAnswer ends a review without an answer; the verdict says why.
@@ -136,15 +178,15 @@ func (s *ttySession) run() Verdict {
 		if v, done := s.page(lines); done {
 			return v
 		}
-		v, again := s.question()
+		v, again := s.ask()
 		if !again {
 			return v
 		}
 	}
 }
 
-// footer is the lines the question takes: the warning, the summary and
-// the question itself.
+// footer is what is written just above the question: the warning, and
+// the file and action in one line.
 func (s *ttySession) footer() []string {
 	var f []string
 	if s.r.Warning != "" {
@@ -153,20 +195,38 @@ func (s *ttySession) footer() []string {
 	return append(f, s.sc.paint(sgrBold, "moat: "+s.r.Summary()))
 }
 
-// page shows lines a screenful at a time. done is true when the person
-// decided (declined) or the review ended while paging.
+// question is the question line, with the choices.
+func (s *ttySession) question() string {
+	return s.sc.paint(sgrBold, s.r.Question()) + " [y]es / [N]o / [r]eason (no, and tell the model why) / [a]gain (the whole diff) "
+}
+
+// more is the line that ends a page.
+func (s *ttySession) more(shown int) string {
+	return s.sc.paint(sgrReverse, fmt.Sprintf("-- %d of %d diff lines --", shown, len(s.r.Diff))) + " [Enter] more / [a]ll / [n]o / [r]eason: "
+}
+
+// page shows lines a screenful at a time: as many lines as fit above the
+// "more" line, until the rest fits above the footer and the question.
+// done is true when the person declined while paging, or the review
+// ended.
 func (s *ttySession) page(lines []string) (Verdict, bool) {
-	// The question takes its footer and one line; the "more" line one.
-	room := s.rows - len(s.footer()) - 1
+	room := s.rows - height(s.cols, s.footer()...) - height(s.cols, s.question())
 	pos := 0
-	for len(lines)-pos > room {
-		n := max(s.rows-1, 1)
-		s.write(lines[pos : pos+n]...)
-		pos += n
+	for height(s.cols, lines[pos:]...) > room {
+		end, used := pos, 0
+		avail := s.rows - height(s.cols, s.more(len(s.r.Diff)))
+		for end < len(lines) {
+			h := height(s.cols, lines[end])
+			if used+h > avail && end > pos {
+				break
+			}
+			used += h
+			end++
+		}
+		s.write(lines[pos:end]...)
+		pos = end
 		for {
-			shown := max(pos-1-len(s.r.Header), 0)
-			s.prompt(s.sc.paint(sgrReverse, fmt.Sprintf("-- more: %d of %d diff lines shown --", shown, len(s.r.Diff))) +
-				" [Enter] next page / [a]ll the rest / [n]o / [r]eason (no, and tell the model why) ")
+			s.prompt(s.more(max(pos-1-len(s.r.Header), 0)))
 			ans, err := s.read()
 			if err != nil {
 				return err.(errNoAnswer).v, true
@@ -194,12 +254,12 @@ func (s *ttySession) page(lines []string) (Verdict, bool) {
 	return Verdict{}, false
 }
 
-// question asks for the decision once the whole change was shown. again is
+// ask asks for the decision once the whole change was shown. again is
 // true when the person asked to see it again.
-func (s *ttySession) question() (v Verdict, again bool) {
+func (s *ttySession) ask() (v Verdict, again bool) {
 	for {
 		s.write(s.footer()...)
-		s.prompt(s.sc.paint(sgrBold, s.r.Question()) + " [y]es / [N]o / [r]eason (no, and tell the model why) / [a]gain (the whole diff) ")
+		s.prompt(s.question())
 		ans, err := s.read()
 		if err != nil {
 			return err.(errNoAnswer).v, false
