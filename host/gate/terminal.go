@@ -167,8 +167,8 @@ func (e errNoAnswer) Error() string { return e.v.Reason }
 func (s *ttySession) run() Verdict {
 	lines := append([]string{""}, s.r.Header...)
 	lines = append(lines, s.r.Diff...)
-	if s.r.Cut {
-		s.write(lines...)
+	if s.r.Cut { // say what was refused, without scrolling 10000 lines past
+		s.write(append([]string{""}, s.r.Header...)...)
 		s.write(s.sc.paint(sgrBold+sgrRed, fmt.Sprintf(
 			"moat: not asking: the diff has %d lines, more than the %d shown for review; the model is told to split the change.",
 			s.r.DiffLines, MaxDiffLines)))
