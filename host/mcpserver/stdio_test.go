@@ -41,7 +41,7 @@ type rawSession struct {
 	exec *slowExec
 }
 
-func startRaw(t *testing.T, limit int) *rawSession {
+func startRaw(t *testing.T, limit int, version ...string) *rawSession {
 	t.Helper()
 	cat, _ := toolspec.New()
 	pol, _ := policy.New(nil, nil)
@@ -58,7 +58,11 @@ func startRaw(t *testing.T, limit int) *rawSession {
 		s.done <- New(eng, Options{}).Serve(context.Background(), &StdioTransport{Reader: inR, Writer: outW, MaxMessageBytes: limit})
 		outW.Close()
 	}()
-	s.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	v := "2025-06-18"
+	if len(version) > 0 {
+		v = version[0]
+	}
+	s.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + v + `","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
 	if got := s.recv(); !strings.Contains(got, `"id":1,"result":{`) {
 		t.Fatalf("initialize: %s", got)
 	}
@@ -212,4 +216,23 @@ func TestIDOfPrefix(t *testing.T) {
 			t.Errorf("idOfPrefix(%s) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
+}
+
+// In a protocol version that has batches, a batch goes to the SDK, which
+// answers it with a batch.
+func TestStdioBatchInOldProtocol(t *testing.T) {
+	s := startRaw(t, 0, "2025-03-26")
+	s.send(`[{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","id":3,"method":"ping"}]`)
+	if got := s.recv(); !strings.HasPrefix(got, `[{"jsonrpc":"2.0","id":`) || !strings.Contains(got, `"id":3,"result":{}`) {
+		t.Errorf("batch: %s", got)
+	}
+	s.send(`[{"jsonrpc":"2.0","id":4,"method":"ping"},{"jsonrpc":"2.0","id":{}}]`)
+	if got := s.recv(); !strings.HasPrefix(got, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request in batch: `) {
+		t.Errorf("bad batch: %s", got)
+	}
+	s.send(`{"jsonrpc":"2.0","id":5,"method":"ping"}`)
+	if got := s.recv(); got != `{"jsonrpc":"2.0","id":5,"result":{}}` {
+		t.Errorf("after: %s", got)
+	}
+	s.close()
 }
