@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -90,14 +89,9 @@ error, 4 when --isolate require cannot isolate.`,
 				if !w.offered() {
 					return nil, nil
 				}
-				a, err := mcpserver.NewApprover(*approveTimeout, func(open func() (mcpserver.Dialog, error)) (engine.Proposer, error) {
-					return gate.New(gate.Options{
-						Root: abs, Policy: pol, AuditPath: w.audit, Notes: logw,
-						OpenTTY: open,
-						// The whole diff in one message: a dialog cannot page.
-						// The approver refuses changes too large to show.
-						DiffLines: math.MaxInt32,
-					})
+				a, err := mcpserver.NewApprover(*approveTimeout, func(r gate.Reviewer) (engine.Proposer, error) {
+					// The reviewer is the client's elicitation dialog, not the terminal.
+					return gate.New(gate.Options{Root: abs, Policy: pol, AuditPath: w.audit, Notes: logw, Reviewer: r})
 				})
 				if err != nil {
 					return nil, err

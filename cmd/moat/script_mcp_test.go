@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -71,18 +73,20 @@ func splitFlags(args []string) (own, moat []string) {
 
 // cmdMCP runs one MCP session with the SDK client against `moat mcp`:
 //
-//	mcp [-elicit accept|noapprove|decline|cancel] tools|call NAME ARGS_JSON [-- MOAT_MCP_FLAGS]
+//	mcp [-elicit accept|noapprove|decline|cancel|error] [-reason TEXT] tools|call NAME ARGS_JSON [-- MOAT_MCP_FLAGS]
 //
 // tools prints every listed tool (name, title, annotations, inputSchema) as
 // indented JSON, sorted by name. call prints the result's text and fails
 // when it is an isError result, like `moat tool`. With -elicit the client
 // declares elicitation and answers every request as told, printing the
-// request's message to stderr. The session ends by closing the server's
+// request's message to stderr (error: the client's dialog fails; -reason:
+// the form's reason field). The session ends by closing the server's
 // stdin, and the server must then exit 0 on its own.
 func cmdMCP(ts *testscript.TestScript, neg bool, args []string) {
 	own, moatFlags := splitFlags(args)
 	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
-	elicit := fs.String("elicit", "", "declare elicitation and answer: accept, noapprove, decline or cancel")
+	elicit := fs.String("elicit", "", "declare elicitation and answer: accept, noapprove, decline, cancel or error")
+	reason := fs.String("reason", "", "with -elicit noapprove or decline: the reason the form carries")
 	if err := fs.Parse(own); err != nil || fs.NArg() < 1 {
 		ts.Fatalf("usage: mcp [-elicit ANSWER] tools|call NAME ARGS_JSON [-- FLAGS]")
 	}
@@ -97,13 +101,20 @@ func cmdMCP(ts *testscript.TestScript, neg bool, args []string) {
 		answer := *elicit
 		opts.ElicitationHandler = func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			fmt.Fprintf(stderr, "elicitation:\n%s\n", r.Params.Message)
+			content := map[string]any{}
+			if *reason != "" {
+				content["reason"] = *reason
+			}
 			switch answer {
 			case "accept":
 				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, nil
 			case "noapprove":
-				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": false}}, nil
+				content["approve"] = false
+				return &mcp.ElicitResult{Action: "accept", Content: content}, nil
+			case "error":
+				return nil, errors.New("the dialog crashed")
 			}
-			return &mcp.ElicitResult{Action: answer}, nil
+			return &mcp.ElicitResult{Action: answer, Content: content}, nil
 		}
 	}
 	cmd := moatCmd(ts, stderr, moatFlags)
@@ -167,7 +178,10 @@ func cmdMCP(ts *testscript.TestScript, neg bool, args []string) {
 //	mcpraw [-term] REQUESTS_FILE [-- MOAT_MCP_FLAGS]
 //
 // Each line of REQUESTS_FILE is written to the server's stdin as is; after
-// a line with an "id" it reads stdout up to the response with that id.
+// a line with an "id" it reads stdout up to the response with that id, and
+// after a line that is not JSON up to a response with id null. A line
+// "@pad N LINE" sends LINE with PAD replaced by N bytes of x (a message
+// too large for a script file).
 // Every line the server writes is copied to the script's stdout. Then it
 // closes stdin (or, with -term, sends SIGTERM with stdin still open) and
 // requires exit status 0.
@@ -193,11 +207,17 @@ func cmdMCPRaw(ts *testscript.TestScript, neg bool, args []string) {
 		if strings.TrimSpace(line) == "" {
 			continue
 		}
+		if rest, ok := strings.CutPrefix(line, "@pad "); ok {
+			n, tmpl, _ := strings.Cut(rest, " ")
+			size, err := strconv.Atoi(n)
+			ts.Check(err)
+			line = strings.Replace(tmpl, "PAD", strings.Repeat("x", size), 1)
+		}
 		var msg struct {
 			ID json.RawMessage `json:"id"`
 		}
 		if err := json.Unmarshal([]byte(line), &msg); err != nil {
-			ts.Fatalf("request is not JSON: %v: %s", err, line)
+			msg.ID = json.RawMessage("null") // malformed on purpose: the reply has id null
 		}
 		_, err := io.WriteString(stdin, line+"\n")
 		ts.Check(err)

@@ -1,13 +1,18 @@
 // Package gate is the approval gate: the only code in moat that changes the
 // disk. A propose_write or propose_edit call from the model is checked,
-// shown to a person at the terminal as a unified diff, and applied only
-// after they type y.
+// rendered as a [Review] (the facts of the change, a header and a unified
+// diff), shown to a person by a [Reviewer], and applied only after they
+// explicitly approve it. The [Terminal] asks at /dev/tty; moat mcp's
+// elicitation dialog is the other Reviewer. What the model is told depends
+// on how the review ended ([Outcome]): only a person's no reads "the user
+// declined".
 //
 // # What the gate guarantees
 //
-//   - Nothing is written without an explicit "y" or "yes" read from the
-//     controlling terminal (/dev/tty), never from stdin, so a pipe can
-//     neither answer the prompt nor hide it. No terminal: refused.
+//   - Nothing is written without an explicit approval: at the terminal, "y"
+//     or "yes" read from the controlling terminal (/dev/tty), never from
+//     stdin, so a pipe can neither answer the prompt nor hide it, and only
+//     after the whole diff was shown. No terminal: refused.
 //   - Everything shown passes through [display.Sanitize]: escape sequences,
 //     CR, bidi and zero-width characters in paths, content and diffs are
 //     shown escaped, never interpreted.
@@ -53,10 +58,6 @@ import (
 // largest content it will write: a change a person can review at a terminal.
 const MaxFileBytes = 8 << 20
 
-// DefaultDiffLines is how many diff lines the prompt shows before it
-// summarises the rest (answer "a" to see them all).
-const DefaultDiffLines = 60
-
 // Errors of the gate. Refusals wrap one of them; the text shown to the model
 // is built from the refusal's own message.
 var (
@@ -79,14 +80,15 @@ type Options struct {
 	Root string
 	// Policy decides which paths may never be written.
 	Policy *policy.Policy
+	// Reviewer shows each change to a person and returns their answer;
+	// nil is a [Terminal] built from OpenTTY and Color.
+	Reviewer Reviewer
 	// OpenTTY opens the terminal for one prompt; nil opens /dev/tty.
 	// An error means there is no one to ask: the proposal is refused.
+	// Used only when Reviewer is nil.
 	OpenTTY func() (TTY, error)
 	// Color turns on coloured diffs (the caller checks TERM and NO_COLOR).
 	Color bool
-	// DiffLines is how many diff lines are shown before the rest is
-	// summarised; 0 means DefaultDiffLines.
-	DiffLines int
 	// AuditPath, if set, is a JSONL file every proposal and its outcome is
 	// appended to.
 	AuditPath string
@@ -113,11 +115,8 @@ func New(opt Options) (*Gate, error) {
 	if opt.Root == "" || opt.Policy == nil {
 		return nil, errors.New("gate: Root and Policy are required")
 	}
-	if opt.OpenTTY == nil {
-		opt.OpenTTY = openTTY
-	}
-	if opt.DiffLines <= 0 {
-		opt.DiffLines = DefaultDiffLines
+	if opt.Reviewer == nil {
+		opt.Reviewer = &Terminal{Open: opt.OpenTTY, Color: opt.Color}
 	}
 	if opt.Notes == nil {
 		opt.Notes = io.Discard
@@ -227,32 +226,27 @@ func (g *Gate) propose(ctx context.Context, tool string, args json.RawMessage) (
 		return p, toolspec.Result{Text: "error: " + msg, IsError: true}, out
 	}
 
-	tty, err := g.opt.OpenTTY()
-	if err != nil {
-		const advice = "Do not retry; show the user the change in your answer instead."
-		if errors.Is(err, ErrNoTerminal) {
-			err = refusal(ErrNoTerminal, advice, "cannot be approved: there is no terminal to ask the user (moat asks on /dev/tty and this session has none)")
-		} else { // a caller's own opener (moat mcp's dialog) says why
-			err = refusal(ErrNoTerminal, advice, "cannot be approved: the user cannot be asked (%v)", err)
-		}
-		out.decision, out.reason = "refused", err.Error()
-		return p, refused(p, err), out
+	r := g.review(screen{color: g.opt.Color}, p, snap)
+	v := g.opt.Reviewer.Review(ctx, r)
+	if v.Outcome != Approved {
+		text, o := v.result(p.shown)
+		out.decision, out.reason = o.decision, o.reason
+		return p, toolspec.Result{IsError: true, Text: text}, out
 	}
-	defer tty.Close()
-	if ok, why := g.ask(ctx, tty, p, snap); !ok {
-		out.decision, out.reason = "rejected", why
-		return p, toolspec.Result{IsError: true, Text: fmt.Sprintf(
-			"rejected: the user declined to write %s; nothing was changed. Do not propose the same change again; ask the user what they want instead.", p.shown)}, out
-	}
+	rep, _ := g.opt.Reviewer.(Reporter)
 	sum, err := g.apply(p, snap)
 	if err != nil {
 		out.decision, out.reason = "refused", err.Error()
-		fmt.Fprintf(tty, "moat: not written: %s %s\n", p.shown, display.Line(err.Error()))
+		if rep != nil {
+			rep.Report(r, fmt.Sprintf("moat: not written: %s %s", p.shown, display.Line(err.Error())))
+		}
 		return p, refused(p, err), out
 	}
 	out.decision, out.after = "written", sum
-	fmt.Fprintf(tty, "moat: wrote %s/%s (%d bytes)\n", display.Line(g.name), p.rel, len(p.content))
-	return p, toolspec.Result{Text: fmt.Sprintf("wrote %s (%d bytes)", p.shown, len(p.content))}, out
+	if rep != nil {
+		rep.Report(r, fmt.Sprintf("moat: wrote %s (%d bytes)", r.File, len(p.content)))
+	}
+	return p, toolspec.Result{Text: fmt.Sprintf("wrote %s (%d bytes)", p.shown, len(p.content)), Written: true}, out
 }
 
 // checkPath applies the lexical and name rules to a path as the model gave

@@ -166,7 +166,7 @@ func TestWriteApproved(t *testing.T) {
 	f := newFixture(t, "y\n")
 	content := "line one\n\tline two\r\nno final newline"
 	res := f.propose("propose_write", write("notes/sub/a.txt", content))
-	if res.IsError || res.Text != fmt.Sprintf("wrote notes/sub/a.txt (%d bytes)", len(content)) {
+	if res.IsError || !res.Written || res.Text != fmt.Sprintf("wrote notes/sub/a.txt (%d bytes)", len(content)) {
 		t.Fatalf("result: %+v", res)
 	}
 	got, ok := f.read("notes/sub/a.txt")
@@ -186,7 +186,7 @@ func TestWriteApproved(t *testing.T) {
 		"does not end with a newline",
 		"+line one\n+\tline two\\r\n+no final newline\n\\ No newline at end of file\n",
 		"--- /dev/null\n+++ b/notes/sub/a.txt\n@@ -0,0 +1,3 @@\n",
-		"Apply? [y/N] ",
+		"moat: create work/notes/sub/a.txt (36 bytes, 2 new folders)\nCreate notes/sub/a.txt? [y]es / [N]o / [r]eason (no, and tell the model why) / [a]gain (the whole diff) ",
 		"moat: wrote work/notes/sub/a.txt (36 bytes)",
 	} {
 		if !strings.Contains(screen, want) {
@@ -200,13 +200,25 @@ func TestWriteApproved(t *testing.T) {
 }
 
 func TestAnswers(t *testing.T) {
+	const (
+		declined = "rejected: the user declined to write a.txt; nothing was changed. Do not propose the same change again; ask the user what they want instead."
+		noAnswer = "rejected: the user did not approve a.txt (no answer: the terminal reached end of input); nothing was changed."
+	)
 	cases := []struct {
 		answer string
 		ok     bool
+		want   string
 	}{
-		{"y\n", true}, {"Y\n", true}, {"yes\n", true}, {"  YeS \n", true}, {"y\r\n", true},
-		{"n\n", false}, {"\n", false}, {"", false}, {"y", false}, // no Enter: end of input
-		{"yes please\n", false}, {"yy\n", false}, {"ok\n", false}, {"no\ny\n", false},
+		{"y\n", true, ""}, {"Y\n", true, ""}, {"yes\n", true, ""}, {"  YeS \n", true, ""}, {"y\r\n", true, ""},
+		{"n\n", false, declined}, {"\n", false, declined}, {"no\ny\n", false, declined}, {"N\n", false, declined},
+		{"", false, noAnswer}, {"y", false, noAnswer}, // no Enter: end of input
+		// Anything else asks again; end of input then is no answer.
+		{"yes please\n", false, noAnswer}, {"yy\n", false, noAnswer}, {"ok\n", false, noAnswer},
+		{"ok\nn\n", false, declined}, {"what\ny\n", true, ""},
+		{"r\nuse tabs, not spaces\n", false, `rejected: the user declined to write a.txt and said why: "use tabs, not spaces". Nothing was changed. Do not propose the same change again; take the user's reason into account.`},
+		{"r keep it short\n", false, `rejected: the user declined to write a.txt and said why: "keep it short".`},
+		{"r\n\n", false, declined}, {"r\n", false, declined},
+		{"r \x1b[2Jsneaky\n", false, `said why: "\x1b[2Jsneaky"`},
 	}
 	for _, tc := range cases {
 		f := newFixture(t, tc.answer)
@@ -219,9 +231,8 @@ func TestAnswers(t *testing.T) {
 			}
 			continue
 		}
-		want := "rejected: the user declined to write a.txt; nothing was changed."
-		if !res.IsError || !strings.HasPrefix(res.Text, want) || got != "old\n" {
-			t.Errorf("answer %q: %+v, file %q; want %q", tc.answer, res, got, want)
+		if !res.IsError || !strings.Contains(res.Text, tc.want) || got != "old\n" {
+			t.Errorf("answer %q: %+v, file %q; want %q", tc.answer, res, got, tc.want)
 		}
 		f.noTemp()
 	}
@@ -495,30 +506,6 @@ func TestEscapesNeverReachTheTerminal(t *testing.T) {
 	}
 }
 
-func TestLongDiffPaged(t *testing.T) {
-	var b strings.Builder
-	for i := range 200 {
-		fmt.Fprintf(&b, "line %d\n", i)
-	}
-	f := newFixture(t, "a\ny\n", func(o *Options) { o.DiffLines = 20 })
-	res := f.propose("propose_write", write("big.txt", b.String()))
-	if res.IsError {
-		t.Fatalf("result %+v", res)
-	}
-	screen := f.tty.String()
-	first := strings.Index(screen, "Apply? [y/N] ")
-	if first < 0 || !strings.Contains(screen[:first], "... 183 more diff lines not shown; answer a to see the whole diff") ||
-		strings.Contains(screen[:first], "+line 199") {
-		t.Fatalf("first page wrong:\n%s", screen)
-	}
-	if !strings.Contains(screen[first:], "+line 199\n") || strings.Count(screen, "Apply? [y/N] ") != 2 {
-		t.Errorf("a did not show the whole diff:\n%s", screen[first:])
-	}
-	if got, _ := f.read("big.txt"); got != b.String() {
-		t.Errorf("content differs")
-	}
-}
-
 func TestBinaryAndUnchanged(t *testing.T) {
 	f := newFixture(t, "y\n")
 	f.write("img.bin", "\x89PNG\x00\xff\xfe")
@@ -547,12 +534,12 @@ func TestInterrupted(t *testing.T) {
 		done <- f.gate.Propose(ctx, "propose_write", json.RawMessage(`{"path":"a.txt","content":"x"}`))
 	}()
 	// Wait until the prompt is on screen, then give up on the answer.
-	for !strings.Contains(f.tty.String(), "Apply?") {
+	for !strings.Contains(f.tty.String(), "[y]es") {
 		runtime.Gosched()
 	}
 	cancel()
 	res := <-done
-	if !res.IsError || !strings.HasPrefix(res.Text, "rejected: ") {
+	if !res.IsError || res.Text != "refused: a.txt was not approved: the question at the terminal was interrupted before the user answered; nothing was written." {
 		t.Fatalf("result %+v", res)
 	}
 	if _, ok := f.read("a.txt"); ok {
@@ -658,14 +645,15 @@ func FuzzScreen(f *testing.F) {
 	f.Add("\xff\x00bin", "a\r\nb\u202e")
 	f.Add("", "\u009b2J\n\n")
 	pol, _ := policy.New(nil, nil)
-	g := &Gate{opt: Options{Policy: pol, DiffLines: DefaultDiffLines}, name: "work\x1b[2J"}
+	g := &Gate{opt: Options{Policy: pol}, name: "work\x1b[2J"}
 	f.Fuzz(func(t *testing.T, old, content string) {
 		p := &proposal{tool: "propose_write", given: "p\x1b", shown: "p", rel: "p", content: []byte(content)}
 		snap := &snapshot{exists: old != "", data: []byte(old)}
 		if snap.exists {
 			snap.info = fakeInfo{}
 		}
-		lines := append(g.header(screen{}, p, snap), g.diffLines(screen{}, p, snap)...)
+		r := g.review(screen{}, p, snap)
+		lines := append(append(r.Header, r.Diff...), r.Summary(), r.Question(), r.Warning)
 		for _, l := range lines {
 			for i, r := range l {
 				if r == utf8.RuneError && !strings.HasPrefix(l[i:], "\ufffd") || r < 0x20 && r != '\t' || r == 0x7f || display.Unsafe(r) {

@@ -1,10 +1,7 @@
 package gate
 
 import (
-	"bufio"
-	"context"
 	"fmt"
-	"io"
 	"strings"
 	"unicode/utf8"
 
@@ -12,6 +9,7 @@ import (
 
 	"github.com/moatdev/moat/guest/proto"
 	"github.com/moatdev/moat/host/display"
+	"github.com/moatdev/moat/host/policy"
 )
 
 // SGR sequences for the coloured prompt. They are the only escape
@@ -53,21 +51,66 @@ func (s screen) safe(text string, layout bool) string {
 	return e.String(text)
 }
 
+// MaxDiffLines is the most diff lines a Review carries. A longer diff is
+// cut (Review.Cut) and the change refused as too large to review: nobody
+// pages through more, and rendering an 8 MiB rewrite line by line is not
+// free.
+const MaxDiffLines = 10000
+
+// review builds what a reviewer shows for p: the facts, the header and
+// the diff.
+func (g *Gate) review(sc screen, p *proposal, snap *snapshot) *Review {
+	r := &Review{
+		Tool: p.tool, Path: p.shown, Rel: p.rel,
+		File:     display.Line(g.name) + "/" + p.rel,
+		NewBytes: len(p.content), Mode: 0o644,
+	}
+	switch {
+	case !snap.exists:
+		r.Action = Create
+	case p.tool == proto.ProposeEdit:
+		r.Action, r.Edits = Edit, p.edits
+	default:
+		r.Action = Replace
+	}
+	if snap.exists {
+		r.OldBytes, r.Mode = len(snap.data), snap.info.Mode().Perm()
+	}
+	for _, d := range snap.newDirs {
+		r.NewDirs = append(r.NewDirs, display.Line(g.name)+"/"+d+"/")
+	}
+	if tool, ok := policy.RunsCode(p.rel); ok {
+		r.RunsCode = tool
+		r.Warning = fmt.Sprintf("WARNING: this file makes %s run code. Review the change as a program that will run on this machine.", tool)
+	}
+	r.Header = g.header(sc, p, snap, r)
+	diff := g.diffLines(sc, p, snap)
+	r.DiffLines = len(diff)
+	if len(diff) > MaxDiffLines {
+		diff, r.Cut = diff[:MaxDiffLines], true
+	}
+	r.Diff = diff
+	return r
+}
+
 // header is the summary above the diff: what is written where, and what to
 // watch for.
-func (g *Gate) header(sc screen, p *proposal, snap *snapshot) []string {
+func (g *Gate) header(sc screen, p *proposal, snap *snapshot, r *Review) []string {
 	var h []string
 	add := func(label, format string, args ...any) {
 		h = append(h, fmt.Sprintf("  %-8s %s", label, fmt.Sprintf(format, args...)))
 	}
 	h = append(h, sc.paint(sgrBold, fmt.Sprintf("moat: the model proposes a change (%s)", p.tool)))
+	if r.Warning != "" {
+		h = append(h, sc.paint(sgrBold+sgrRed, "  "+r.Warning))
+	}
 	add("path", "%s  (as the model wrote it)", sc.safe(p.given, false))
 	add("file", "%s  (inside the workspace root)", sc.paint(sgrBold, sc.safe(g.name, false)+"/"+p.rel))
 	size := len(p.content)
-	switch {
-	case !snap.exists:
+	switch r.Action {
+	case Create:
 		add("action", "%s, %d bytes, mode 0644", sc.paint(sgrYellow, "create a new file"), size)
-	case p.tool == proto.ProposeEdit:
+	case Edit:
 		add("action", "edit the existing file (%d replacement%s): %d -> %d bytes, mode %04o kept",
 			p.edits, plural(p.edits), len(snap.data), size, snap.info.Mode().Perm())
 	default:
@@ -150,79 +193,6 @@ func hunkRange(start, n int) string {
 		return fmt.Sprint(start)
 	}
 	return fmt.Sprintf("%d,%d", start, n)
-}
-
-// ask shows the proposal on the terminal and reads the answer. Only "y" or
-// "yes" followed by Enter approves; "a" shows the whole diff and asks
-// again; anything else, end of input or ctx ending rejects. The second
-// result says why, for the audit log.
-func (g *Gate) ask(ctx context.Context, tty TTY, p *proposal, snap *snapshot) (bool, string) {
-	sc := screen{color: g.opt.Color}
-	head, diff := g.header(sc, p, snap), g.diffLines(sc, p, snap)
-	w := bufio.NewWriter(tty)
-	show := func(lines []string) {
-		for _, l := range lines {
-			w.WriteString(l)
-			w.WriteString("\n")
-		}
-	}
-	w.WriteString("\n")
-	show(head)
-	if len(diff) > g.opt.DiffLines {
-		show(diff[:g.opt.DiffLines])
-		fmt.Fprintf(w, "... %d more diff lines not shown; answer a to see the whole diff\n", len(diff)-g.opt.DiffLines)
-	} else {
-		show(diff)
-	}
-	r := bufio.NewReader(tty)
-	for {
-		w.WriteString(sc.paint(sgrBold, "Apply? [y/N] "))
-		if err := w.Flush(); err != nil {
-			return false, "could not write to the terminal"
-		}
-		line, err := readLine(ctx, r)
-		if err != nil {
-			if ctx.Err() != nil {
-				io.WriteString(tty, "\n")
-				return false, "interrupted"
-			}
-			io.WriteString(tty, "\n")
-			return false, "no answer (end of input)"
-		}
-		switch ans := strings.ToLower(strings.TrimSpace(line)); ans {
-		case "y", "yes":
-			return true, ""
-		case "a", "all":
-			show(head)
-			show(diff)
-		default:
-			return false, fmt.Sprintf("answered %q", truncate(ans, 40))
-		}
-	}
-}
-
-// readLine reads one whole line, giving up when ctx ends. A line cut short
-// by end of input is not an answer. When ctx ends the reading goroutine is
-// released by the caller closing the terminal.
-func readLine(ctx context.Context, r *bufio.Reader) (string, error) {
-	type result struct {
-		line string
-		err  error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		s, err := r.ReadString('\n')
-		ch <- result{s, err}
-	}()
-	select {
-	case res := <-ch:
-		if res.err != nil {
-			return "", res.err
-		}
-		return res.line, nil
-	case <-ctx.Done():
-		return "", ctx.Err()
-	}
 }
 
 // binary reports whether data is not text a person could review: a NUL

@@ -1,19 +1,20 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
+	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/moatdev/moat/host/display"
 	"github.com/moatdev/moat/host/engine"
+	"github.com/moatdev/moat/host/gate"
 	"github.com/moatdev/moat/host/toolspec"
 )
 
@@ -28,23 +29,13 @@ const DefaultApproveTimeout = 10 * time.Minute
 // it).
 const MaxReviewBytes = 256 << 10
 
-// ErrNoCall is what the dialog opener returns outside a tools/call: there is
-// no one to ask, so the gate refuses.
-var ErrNoCall = errors.New("mcpserver: no MCP call to ask through")
-
-// Dialog is what a terminal gate talks to: it writes its prompt and reads one
-// answer line. host/gate's Options.OpenTTY has this shape.
-type Dialog = io.ReadWriteCloser
-
 // Approver is the engine's Proposer for MCP. It does not check, show or
-// write anything itself: it runs the terminal approval gate (host/gate),
-// with the same checks, the same diff, the same apply rules and the same
-// audit log, but hands the gate a dialog instead of /dev/tty. The gate's
-// prompt becomes the message of an elicitation request to the client, and
-// the gate reads "y" only when the person explicitly accepts with
-// approve=true. Decline, cancel, accept without approve, an error or a
-// timeout are answered with a refusal word the gate records; nothing is
-// written.
+// write anything itself: it runs the approval gate (host/gate), with the
+// same checks, the same diff, the same apply rules and the same audit log,
+// and gives the gate an [Elicitation] as its reviewer instead of the
+// terminal. The session to ask through travels in the call's context,
+// from the tools/call handler to the reviewer; nothing is handed over
+// through shared state.
 //
 // A client without elicitation never reaches the gate: the proposal is
 // refused before anything is prepared.
@@ -53,31 +44,20 @@ type Dialog = io.ReadWriteCloser
 // previous one was applied or refused, so every diff is against what is on
 // disk.
 type Approver struct {
-	gate    engine.Proposer
-	timeout time.Duration
-	turn    chan struct{} // held for the whole of one proposal
-
-	mu  sync.Mutex
-	cur *asking // the proposal being asked about; nil between proposals
+	gate engine.Proposer
+	el   *Elicitation
+	turn chan struct{} // held for the whole of one proposal
 }
 
-// asking is what the dialog needs from the tools/call it serves: the
-// session to elicit through and the call's context (cancelled when the
-// client cancels the call or the server stops).
-type asking struct {
-	ctx context.Context
-	ss  asker
-}
-
-// NewApprover builds an Approver. newGate builds the approval gate given the
-// function it must use to open its terminal (for host/gate: Options.OpenTTY).
-// timeout <= 0 means [DefaultApproveTimeout].
-func NewApprover(timeout time.Duration, newGate func(open func() (Dialog, error)) (engine.Proposer, error)) (*Approver, error) {
+// NewApprover builds an Approver. newGate builds the approval gate given
+// the reviewer it must use (for host/gate: Options.Reviewer). timeout <= 0
+// means [DefaultApproveTimeout].
+func NewApprover(timeout time.Duration, newGate func(gate.Reviewer) (engine.Proposer, error)) (*Approver, error) {
 	if timeout <= 0 {
 		timeout = DefaultApproveTimeout
 	}
-	a := &Approver{timeout: timeout, turn: make(chan struct{}, 1)}
-	g, err := newGate(a.open)
+	a := &Approver{el: &Elicitation{Timeout: timeout}, turn: make(chan struct{}, 1)}
+	g, err := newGate(a.el)
 	if err != nil {
 		return nil, err
 	}
@@ -106,123 +86,118 @@ func (a *Approver) Propose(ctx context.Context, tool string, args json.RawMessag
 	case <-ctx.Done():
 		return toolspec.Errorf("%s was cancelled before the user was asked; nothing was written", tool)
 	}
-	a.mu.Lock()
-	a.cur = &asking{ctx: ctx, ss: ss}
-	a.mu.Unlock()
-	defer func() {
-		a.mu.Lock()
-		a.cur = nil
-		a.mu.Unlock()
-	}()
 	return a.gate.Propose(ctx, tool, args)
 }
 
-// open gives the gate a dialog bound to the proposal in progress.
-func (a *Approver) open() (Dialog, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.cur == nil {
-		return nil, ErrNoCall
-	}
-	return &dialog{a: a, call: a.cur}, nil
+// Elicitation is the gate's [gate.Reviewer] for MCP: one form elicitation
+// per change, through the session in the call's context. The message is
+// the gate's review (header, whole diff, the file and action again, the
+// question); the form has a required approve box and an optional reason.
+// Only accept with approve ticked approves. Approve unticked, or decline,
+// is the person's no (with their reason, if they wrote one); cancel or no
+// answer within Timeout is no answer; an error is a failed dialog. Each is
+// told to the model as exactly that.
+//
+// A dialog cannot page like a terminal, so a review longer than
+// [MaxReviewBytes] is not shown: the model is told to split the change.
+type Elicitation struct {
+	Timeout time.Duration // 0 means DefaultApproveTimeout
 }
 
-// dialog turns one gate prompt into one elicitation. Everything the gate
-// writes before its first read is the prompt; that read returns the single
-// answer line, later reads return EOF (which the gate takes as "no").
-type dialog struct {
-	a    *Approver
-	call *asking
-
-	mu     sync.Mutex // the gate may write (a newline on cancel) while a read is pending
-	prompt bytes.Buffer
-	reply  io.Reader
-}
-
-func (d *dialog) Write(p []byte) (int, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.reply == nil {
-		d.prompt.Write(p)
+// Review implements [gate.Reviewer].
+func (e *Elicitation) Review(ctx context.Context, r *gate.Review) gate.Verdict {
+	ss := sessionFrom(ctx)
+	if ss == nil || !canElicit(ss) {
+		return gate.Verdict{Outcome: gate.Unavailable, Reason: "this MCP client cannot show an approval dialog (it does not support elicitation)"}
 	}
-	return len(p), nil
-}
-
-func (d *dialog) Read(p []byte) (int, error) {
-	d.mu.Lock()
-	r := d.reply
-	prompt := d.prompt.String()
-	d.mu.Unlock()
-	if r == nil {
-		r = strings.NewReader(d.a.ask(d.call, prompt) + "\n")
-		d.mu.Lock()
-		d.reply = r
-		d.mu.Unlock()
+	if r.Cut {
+		return gate.Verdict{Outcome: gate.TooLarge, Reason: fmt.Sprintf("the diff has %d lines, more than the %d a person is shown", r.DiffLines, gate.MaxDiffLines)}
 	}
-	return r.Read(p)
-}
-
-func (d *dialog) Close() error { return nil }
-
-// ask shows the gate's prompt to the person and returns "y" only for an
-// explicit approval. Any other outcome returns a short word for the gate's
-// audit log ("declined", "timeout", ...), which the gate takes as a no.
-func (a *Approver) ask(call *asking, prompt string) string {
-	msg, ok := review(prompt)
-	if !ok {
-		return "too large to show in a dialog"
+	msg := message(r)
+	if len(msg) > MaxReviewBytes {
+		return gate.Verdict{Outcome: gate.TooLarge, Reason: fmt.Sprintf("the review is %d KiB, more than the %d KiB an approval dialog shows", (len(msg)+1023)/1024, MaxReviewBytes/1024)}
 	}
-	ctx, cancel := context.WithTimeout(call.ctx, a.timeout)
+	timeout := e.Timeout
+	if timeout <= 0 {
+		timeout = DefaultApproveTimeout
+	}
+	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	res, err := call.ss.Elicit(ctx, &mcp.ElicitParams{Mode: "form", Message: msg, RequestedSchema: approveSchema()})
+	res, err := ss.Elicit(tctx, &mcp.ElicitParams{Mode: "form", Message: msg, RequestedSchema: approveSchema()})
 	switch {
-	case err != nil && call.ctx.Err() != nil:
-		return "cancelled"
 	case err != nil && ctx.Err() != nil:
-		return "timeout"
+		return gate.Verdict{Outcome: gate.Cancelled, Reason: "the call was cancelled"}
+	case err != nil && tctx.Err() != nil:
+		return gate.Verdict{Outcome: gate.Unanswered, Reason: fmt.Sprintf("no answer to the approval dialog within %v", timeout)}
 	case err != nil:
-		return "elicitation failed"
-	case res.Action == "decline":
-		return "declined"
-	case res.Action == "cancel":
-		return "dismissed"
-	case res.Action != "accept":
-		return "unknown action"
+		return gate.Verdict{Outcome: gate.Failed, Reason: "the approval dialog failed: " + display.Line(err.Error())}
 	}
-	if ok, _ := res.Content["approve"].(bool); !ok {
-		return "accepted without approve"
+	reason, _ := res.Content["reason"].(string)
+	reason = clip(display.Line(strings.TrimSpace(reason)), gate.MaxReasonBytes)
+	switch res.Action {
+	case "accept":
+		switch approve, ok := res.Content["approve"].(bool); {
+		case ok && approve:
+			return gate.Verdict{Outcome: gate.Approved}
+		case ok:
+			return gate.Verdict{Outcome: gate.Declined, Reason: reason}
+		}
+		return gate.Verdict{Outcome: gate.Unanswered, Reason: "the approval dialog was accepted without an approve answer"}
+	case "decline":
+		return gate.Verdict{Outcome: gate.Declined, Reason: reason}
+	case "cancel":
+		return gate.Verdict{Outcome: gate.Unanswered, Reason: "the user dismissed the approval dialog"}
 	}
-	return "y"
+	return gate.Verdict{Outcome: gate.Failed, Reason: fmt.Sprintf("the client answered the approval dialog with an unknown action %q", display.Line(res.Action))}
 }
 
-// approveSchema is the one-field form the client shows under the change. A
-// required boolean, so "accept" alone (an empty form) is not consent.
+// approveSchema is the form the client shows under the change: a required
+// boolean, so "accept" alone (an empty form) is not consent, and an
+// optional reason for the model.
 func approveSchema() *jsonschema.Schema {
+	maxLen := gate.MaxReasonBytes
 	return &jsonschema.Schema{
 		Type: "object",
 		Properties: map[string]*jsonschema.Schema{
 			"approve": {Type: "boolean", Title: "Write this change to disk",
 				Description: "Tick and accept to write the change shown above. Decline or cancel to refuse."},
+			"reason": {Type: "string", Title: "If not: tell the model why (optional)", MaxLength: &maxLen,
+				Description: "Leave approve unticked, write why, and accept: the model is told your reason."},
 		},
 		Required: []string{"approve"},
 	}
 }
 
-// review turns the gate's terminal prompt into the dialog's message. The
-// gate has already made every untrusted character visible
-// (display.Sanitize) and writes no colour unless asked to, so only the
-// terminal's question is replaced by the dialog's. ok is false when the
-// prompt is too large to show whole, or is not whole (the gate offers to
-// page the rest, which a dialog cannot do).
-func review(prompt string) (msg string, ok bool) {
-	prompt = strings.TrimSpace(prompt)
-	if len(prompt) > MaxReviewBytes || strings.Contains(prompt, "not shown; answer a") {
-		return "", false
+// message is the dialog's text: the gate's review, already safe to show
+// (every untrusted character escaped, no colour), then the file and action
+// again and the question, as at the terminal.
+func message(r *gate.Review) string {
+	var b strings.Builder
+	for _, l := range r.Header {
+		b.WriteString(l + "\n")
 	}
-	if i := strings.LastIndex(prompt, "\n"); i >= 0 && strings.HasPrefix(prompt[i+1:], "Apply?") {
-		prompt = prompt[:i]
+	b.WriteString("\n")
+	for _, l := range r.Diff {
+		b.WriteString(l + "\n")
 	}
-	return prompt + "\n\nNothing is written unless you tick approve and accept.", true
+	b.WriteString("\n")
+	if r.Warning != "" {
+		b.WriteString(r.Warning + "\n")
+	}
+	b.WriteString("moat: " + r.Summary() + "\n")
+	b.WriteString(r.Question() + " Nothing is written unless you tick approve and accept.")
+	return b.String()
+}
+
+// clip cuts s to at most n bytes on a rune boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
 }
 
 // asker is the part of an MCP session the Approver needs.

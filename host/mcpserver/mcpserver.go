@@ -187,7 +187,14 @@ func hideWrites(cat *toolspec.Catalog) mcp.Middleware {
 // on stdin) or ctx is cancelled (a signal). Both are a clean end: Serve
 // returns nil, also when the client went away while the server still had
 // something to send (a cancelled elicitation's notice).
+//
+// An *mcp.IOTransport (stdio) is served through [StdioTransport], so a
+// malformed or oversized message from the client is answered instead of
+// ending the session.
 func (s *Server) Serve(ctx context.Context, t mcp.Transport) error {
+	if st, ok := t.(*mcp.IOTransport); ok {
+		t = &StdioTransport{Reader: st.Reader, Writer: st.Writer, MaxMessageBytes: max(st.MaxLineLength, 0), Logger: s.log}
+	}
 	err := s.srv.Run(ctx, t)
 	if err == nil || ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) {
 		return nil

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -101,14 +102,14 @@ func start(t *testing.T, withGate bool, timeout int, elicit func(context.Context
 	}
 	opt := engine.Options{Catalog: cat, Policy: pol, Exec: f.exec}
 	if withGate {
-		a, err := NewApprover(0, func(open func() (Dialog, error)) (engine.Proposer, error) {
-			return gate.New(gate.Options{Root: f.root, Policy: pol, OpenTTY: open, DiffLines: 1 << 30, AuditPath: f.audit})
+		a, err := NewApprover(0, func(r gate.Reviewer) (engine.Proposer, error) {
+			return gate.New(gate.Options{Root: f.root, Policy: pol, Reviewer: r, AuditPath: f.audit})
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if timeout > 0 {
-			a.timeout = 1 // nanosecond: the answer can never come in time
+			a.el.Timeout = 1 // nanosecond: the answer can never come in time
 		}
 		opt.Proposer = a
 	}
@@ -284,26 +285,49 @@ func TestProposalOutcomes(t *testing.T) {
 			return &mcp.ElicitResult{Action: action}, nil
 		}
 	}
+	withReason := func(action string, approve any, reason string) func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		return func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			c := map[string]any{"reason": reason}
+			if approve != nil {
+				c["approve"] = approve
+			}
+			return &mcp.ElicitResult{Action: action, Content: c}, nil
+		}
+	}
+	const (
+		declined = "rejected: the user declined to write notes.txt; nothing was changed. Do not propose the same change again; ask the user what they want instead."
+		tail     = "; nothing was changed. Do not propose the same change again; ask the user what they want instead."
+		failed   = "refused: notes.txt was not approved: asking the user failed (the approval dialog failed: "
+	)
 	for _, tc := range []struct {
-		name    string
-		elicit  func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)
-		timeout bool
-		reason  string // the audit log's reason; "" for written
+		name     string
+		elicit   func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)
+		timeout  bool
+		text     string // what the model is told (a prefix)
+		decision string // the audit log's decision
+		reason   string // the audit log's reason; "" for written
 	}{
-		{"accept approve", accept(true), false, ""},
-		{"accept approve false", accept(false), false, `answered "accepted without approve"`},
-		{"accept without content", answer("accept"), false, `answered "accepted without approve"`},
-		{"accept with approve as a string", accept("true"), false, `answered "elicitation failed"`},
-		{"decline", answer("decline"), false, `answered "declined"`},
-		{"cancel", answer("cancel"), false, `answered "dismissed"`},
-		{"unknown action", answer("yes"), false, `answered "unknown action"`},
+		{"accept approve", accept(true), false, "wrote notes.txt (6 bytes)", "written", ""},
+		{"accept approve false", accept(false), false, declined, "rejected", "declined"},
+		{"approve false with a reason", withReason("accept", false, "use a list"), false,
+			`rejected: the user declined to write notes.txt and said why: "use a list". Nothing was changed. Do not propose the same change again; take the user's reason into account.`, "rejected", `declined: "use a list"`},
+		{"decline with a reason", withReason("decline", nil, "no\x1b[2J"), false,
+			`rejected: the user declined to write notes.txt and said why: "no\x1b[2J".`, "rejected", `declined: "no\x1b[2J"`},
+		{"accept without content", answer("accept"), false,
+			"rejected: the user did not approve notes.txt (the approval dialog was accepted without an approve answer)" + tail, "rejected", "the approval dialog was accepted without an approve answer"},
+		{"accept with approve as a string", accept("true"), false, failed, "refused", ""},
+		{"decline", answer("decline"), false, declined, "rejected", "declined"},
+		{"cancel", answer("cancel"), false,
+			"rejected: the user did not approve notes.txt (the user dismissed the approval dialog)" + tail, "rejected", "the user dismissed the approval dialog"},
+		{"unknown action", answer("yes"), false,
+			`refused: notes.txt was not approved: asking the user failed (the client answered the approval dialog with an unknown action "yes"); nothing was written, and the user has not answered. Do not retry now; tell the user that asking for approval failed.`, "refused", ""},
 		{"client error", func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return nil, errors.New("dialog crashed")
-		}, false, `answered "elicitation failed"`},
+		}, false, failed, "refused", ""},
 		{"timeout", func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			<-ctx.Done()
 			return nil, ctx.Err()
-		}, true, `answered "timeout"`},
+		}, true, "rejected: the user did not approve notes.txt (no answer to the approval dialog within 1ns)" + tail, "rejected", "no answer to the approval dialog within 1ns"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := start(t, true, map[bool]int{true: 1}[tc.timeout], tc.elicit)
@@ -313,17 +337,20 @@ func TestProposalOutcomes(t *testing.T) {
 			if len(recs) != 1 {
 				t.Fatalf("audit records: %+v", recs)
 			}
-			if tc.reason == "" {
-				if res.IsError || text(res) != "wrote notes.txt (6 bytes)" || got != "three\n" || recs[0].Decision != "written" {
-					t.Errorf("isError=%v %q, file now %q, audit %+v", res.IsError, text(res), got, recs[0])
+			if !strings.HasPrefix(text(res), tc.text) {
+				t.Errorf("model told %q\nwant %q", text(res), tc.text)
+			}
+			if recs[0].Decision != tc.decision || tc.reason != "" && recs[0].Reason != tc.reason {
+				t.Errorf("audit = %+v, want %s %s", recs[0], tc.decision, tc.reason)
+			}
+			if tc.decision == "written" {
+				if res.IsError || got != "three\n" {
+					t.Errorf("isError=%v, file now %q", res.IsError, got)
 				}
 				return
 			}
-			if !res.IsError || !strings.Contains(text(res), "nothing was changed") || got != "one\ntwo\n" {
-				t.Errorf("isError=%v %q, file now %q; want it unchanged", res.IsError, text(res), got)
-			}
-			if recs[0].Decision != "rejected" || recs[0].Reason != tc.reason {
-				t.Errorf("audit = %+v, want rejected %s", recs[0], tc.reason)
+			if !res.IsError || got != "one\ntwo\n" {
+				t.Errorf("isError=%v, file now %q; want it unchanged", res.IsError, got)
 			}
 		})
 	}
@@ -367,7 +394,8 @@ func TestReviewShowsDiffAndEscapesControls(t *testing.T) {
 		return &mcp.ElicitResult{Action: "decline"}, nil
 	})
 	f.call(t, "propose_write", map[string]any{"path": "notes.txt", "content": "one\ntwo\x1b[2K\rfine\u202e\n"})
-	for _, want := range []string{"notes.txt", "8 -> 20 bytes", "--- a/notes.txt", "+++ b/notes.txt", "-two", `+two\x1b[2K\rfine\u202e`, "tick approve and accept"} {
+	for _, want := range []string{"notes.txt", "8 -> 20 bytes", "--- a/notes.txt", "+++ b/notes.txt", "-two", `+two\x1b[2K\rfine\u202e`,
+		"moat: replace all of " + filepath.Base(f.root) + "/notes.txt (8 -> 20 bytes)\nReplace notes.txt? Nothing is written unless you tick approve and accept."} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("review lacks %q:\n%s", want, msg)
 		}
@@ -388,9 +416,25 @@ func TestHugeProposalNotAsked(t *testing.T) {
 		asked = true
 		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, nil
 	})
-	res := f.call(t, "propose_write", map[string]any{"path": "big.txt", "content": strings.Repeat("line\n", MaxReviewBytes/4)})
-	if _, ok := readFile(t, filepath.Join(f.root, "big.txt")); ok || asked || !res.IsError {
+	res := f.call(t, "propose_write", map[string]any{"path": "big.txt", "content": strings.Repeat(strings.Repeat("x", 99)+"\n", 3000)})
+	want := regexp.MustCompile(`^refused: big.txt: the change is too large to show for approval \(the review is 29\d KiB, more than the 256 KiB an approval dialog shows\); nothing was written. Split it into smaller edits`)
+	if _, ok := readFile(t, filepath.Join(f.root, "big.txt")); ok || asked || !res.IsError || !want.MatchString(text(res)) {
 		t.Errorf("asked=%v isError=%v %q", asked, res.IsError, text(res))
+	}
+}
+
+// A file that makes a tool run code is shown with a warning, at the top
+// and again at the question.
+func TestRunsCodeWarning(t *testing.T) {
+	var msg string
+	f := start(t, true, 0, func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		msg = r.Params.Message
+		return &mcp.ElicitResult{Action: "decline"}, nil
+	})
+	f.call(t, "propose_write", map[string]any{"path": "package.json", "content": "{\"scripts\":{\"test\":\"curl x | sh\"}}\n"})
+	w := "WARNING: this file makes npm run code."
+	if strings.Count(msg, w) != 2 || !strings.Contains(msg, "will run on this machine.\nmoat: create ") {
+		t.Errorf("warning not shown twice:\n%s", msg)
 	}
 }
 
