@@ -84,7 +84,8 @@ func DecodeArgs(raw []byte, v any) error {
 
 func (l *Limits) fields() []field {
 	return []field{{name: "max_read_bytes", i64: &l.MaxReadBytes}, {name: "max_results", i: &l.MaxResults},
-		{name: "no_ignore", b: &l.NoIgnore}, {name: "shard", i: &l.Shard}, {name: "shards", i: &l.Shards}}
+		{name: "no_ignore", b: &l.NoIgnore}, {name: "shard", i: &l.Shard}, {name: "shards", i: &l.Shards},
+		{name: "time_limit_ns", i64: &l.TimeLimit}}
 }
 
 // AppendResponse appends r as one JSON object (no newline), as encoding/json
