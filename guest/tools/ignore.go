@@ -35,6 +35,7 @@ type ignoreRule struct {
 	dirOnly  bool   // trailing "/": matches folders only
 	basename bool   // no "/" in it: matches the name at any depth below
 	literal  bool   // no wildcard: compare, do not match
+	dead     bool   // too costly to match (wildSteps): no longer applied
 }
 
 // ignoreFile is the rules of one .gitignore and the folder it is in.
@@ -197,14 +198,20 @@ func parseRule(s string) (ignoreRule, bool) {
 	return r, s != ""
 }
 
+// ignorePathSteps bounds the wildmatch steps spent on one path over all
+// the rules that apply to it, so that thousands of costly rules cannot make
+// each path take seconds. A path that runs out is treated as not ignored,
+// with a note.
+const ignorePathSteps = 1 << 20
+
 // ignored reports whether p (a root-relative path, whose parent folders
-// the walk has entered and found not ignored) is ignored. notes records a
-// rule too costly to match.
+// the walk has entered and found not ignored) is ignored.
 func (ig *ignorer) ignored(p string, isDir bool) bool {
 	if len(ig.rules) == 0 {
 		return false
 	}
 	base := p[strings.LastIndexByte(p, '/')+1:]
+	budget := ignorePathSteps
 	for dir := parentDir(p); ; dir = parentDir(dir) {
 		if f := ig.rules[dir]; f != nil {
 			rel := p
@@ -213,14 +220,18 @@ func (ig *ignorer) ignored(p string, isDir bool) bool {
 			}
 			for i := len(f.rules) - 1; i >= 0; i-- {
 				r := &f.rules[i]
-				if r.dirOnly && !isDir {
+				if r.dead || r.dirOnly && !isDir {
 					continue
+				}
+				if budget <= 0 {
+					ig.note("the .gitignore rules took too long to match against some paths; those were searched as if not ignored")
+					return false
 				}
 				name := rel
 				if r.basename {
 					name = base
 				}
-				if ig.matchRule(r, name, dir) {
+				if ig.matchRule(r, name, dir, &budget) {
 					return !r.negate
 				}
 			}
@@ -232,17 +243,23 @@ func (ig *ignorer) ignored(p string, isDir bool) bool {
 }
 
 // matchRule matches one rule against name (the base name, or the path
-// relative to the rule's folder).
-func (ig *ignorer) matchRule(r *ignoreRule, name, dir string) bool {
+// relative to the rule's folder), spending steps from budget. A rule that
+// runs out of steps is not applied again, with a note.
+func (ig *ignorer) matchRule(r *ignoreRule, name, dir string, budget *int) bool {
 	if r.literal {
 		return r.pattern == name
 	}
 	if r.basename && len(r.pattern) > 1 && r.pattern[0] == '*' && !strings.ContainsAny(r.pattern[1:], "*?[\\") {
 		return strings.HasSuffix(name, r.pattern[1:]) // "*.log": git's ENDSWITH
 	}
-	matched, ok := wildmatch(r.pattern, name)
-	if !ok {
-		ig.note("the ignore rule %s in %s was too costly to match against %s and was not applied", quotePath(r.pattern), quotePath(joinPath(dir, ".gitignore")), quotePath(name))
+	limit := min(wildSteps, *budget)
+	matched, steps := wildmatch(r.pattern, name, limit)
+	*budget -= steps
+	if steps > limit {
+		if limit == wildSteps {
+			r.dead = true
+			ig.note("the ignore rule %s in %s is too costly to match and was not applied", quotePath(r.pattern), quotePath(joinPath(dir, ".gitignore")))
+		}
 		return false
 	}
 	return matched

@@ -20,17 +20,17 @@ const (
 )
 
 // wildSteps bounds the work of one match: git's algorithm is polynomial,
-// but a hostile rule with many stars against a long path can still take
+// but a hostile rule with several "**" against a deep path can still take
 // billions of steps. A match that runs out counts as no match and is
-// reported (see matchRule).
-const wildSteps = 1 << 16
+// reported (see ignorer.matchRule).
+const wildSteps = 1 << 14
 
 // wildmatcher carries the step budget of one match.
 type wildmatcher struct {
-	steps int
+	steps, limit int
 }
 
-// at is p[i], or 0 past the end (C strings end in NUL).
+// at is s[i], or 0 past the end (C strings end in NUL).
 func at(s string, i int) byte {
 	if i < len(s) {
 		return s[i]
@@ -44,16 +44,17 @@ func isGlobSpecial(c byte) bool {
 }
 
 // wildmatch reports whether text matches pattern as git's wildmatch with
-// WM_PATHNAME does; ok is false when the step budget ran out.
-func wildmatch(pattern, text string) (matched, ok bool) {
-	m := wildmatcher{}
+// WM_PATHNAME does, taking at most limit steps; steps is how many it took,
+// more than limit when it ran out (and matched is then false).
+func wildmatch(pattern, text string, limit int) (matched bool, steps int) {
+	m := wildmatcher{limit: limit}
 	r := m.dowild(pattern, 0, text, 0)
-	return r == wmMatch, m.steps <= wildSteps
+	return r == wmMatch && m.steps <= limit, m.steps
 }
 
 func (m *wildmatcher) dowild(p string, pi int, t string, ti int) int {
 	for ; pi < len(p); pi, ti = pi+1, ti+1 {
-		if m.steps++; m.steps > wildSteps {
+		if m.steps++; m.steps > m.limit {
 			return wmAbortAll
 		}
 		pch := p[pi]
