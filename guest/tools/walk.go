@@ -6,6 +6,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/moatdev/moat/guest/proto"
 )
@@ -98,8 +99,24 @@ func (n *walkNotes) unreadable(p string, err error) {
 	if errors.Is(err, syscall.ENAMETOOLONG) {
 		why = "its path is longer than the file system allows"
 	}
-	n.add(sprintf("not searched: the contents of %s (%s)", quotePath(p), why))
+	shown := quotePath(p)
+	if len(shown) > maxNotePath {
+		// A path past the system's limit is thousands of bytes of "d/d/...":
+		// its ends and its depth say enough.
+		head, tail := maxNotePath/2, len(shown)-maxNotePath/2
+		for head > 0 && !utf8.RuneStart(shown[head]) {
+			head--
+		}
+		for tail < len(shown) && !utf8.RuneStart(shown[tail]) {
+			tail++
+		}
+		shown = sprintf("%s…%s, %d levels deep", shown[:head], shown[tail:], strings.Count(p, "/")+1)
+	}
+	n.add(sprintf("not searched: the contents of %s (%s)", shown, why))
 }
+
+// maxNotePath is the longest path a note shows whole.
+const maxNotePath = 160
 
 // write appends the notes, one a line, to b.
 func (n *walkNotes) write(b *strings.Builder) {

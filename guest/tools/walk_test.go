@@ -216,3 +216,16 @@ func TestQuotePath(t *testing.T) {
 		}
 	}
 }
+
+// A path too long to show is cut in the middle, with its depth.
+func TestWalkNotesLongPath(t *testing.T) {
+	var n walkNotes
+	p := strings.Repeat("d/", 2047) + "d"
+	n.unreadable(p, &fs.PathError{Op: "readdir", Path: p, Err: syscall.ENAMETOOLONG})
+	var b strings.Builder
+	n.write(&b)
+	want := "[not searched: the contents of " + strings.Repeat("d/", 40) + "…" + strings.Repeat("/d", 40) + ", 2048 levels deep (its path is longer than the file system allows)]\n"
+	if b.String() != want {
+		t.Errorf("got %q\nwant %q", b.String(), want)
+	}
+}
