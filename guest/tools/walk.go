@@ -135,10 +135,13 @@ func (n *walkNotes) write(b *strings.Builder) {
 // at the clock: reading it is a host call, cheap but not free.
 const deadlineCheckEvery = 64
 
-// deadlineShare is the share of the call's time limit the guest works for
-// before it stops and answers with what it has, so that its answer (with a
-// note) reaches the host before the host gives up on it.
-const deadlineShare = 0.9
+// deadlineMargin is how long before the end of the call's time limit the
+// guest stops and answers with what it has: a fifth of the limit, at most a
+// second, so that its answer (with a note) reaches the host before the host
+// gives up on it.
+func deadlineMargin(limit time.Duration) time.Duration {
+	return min(limit/5, time.Second)
+}
 
 // deadline is when a call's work must stop, from proto.Limits.TimeLimit.
 // The host gives the guest a real monotonic clock for this (without it
@@ -155,7 +158,8 @@ func newDeadline(lim proto.Limits) *deadline {
 	if lim.TimeLimit <= 0 {
 		return nil
 	}
-	return &deadline{end: time.Now().Add(time.Duration(float64(lim.TimeLimit) * deadlineShare))}
+	limit := time.Duration(lim.TimeLimit)
+	return &deadline{end: time.Now().Add(limit - deadlineMargin(limit))}
 }
 
 // expired reports whether the deadline has passed, looking at the clock
