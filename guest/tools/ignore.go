@@ -35,6 +35,11 @@ type ignoreRule struct {
 	dirOnly  bool   // trailing "/": matches folders only
 	basename bool   // no "/" in it: matches the name at any depth below
 	literal  bool   // no wildcard: compare, do not match
+	// The literal text before the first and after the last wildcard: a
+	// name that does not start and end with them cannot match, and most
+	// names fail there without running wildmatch (git's "prefix" check).
+	prefix, suffix string
+	endsWith       bool // "*literal" for a name: the suffix decides (git's ENDSWITH)
 	dead     bool   // too costly to match (wildSteps): no longer applied
 }
 
@@ -194,7 +199,15 @@ func parseRule(s string) (ignoreRule, bool) {
 		s = strings.TrimPrefix(s, "/")
 	}
 	r.pattern = s
-	r.literal = !strings.ContainsAny(s, "*?[\\")
+	first := strings.IndexAny(s, "*?[\\")
+	r.literal = first < 0
+	if !r.literal {
+		r.prefix = s[:first]
+		// A suffix's leading "/" may belong to a "**/" that matches
+		// nothing ("**/x" matches "x"), so it is not required.
+		r.suffix = strings.TrimPrefix(s[strings.LastIndexAny(s, "*?[]\\")+1:], "/")
+		r.endsWith = r.basename && first == 0 && s[0] == '*' && len(r.suffix) == len(s)-1
+	}
 	return r, s != ""
 }
 
@@ -249,8 +262,11 @@ func (ig *ignorer) matchRule(r *ignoreRule, name, dir string, budget *int) bool 
 	if r.literal {
 		return r.pattern == name
 	}
-	if r.basename && len(r.pattern) > 1 && r.pattern[0] == '*' && !strings.ContainsAny(r.pattern[1:], "*?[\\") {
-		return strings.HasSuffix(name, r.pattern[1:]) // "*.log": git's ENDSWITH
+	if !strings.HasPrefix(name, r.prefix) || !strings.HasSuffix(name, r.suffix) {
+		return false
+	}
+	if r.endsWith {
+		return true // "*.log" and a name that ends in ".log"
 	}
 	limit := min(wildSteps, *budget)
 	matched, steps := wildmatch(r.pattern, name, limit)

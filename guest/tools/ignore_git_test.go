@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/moatdev/moat/guest/proto"
 )
@@ -262,7 +263,8 @@ var ruleShapes = []string{
 	"*.log", "*.txt", "*", "?.go", "[ab]", "[!a]*", "te*", "**/docs", "docs/**", "a/**/x.txt",
 	"**/x.txt", "out/*", "docs/x.txt", "sub/docs", `\#x`, `\!y`, "*/", `t\ `, "keep.txt   ",
 	"[[:alpha:]]1", "**", "a/**", "*/*.txt", "**/*.log", "test*/", "b/*/c.go", "#x", "foo",
-	"[a-c]*", `\[ab]`, "***", "a**b", "x.txt/", "/*.go", "**/b/**",
+	"[a-c]*", `\[ab]`, "***", "a**b", "x.txt/", "/*.go", "**/b/**", "**/x.txt", "a*/**/c.go",
+	"**/b/*.txt", "*/**", "**/*/", "**/[ab]*/**/*[go]", "te?t*/**/*.go", "*.l[!o]g", "[[:digit:]]*",
 }
 
 // randomRule is a rule for a .gitignore in folder dir: a fixed shape, or a
@@ -307,4 +309,30 @@ func randomRule(rng *rand.Rand, files map[string]string, dir string) string {
 		r += "/"
 	}
 	return r
+}
+
+// BenchmarkIgnored: one path checked against a .gitignore of the size and
+// shape of GitHub's Node.gitignore template (about a hundred rules).
+func BenchmarkIgnored(b *testing.B) {
+	var rules strings.Builder
+	for i := range 25 {
+		n := strconv.Itoa(i)
+		rules.WriteString("*.log" + n + "\nlogs" + n + "/\n/build" + n + "/**\n**/cache" + n + "/*.tmp\n")
+	}
+	fsys := fstestMap(map[string]string{".gitignore": rules.String()})
+	ig := newIgnorer(fsys, "src")
+	ig.enter(".")
+	paths := []string{"src/main.go", "src/lib/util/strings_test.go", "docs/readme.md", "a/b/c/d/e/f.txt"}
+	b.ResetTimer()
+	for i := range b.N {
+		ig.ignored(paths[i%len(paths)], false)
+	}
+}
+
+func fstestMap(files map[string]string) fstest.MapFS {
+	m := fstest.MapFS{}
+	for name, body := range files {
+		m[name] = file(body)
+	}
+	return m
 }
