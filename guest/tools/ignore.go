@@ -40,7 +40,7 @@ type ignoreRule struct {
 	// names fail there without running wildmatch (git's "prefix" check).
 	prefix, suffix string
 	endsWith       bool // "*literal" for a name: the suffix decides (git's ENDSWITH)
-	dead     bool   // too costly to match (wildSteps): no longer applied
+	dead           bool // too costly to match (wildSteps): no longer applied
 }
 
 // ignoreFile is the rules of one .gitignore and the folder it is in.
