@@ -10,7 +10,6 @@ require (
 	github.com/ollama/ollama v0.17.4 // the official Ollama client (package api) for the native /api/chat, /api/tags and /api/show
 	github.com/peterbourgon/ff/v3 v3.4.0 // ffcli.Command describes the subcommands and ff.PlainParser reads config lines; cmd/moat/flags.go applies flags, MOAT_* and the file itself, to take flags anywhere and name file:line in errors
 	github.com/rogpeppe/go-internal v1.16.0 // testscript: the txtar script tests, with ttyin/ttyout for the approval gate's pty
-	github.com/sabhiram/go-gitignore v0.0.0-20210923224102-525f6e181f06 // .gitignore matching for grep and glob inside the guest (pure Go, small)
 	github.com/tetratelabs/wazero v1.12.0 // the WebAssembly runtime the tool guest runs in: pure Go, no cgo, compile cache
 	golang.org/x/sys v0.50.0 // openat2 RESOLVE_BENEATH, namespaces, seccomp, Landlock and prctl calls
 	golang.org/x/term v0.48.0 // moat chat's line editing and history, terminal detection for the gate, the terminal's width for help

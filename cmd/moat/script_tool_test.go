@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"golang.org/x/sys/unix"
 )
 
 // fileCmds build the hostile trees scripts need and txtar cannot express.
@@ -56,18 +57,43 @@ func fileCmds() map[string]func(ts *testscript.TestScript, neg bool, args []stri
 			}
 		},
 		// deeptree DIR N: DIR/d/d/d... N levels deep with a file "leaf" at the bottom.
+		// Built one level at a time relative to an open folder, so N may go
+		// past the system's path limit (PATH_MAX).
 		"deeptree": func(ts *testscript.TestScript, neg bool, args []string) {
 			if len(args) != 2 {
 				ts.Fatalf("usage: deeptree DIR N")
 			}
 			n, err := strconv.Atoi(args[1])
 			ts.Check(err)
-			p := ts.MkAbs(args[0])
+			ts.Check(os.MkdirAll(ts.MkAbs(args[0]), 0o755))
+			fd, err := unix.Open(ts.MkAbs(args[0]), unix.O_RDONLY|unix.O_DIRECTORY, 0)
+			ts.Check(err)
 			for i := 0; i < n; i++ {
-				p = filepath.Join(p, "d")
+				if err := unix.Mkdirat(fd, "d", 0o755); err != nil && err != unix.EEXIST {
+					ts.Fatalf("mkdir at level %d: %v", i, err)
+				}
+				next, err := unix.Openat(fd, "d", unix.O_RDONLY|unix.O_DIRECTORY, 0)
+				ts.Check(err)
+				unix.Close(fd)
+				fd = next
 			}
-			ts.Check(os.MkdirAll(p, 0o755))
-			ts.Check(os.WriteFile(filepath.Join(p, "leaf"), []byte("deep leaf\n"), 0o644))
+			leaf, err := unix.Openat(fd, "leaf", unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC, 0o644)
+			ts.Check(err)
+			_, err = unix.Write(leaf, []byte("deep leaf\n"))
+			ts.Check(err)
+			unix.Close(leaf)
+			unix.Close(fd)
+		},
+		// ctlfile NAME TEXT: a file whose name is given as a Go quoted string
+		// ("a\nforged.txt"), for names txtar cannot hold.
+		"ctlfile": func(ts *testscript.TestScript, neg bool, args []string) {
+			if len(args) != 2 {
+				ts.Fatalf("usage: ctlfile QUOTED-NAME TEXT")
+			}
+			name, err := strconv.Unquote(args[0])
+			ts.Check(err)
+			ts.Check(os.MkdirAll(filepath.Dir(ts.MkAbs(name)), 0o755))
+			ts.Check(os.WriteFile(ts.MkAbs(name), []byte(args[1]+"\n"), 0o644))
 		},
 		// hardlink OLD NEW: a second name for the same file.
 		"hardlink": func(ts *testscript.TestScript, neg bool, args []string) {

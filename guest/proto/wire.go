@@ -86,7 +86,7 @@ func (a *GrepArgs) fields() []field {
 
 func (l *Limits) fields() []field {
 	return []field{{name: "max_read_bytes", i64: &l.MaxReadBytes}, {name: "max_results", i: &l.MaxResults},
-		{name: "no_ignore", b: &l.NoIgnore}}
+		{name: "no_ignore", b: &l.NoIgnore}, {name: "time_limit_ns", i64: &l.TimeLimit}}
 }
 
 // AppendResponse appends r as one JSON object (no newline), as encoding/json

@@ -15,7 +15,7 @@ func argTypes() []any {
 
 var wireInputs = []string{
 	`{"id":1,"tool":"grep","args":{"pattern":"x"},"limits":{}}`,
-	`{"id":18446744073709551615,"tool":"read_file","args":{"path":"a b\u00e9\ud83d\ude00"},"limits":{"max_read_bytes":9223372036854775807,"max_results":3,"no_ignore":true,"shard":1,"shards":2}}`,
+	`{"id":18446744073709551615,"tool":"read_file","args":{"path":"a b\u00e9\ud83d\ude00"},"limits":{"max_read_bytes":9223372036854775807,"max_results":3,"no_ignore":true,"shard":1,"shards":2,"time_limit_ns":30000000000}}`,
 	` { "ID" : 2 , "Tool":"stat", "args" : null , "extra": [1, {"a": [true, false, null]}, "s"], "limits": null } `,
 	`{"id":3,"tool":"x","args":{"a":1},"limits":{"shards":2},"limits":{"shard":1}}`,
 	`{"id":4,"tool":"\ud800\u0041\udc00\ud800\udc00 \u002F \/ \b\f\n\r\t \\ \""}`,

@@ -3,6 +3,7 @@ package tools
 import (
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // sprintf formats the guest's messages: %s and %v take a string, an error
@@ -65,4 +66,45 @@ func sprintf(format string, args ...any) string {
 // fmtTo writes sprintf's result to w.
 func fmtTo(w interface{ WriteString(string) (int, error) }, format string, args ...any) {
 	w.WriteString(sprintf(format, args...))
+}
+
+// quotePath is how every tool prints a file name or path: as it is, unless
+// it could be mistaken for something else in the output. A name with a
+// newline, another control character, invisible or line-separating Unicode
+// (anything strconv.IsPrint rejects, such as U+2028 or a bidi override),
+// invalid UTF-8, or a leading double quote is printed as a Go quoted string,
+// which for valid UTF-8 reads as a JSON string does ("a\nforged.txt" with
+// its quotes); invalid bytes show as \xNN. So one file can never forge a
+// second listing entry or grep hit, and the model addresses such a file by
+// passing the decoded name as the path (a JSON argument carries "\n" as
+// well as any other character). Names that need no quoting are printed
+// byte for byte, so ordinary output does not change.
+func quotePath(p string) string {
+	if !needsQuote(p) {
+		return p
+	}
+	return strconv.Quote(p)
+}
+
+// needsQuote reports whether quotePath must quote p.
+func needsQuote(p string) bool {
+	if strings.HasPrefix(p, `"`) {
+		return true
+	}
+	for i := 0; i < len(p); {
+		c := p[i]
+		if c < utf8.RuneSelf {
+			if c < ' ' || c == 0x7f {
+				return true
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(p[i:])
+		if r == utf8.RuneError && n == 1 || !strconv.IsPrint(r) {
+			return true
+		}
+		i += n
+	}
+	return false
 }

@@ -11,11 +11,13 @@ import (
 
 // glob lists the files and folders under a folder whose path relative to
 // it matches a doublestar pattern, root-relative and sorted, folders with a
-// trailing "/". Symlinks are listed but never followed.
+// trailing "/". Symlinks are listed but never followed. Files git ignores
+// are left out, so that with the deny-list aside it lists what
+// `git ls-files -co --exclude-standard` lists (and the folders).
 func glob(fsys fs.FS, a proto.GlobArgs, lim proto.Limits) (string, error) {
 	const tool = proto.Glob
-	if !doublestar.ValidatePattern(a.Pattern) {
-		return "", errorf("invalid glob pattern: %s", a.Pattern)
+	if err := checkGlob(a.Pattern); err != nil {
+		return "", err
 	}
 	start, err := cleanPath(a.Path)
 	if err != nil {
@@ -33,41 +35,14 @@ func glob(fsys fs.FS, a proto.GlobArgs, lim proto.Limits) (string, error) {
 		return "", errorf("not a folder: %s", displayPath(a.Path))
 	}
 
-	var ig *ignorer
-	if !lim.NoIgnore {
-		ig = newIgnorer(fsys, start)
-	}
 	// Matches are kept sorted and cut to the cap every so often, so that a
 	// pattern like "**" over a huge tree costs memory for the cap only;
 	// beyond it they are just counted.
 	var keep []string
 	total := 0
-	err = fs.WalkDir(fsys, start, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == start {
-				return err
-			}
-			return skipEntry(d)
-		}
-		if p == start {
-			if ig != nil {
-				ig.enter(p)
-			}
-			return nil
-		}
+	notes := &walkNotes{}
+	err = walkTree(fsys, start, lim.NoIgnore, newDeadline(lim), notes, func(p string, d fs.DirEntry) error {
 		isDir := d.IsDir()
-		if isDir && d.Name() == ".git" {
-			return fs.SkipDir
-		}
-		if ig != nil && ig.ignored(p, isDir) {
-			if isDir {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if isDir && ig != nil {
-			ig.enter(p)
-		}
 		rel := p
 		if start != "." {
 			rel = p[len(start)+1:]
@@ -89,22 +64,95 @@ func glob(fsys fs.FS, a proto.GlobArgs, lim proto.Limits) (string, error) {
 	if err != nil {
 		return "", fsError(tool, a.Path, err)
 	}
+	var b strings.Builder
 	if total == 0 {
-		return sprintf("no files match %s in %s", a.Pattern, displayPath(a.Path)), nil
+		fmtTo(&b, "no files match %s in %s\n", a.Pattern, displayPath(a.Path))
 	}
 	slices.Sort(keep)
 	if len(keep) > limit {
 		keep = keep[:limit]
 	}
-	var b strings.Builder
 	for _, p := range keep {
-		b.WriteString(p)
+		b.WriteString(quotePath(p))
 		b.WriteByte('\n')
 	}
 	if total > len(keep) {
 		fmtTo(&b, "... %d more matches\n", total-len(keep))
 	}
+	notes.write(&b)
 	return strings.TrimSuffix(b.String(), "\n"), nil
+}
+
+// maxGlobAlternatives bounds how many patterns a glob's braces stand for.
+// doublestar tries every alternative of every brace group in turn, so
+// "{a,b}" forty times over is 2^40 attempts for each path: exponential
+// work a model's argument must not be able to cause. Real patterns
+// ("**/*.{ts,tsx}", "{src,test}/**/*.{c,h}") stand for a handful.
+const maxGlobAlternatives = 256
+
+// checkGlob rejects a pattern doublestar cannot parse or whose braces
+// expand to too many patterns, with a message the model can act on.
+func checkGlob(pattern string) error {
+	if !doublestar.ValidatePattern(pattern) {
+		return errorf("invalid glob pattern: %s", pattern)
+	}
+	if n := braceAlternatives(pattern, maxGlobAlternatives); n > maxGlobAlternatives {
+		return errorf("glob pattern has too many {...} alternatives (more than %d combinations): %s; use fewer brace groups or search in several calls", maxGlobAlternatives, pattern)
+	}
+	return nil
+}
+
+// braceAlternatives counts the patterns pattern's braces expand to,
+// stopping early once the count exceeds limit. Brace groups multiply,
+// alternatives within a group add, and braces nest; "\x" escapes and
+// "[...]" classes are not braces.
+func braceAlternatives(pattern string, limit int) int {
+	n, _ := braceCount(pattern, 0, limit, false)
+	return n
+}
+
+// braceCount counts the sequence starting at i up to the end (or, inside a
+// group, up to the "," or "}" that ends this alternative), returning the
+// count and the index it stopped at.
+func braceCount(p string, i, limit int, inGroup bool) (int, int) {
+	count := 1
+	for i < len(p) {
+		switch c := p[i]; {
+		case c == '\\':
+			i += 2
+		case c == '[':
+			j := i + 1
+			if j < len(p) && (p[j] == '!' || p[j] == '^') {
+				j++
+			}
+			if j < len(p) && p[j] == ']' {
+				j++
+			}
+			for j < len(p) && p[j] != ']' {
+				j++
+			}
+			i = j + 1
+		case c == '{':
+			sum := 0
+			i++
+			for {
+				n, j := braceCount(p, i, limit, true)
+				sum = min(sum+n, limit+1)
+				i = j
+				if i >= len(p) || p[i] == '}' {
+					i++
+					break
+				}
+				i++ // the ","
+			}
+			count = min(count*sum, limit+1)
+		case inGroup && (c == ',' || c == '}'):
+			return count, i
+		default:
+			i++
+		}
+	}
+	return count, i
 }
 
 // globMatches matches a path relative to the glob's folder; a pattern that
@@ -113,6 +161,21 @@ func globMatches(pattern, rel string, isDir bool) bool {
 	if isDir && strings.HasSuffix(pattern, "/") {
 		rel += "/"
 	}
-	ok, _ := doublestar.Match(pattern, rel)
+	return matchGlob(pattern, rel)
+}
+
+// matchGlob is doublestar.Match, except that a trailing "/**" matches one
+// or more path components below, never zero: "**/test*/**" is what lies
+// inside folders named test*, not a file named "testdata.go" (doublestar,
+// like bash, lets the trailing "/**" match nothing; git's wildmatch does
+// not). A pattern checkGlob would reject matches nothing.
+func matchGlob(pattern, p string) bool {
+	if braceAlternatives(pattern, maxGlobAlternatives) > maxGlobAlternatives {
+		return false
+	}
+	if strings.HasSuffix(pattern, "/**") && !strings.HasSuffix(pattern, `\/**`) {
+		pattern += "/*"
+	}
+	ok, _ := doublestar.Match(pattern, p)
 	return ok
 }

@@ -228,8 +228,7 @@ func globMatch(pattern, p string) bool {
 	if !strings.Contains(pattern, "/") {
 		p = p[strings.LastIndexByte(p, '/')+1:]
 	}
-	ok, _ := doublestar.Match(pattern, p)
-	return ok
+	return matchGlob(pattern, p)
 }
 
 // lineMatcher finds the next match in a block of whole lines.
@@ -570,7 +569,7 @@ const hitContext = 64
 // marked with a leading "…", so the model still sees what matched.
 func (g *grepper) printLine(p string, line int, text []byte, hitOff int, midLine bool) {
 	text = bytes.TrimSuffix(text, []byte{'\r'})
-	g.out.WriteString(p)
+	g.out.WriteString(quotePath(p))
 	g.out.WriteByte(':')
 	g.out.WriteString(strconv.Itoa(line))
 	g.out.WriteString(": ")

@@ -100,17 +100,18 @@ func smallestEntries(fsys fs.FS, p string, limit int) ([]fs.DirEntry, int, error
 // renderEntry shows one entry the way list_dir prints it: folders with a
 // trailing slash, symlinks with their target, special files with their kind
 // (so the model does not try to read a FIFO).
+// Names (and link targets) that could forge a line are quoted (quotePath).
 func renderEntry(fsys fs.FS, dir string, e fs.DirEntry) string {
 	name := e.Name()
 	switch t := e.Type(); {
 	case t.IsDir():
-		return name + "/"
+		return quotePath(name + "/")
 	case t&fs.ModeSymlink != 0:
-		return name + " -> " + linkTarget(fsys, joinPath(dir, name))
+		return quotePath(name) + " -> " + linkTarget(fsys, joinPath(dir, name))
 	case t.IsRegular():
-		return name
+		return quotePath(name)
 	default:
-		return name + " (" + fileKind(t) + ")"
+		return quotePath(name) + " (" + fileKind(t) + ")"
 	}
 }
 
@@ -119,7 +120,7 @@ func linkTarget(fsys fs.FS, p string) string {
 	target, err := fs.ReadLink(fsys, p)
 	switch {
 	case err == nil:
-		return target
+		return quotePath(target)
 	case isEscape(err):
 		return "(outside the sandbox)"
 	default:

@@ -7,7 +7,8 @@
 // # Isolation
 //
 // The guest gets WASI and nothing else: no network, no host functions, a
-// fixed fake clock, no environment, and a single preopen ("/") that is the
+// fixed fake wall clock (the monotonic clock is real, for the guest's own
+// deadline), no environment, and a single preopen ("/") that is the
 // confined filesystem of host/confine. Its linear memory is capped at
 // [MemoryLimit]; a call that overruns its deadline loses its filesystem at
 // once and is abandoned, and the next call starts a fresh instance.
@@ -313,7 +314,10 @@ func (r *Runner) start() (*instance, error) {
 		WithFSConfig(fsCfg).
 		WithStdin(inR).
 		WithStdout(outW).
-		WithStderr(in.stderr)
+		WithStderr(in.stderr).
+		// A real monotonic clock, for proto.Limits.TimeLimit (wazero's
+		// default advances 1 ms a reading); the wall clock stays fake.
+		WithSysNanotime()
 	r.mod.running.Add(1)
 	go func() {
 		defer r.mod.running.Done()
@@ -346,6 +350,11 @@ func (r *Runner) Exec(ctx context.Context, req proto.Request) (proto.Response, e
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cancel()
+	// The guest stops its own work before this deadline (proto.Limits.TimeLimit),
+	// so an instance abandoned at the deadline is not left computing.
+	if dl, ok := ctx.Deadline(); ok {
+		req.Limits.TimeLimit = int64(time.Until(dl))
+	}
 	resp, err := r.call(ctx, in, req)
 	if err == nil {
 		r.mu.Lock()
