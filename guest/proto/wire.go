@@ -59,7 +59,9 @@ func DecodeArgs(raw []byte, v any) error {
 		fs = []field{{name: "path", s: &a.Path}, {name: "offset", i: &a.Offset}, {name: "limit", i: &a.Limit}}
 	case *GrepArgs:
 		fs = []field{{name: "pattern", s: &a.Pattern}, {name: "path", s: &a.Path}, {name: "glob", s: &a.Glob},
-			{name: "ignore_case", b: &a.IgnoreCase}, {name: "max_results", i: &a.MaxResults}}
+			{name: "ignore_case", b: &a.IgnoreCase}, {name: "max_results", i: &a.MaxResults},
+			{name: "output_mode", s: &a.OutputMode}, {name: "context", i: &a.Context},
+			{name: "before_context", i: &a.BeforeContext}, {name: "after_context", i: &a.AfterContext}}
 	case *GlobArgs:
 		fs = []field{{name: "pattern", s: &a.Pattern}, {name: "path", s: &a.Path}}
 	case *StatArgs:
@@ -109,6 +111,16 @@ func AppendResponse(dst []byte, r *Response) []byte {
 			dst = appendString(dst, p.Text)
 			dst = append(dst, `,"hits":`...)
 			dst = strconv.AppendInt(dst, int64(p.Hits), 10)
+			if len(p.Cuts) > 0 {
+				dst = append(dst, `,"cuts":[`...)
+				for j, c := range p.Cuts {
+					if j > 0 {
+						dst = append(dst, ',')
+					}
+					dst = strconv.AppendInt(dst, int64(c), 10)
+				}
+				dst = append(dst, ']')
+			}
 			dst = append(dst, '}')
 		}
 		dst = append(dst, ']')

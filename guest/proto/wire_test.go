@@ -144,7 +144,7 @@ func TestAppendResponse(t *testing.T) {
 		{ID: 0, Text: ""},
 		{ID: 18446744073709551615, Text: "error: x", IsError: true},
 		{ID: 3, Text: "ctl \x00\x01\x1f\x7f \b\f\n\r\t \"q\" \\ <a>&amp; \u2028\u2029 é 😀 \xff\xfe \xc3 end"},
-		{ID: 4, Parts: []GrepPart{{Path: "a.go", Text: "a.go:1: x\n", Hits: 1}, {Path: "b\n.go", Text: "", Hits: 0}}, More: true},
+		{ID: 4, Parts: []GrepPart{{Path: "a.go", Text: "a.go:1: x\n", Hits: 1, Cuts: []int{10}}, {Path: "b\n.go", Text: "", Hits: 0}}, More: true},
 	} {
 		checkResponse(t, r)
 	}

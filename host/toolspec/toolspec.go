@@ -101,6 +101,13 @@ func New() (*Catalog, error) {
 			if name == "offset" {
 				p.Minimum = jsonschema.Ptr(1.0)
 			}
+			maximum, enum := proto.Bounds(d.name, name)
+			if maximum > 0 {
+				p.Maximum = jsonschema.Ptr(float64(maximum))
+			}
+			for _, v := range enum {
+				p.Enum = append(p.Enum, v)
+			}
 		}
 		t := &Tool{Name: d.name, Description: d.desc, Schema: s, Write: d.write, PathFields: d.paths,
 			props: map[string]*jsonschema.Resolved{}}
