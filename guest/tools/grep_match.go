@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"bytes"
 	"regexp"
 	"regexp/syntax"
 	"strings"
@@ -160,15 +159,3 @@ func (m *lineMatcher) find(b []byte) (int, bool) {
 	}
 	return loc[0], true
 }
-
-// lineAround returns the bounds of the line of b holding offset i, without
-// its newline.
-func lineAround(b []byte, i int) (start, end int) {
-	start = bytes.LastIndexByte(b[:i], '\n') + 1
-	end = bytes.IndexByte(b[i:], '\n')
-	if end < 0 {
-		return start, len(b)
-	}
-	return start, end + i
-}
-

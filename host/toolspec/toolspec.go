@@ -255,6 +255,18 @@ func fieldMessage(k string, s *jsonschema.Schema, v any) string {
 			return fmt.Sprintf("%s must be at least %g, got %g", k, *s.Minimum, f)
 		}
 	}
+	if s.Maximum != nil {
+		if f, ok := v.(float64); ok && f > *s.Maximum {
+			return fmt.Sprintf("%s must be at most %g, got %g", k, *s.Maximum, f)
+		}
+	}
+	if len(s.Enum) > 0 {
+		var names []string
+		for _, e := range s.Enum {
+			names = append(names, fmt.Sprintf("%q", e))
+		}
+		return fmt.Sprintf("%s must be one of %s, got %s", k, strings.Join(names, ", "), describe(v))
+	}
 	return fmt.Sprintf("%s has an invalid value: %s", k, describe(v))
 }
 
