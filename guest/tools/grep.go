@@ -476,7 +476,7 @@ func (g *grepper) searchFile(p string) (sc fileScan, nulAt int64, err error) {
 	defer f.Close()
 
 	sc = fileScan{path: p, line: 1}
-	carry := 0     // bytes of an unfinished line kept at the start of buf
+	carry := 0    // bytes of an unfinished line kept at the start of buf
 	var off int64 // file offset of buf[0]
 	for {
 		if carry == len(g.buf) && len(g.buf) < maxLineBuf {
