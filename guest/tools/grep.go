@@ -593,8 +593,8 @@ func (g *grepper) searchBlock(sc *fileScan, block []byte, last bool) {
 		}
 		start, end := lineAround(block, hit)
 		pos = end + 1
-		if g.strict != nil && !g.strict.Match(block[start:end]) && !utf8.Valid(block[start:end]) {
-			continue // matched only by taking an invalid byte for U+FFFD
+		if g.strict != nil && !utf8.Valid(block[start:end]) && !g.strict.Match(strictLine(block[start:end])) {
+			continue // matched only by taking an invalid byte for U+FFFD (see strictRegexp)
 		}
 		sc.hit = true
 		switch g.mode {

@@ -230,7 +230,7 @@ func refStrict(re *regexp.Regexp, l string) bool {
 	if err != nil || s == nil {
 		return true
 	}
-	return s.MatchString(l)
+	return s.Match(strictLine([]byte(l)))
 }
 
 // TestShardedGrepModes: MergeGrep answers byte for byte as one instance in
