@@ -2,7 +2,6 @@ package tools
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -17,7 +16,7 @@ import (
 )
 
 // TestGrepAgreesWithRipgrep generates trees (hits, CRLF, invalid UTF-8,
-// Greek and Korean, lines of megabytes, binary files with a NUL at
+// Greek and Korean, lines longer than the buffer, binary files with a NUL at
 // different offsets) and compares grep with `rg --hidden -g '!.git'` hit for
 // hit, in each output mode. Binary files are where the two differ on
 // purpose: grep shows nothing of a file with a NUL anywhere, ripgrep shows
@@ -164,8 +163,8 @@ func writeRgTree(t *testing.T, root string, rng *rand.Rand) map[string]int {
 		dir := []string{"", "src/", "src/deep/", ".hidden/", "docs/"}[i%5]
 		write(fmt.Sprintf("%sf%02d.txt", dir, i), b.Bytes())
 	}
-	// Lines of megabytes, hits at their start, middle and end.
-	long := strings.Repeat("minified;", 120_000)
+	// Lines longer than the buffer, hits at their start, middle and end.
+	long := strings.Repeat("minified;", 40_000) // 360 KB: past the 256 KiB buffer
 	write("dist/app.min.js", []byte("hit "+long+"κόσμε"+long+" hit\nab\n"+long+"\n"))
 	// Binary files: the NUL at the start, in the head, past the head, and
 	// past grep's and ripgrep's first buffers.
@@ -187,4 +186,3 @@ func writeRgTree(t *testing.T, root string, rng *rand.Rand) map[string]int {
 	return binaries
 }
 
-var _ = json.Marshal
