@@ -269,3 +269,18 @@ func TestShardedGrepModes(t *testing.T) {
 		}
 	}
 }
+
+// TestReadFileRefusesLateNUL: read_file never passes a NUL on, wherever it
+// is in what it reads.
+func TestReadFileRefusesLateNUL(t *testing.T) {
+	head := strings.Repeat("text line\n", 2000) // 20 KB, past the sniffed head
+	fsys := fstest.MapFS{"late.txt": file(head + "a\x00b\nmore\n"), "after.txt": file(head + strings.Repeat("x\n", 300000) + "\x00")}
+	runCases(t, fsys, proto.ReadFile, []toolCase{
+		{"in the page", map[string]any{"path": "late.txt"}, proto.Limits{},
+			sprintf("error: binary file: late.txt (20.0 KB, a NUL byte at offset %d)", len(head)+1)},
+		{"in the lines skipped", map[string]any{"path": "late.txt", "offset": 2002}, proto.Limits{},
+			sprintf("error: binary file: late.txt (20.0 KB, a NUL byte at offset %d)", len(head)+1)},
+		{"past the page", map[string]any{"path": "after.txt", "limit": 1}, proto.Limits{},
+			"text line\n\n[showed lines 1-1; the file has more, call read_file with offset=2]"},
+	})
+}
