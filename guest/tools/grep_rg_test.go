@@ -185,4 +185,3 @@ func writeRgTree(t *testing.T, root string, rng *rand.Rand) map[string]int {
 	write(".git/HEAD", []byte("hit in git\n"))
 	return binaries
 }
-
