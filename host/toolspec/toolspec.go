@@ -73,7 +73,7 @@ func defs() []def {
 			proto.ListDirArgs{}, false, []string{"path"}},
 		{proto.ReadFile, "Read a text file in the workspace. Large files come in pages: use offset and limit (in lines) to read on. Binary files are refused.",
 			proto.ReadFileArgs{}, false, []string{"path"}},
-		{proto.Grep, "Search file contents in the workspace with an RE2 regular expression; prints path:line: text per match. Skips binary and .gitignored files.",
+		{proto.Grep, "Search file contents in the workspace with an RE2 regular expression; prints path:line: text per match, or file paths or counts per file (output_mode). Skips binary files (a NUL byte anywhere) and .gitignored files.",
 			proto.GrepArgs{}, false, []string{"path"}},
 		{proto.Glob, "Find files and folders in the workspace whose paths match a glob pattern (** matches any depth).",
 			proto.GlobArgs{}, false, []string{"path"}},
