@@ -490,10 +490,11 @@ func (g *grepper) searchFile(p string) (sc fileScan, nulAt int64, err error) {
 			return sc, -1, rerr
 		}
 		data := g.buf[:carry+n]
-		if off == 0 && carry == 0 {
+		if off == 0 && carry == 0 && !eof {
 			// A NUL in the first bytes (where git and GNU grep look)
 			// marks most binary files: skip them unsearched, whatever
-			// their size.
+			// their size. A file read whole in one block is checked only
+			// at its first hit, below: most files have none.
 			if i := bytes.IndexByte(data[:min(len(data), sniffLen)], 0); i >= 0 {
 				sc.head = true
 				return sc, int64(i), nil

@@ -20,6 +20,7 @@ func TestGrepOutputModes(t *testing.T) {
 		"a.txt":     file("a\nb hit\nc\nd\ne\nf\ng hit\nh\ni hit\nj\n"),
 		"b/y.txt":   file("hit one\nz\n"),
 		"b/bin.dat": file("hit\x00\n"),
+		"b/big.bin": file("h\x00" + strings.Repeat("hit\n", grepBufSize/2)),
 		"c.txt":     file("nothing\n"),
 	}
 	runCases(t, fsys, proto.Grep, []toolCase{
@@ -47,7 +48,9 @@ func TestGrepOutputModes(t *testing.T) {
 			"[stopped after 2 matches; more exist — narrow the pattern, path or glob]"}, "\n")},
 		{"context ignored in count mode", map[string]any{"pattern": "hit", "output_mode": "count", "context": 3}, proto.Limits{}, "a.txt:3\nb/y.txt:1"},
 		{"binary named", map[string]any{"pattern": "hit", "path": "b/bin.dat"}, proto.Limits{},
-			"b/bin.dat: binary file (a NUL byte at offset 3); grep does not search binary files"},
+			"b/bin.dat: binary file matches (a NUL byte at offset 3); grep shows no lines of binary files"},
+		{"large binary named", map[string]any{"pattern": "hit", "path": "b/big.bin"}, proto.Limits{},
+			"b/big.bin: binary file (a NUL byte at offset 1); grep does not search binary files"},
 		{"no match", map[string]any{"pattern": "zzz", "output_mode": "count"}, proto.Limits{}, "no matches for zzz in ."},
 		{"bad mode", map[string]any{"pattern": "x", "output_mode": "lines"}, proto.Limits{},
 			"error: output_mode must be content, files_with_matches or count, got lines"},
