@@ -287,3 +287,53 @@ func TestReadFileRefusesLateNUL(t *testing.T) {
 			"text line\n\n[showed lines 1-1; the file has more, call read_file with offset=2]"},
 	})
 }
+
+// FuzzGrepContext: for any text, pattern, context and buffer size, one
+// file's output and cuts are the reference's (refContext).
+func FuzzGrepContext(f *testing.F) {
+	f.Add("a\nb hit\nc\r\nd\n\ne hit", "hit", uint8(1), uint8(2), uint8(8), false)
+	f.Add("caf\xe9\n\uFFFD\xff\nκόσμε\n", ".", uint8(0), uint8(1), uint8(3), false)
+	f.Add("x\ny\nX\n", "^x$", uint8(3), uint8(0), uint8(1), true)
+	f.Fuzz(func(t *testing.T, data, pattern string, before, after, bufSize uint8, ignoreCase bool) {
+		for _, l := range strings.Split(data, "\n") {
+			if len(l) > proto.MaxLineBytes-hitContext {
+				t.Skip("the reference does not shorten long lines around the match")
+			}
+		}
+		if strings.IndexByte(data, 0) >= 0 {
+			t.Skip("binary")
+		}
+		ref := pattern
+		if ignoreCase {
+			ref = "(?i)" + pattern
+		}
+		re, err := regexp.Compile(ref)
+		if err != nil {
+			return
+		}
+		m, err := compileLineRegexp(pattern, ignoreCase)
+		if err != nil {
+			t.Fatalf("%q compiles with regexp but not for grep: %v", pattern, err)
+		}
+		strict, err := strictRegexp(pattern, ignoreCase)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, a := int(before%8), int(after%8)
+		fsys := fstest.MapFS{"f": file(data)}
+		g := &grepper{fsys: fsys, m: m, strict: strict, buf: make([]byte, 1+int(bufSize)), max: 1 << 20,
+			mode: proto.GrepContent, before: b, after: a}
+		if err := g.search("f"); err != nil {
+			t.Fatal(err)
+		}
+		var gotText string
+		var gotCuts []int
+		if len(g.parts) > 0 {
+			gotText, gotCuts = g.parts[0].Text, g.parts[0].Cuts
+		}
+		wantText, wantCuts := refContext("f", data, re, b, a)
+		if gotText != wantText || fmt.Sprint(gotCuts) != fmt.Sprint(wantCuts) {
+			t.Fatalf("%q in %q, -B%d -A%d:\ngot  %q %v\nwant %q %v", pattern, data, b, a, gotText, gotCuts, wantText, wantCuts)
+		}
+	})
+}
