@@ -241,7 +241,7 @@ func runGrep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits) (*grepper, error) {
 		return nil, fsError(tool, a.Path, err)
 	}
 
-	g := &grepper{fsys: fsys, m: m, strict: strict, buf: make([]byte, grepBufSize), max: grepMax(a, lim),
+	g := &grepper{fsys: fsys, m: m, strict: strict, buf: make([]byte, grepBufSize), maxBuf: maxLineBuf, max: grepMax(a, lim),
 		mode: grepMode(a), sep: len(grepSep(a)), shard: lim.Shard, shards: max(lim.Shards, 1)}
 	g.before, g.after = grepContext(a)
 	switch {
@@ -341,6 +341,7 @@ type grepper struct {
 	m      *lineMatcher
 	strict *regexp.Regexp // see strictRegexp; nil when it is not needed
 	buf    []byte
+	maxBuf int // how far buf may grow (maxLineBuf, less in tests)
 	max    int
 	mode   string
 	before int
@@ -450,7 +451,9 @@ type fileScan struct {
 	line      int // number of the line at block[counted]
 	counted   int // offset in the block up to which lines are counted
 	blockLine int // number of the block's first line
-	midLine   bool
+	last      bool // the block ends the file
+	midLine   bool // the block starts in the middle of a line longer than the buffer
+	tailHit   bool // the last line of the block before had a hit
 	hit       bool // the file has a hit (and so must be checked for NUL bytes)
 	head      bool // the file was skipped unsearched: a NUL in its first bytes
 	done      bool // nothing more to find in this file (files_with_matches)
@@ -479,8 +482,8 @@ func (g *grepper) searchFile(p string) (sc fileScan, nulAt int64, err error) {
 	carry := 0    // bytes of an unfinished line kept at the start of buf
 	var off int64 // file offset of buf[0]
 	for {
-		if carry == len(g.buf) && len(g.buf) < maxLineBuf {
-			nb := make([]byte, min(2*len(g.buf), maxLineBuf))
+		if carry == len(g.buf) && len(g.buf) < g.maxBuf {
+			nb := make([]byte, min(2*len(g.buf), g.maxBuf))
 			copy(nb, g.buf[:carry])
 			g.buf = nb
 		}
@@ -509,7 +512,7 @@ func (g *grepper) searchFile(p string) (sc fileScan, nulAt int64, err error) {
 		if !eof {
 			if nl := bytes.LastIndexByte(data, '\n'); nl >= 0 {
 				block, rest = data[:nl+1], data[nl+1:]
-			} else if len(g.buf) < maxLineBuf {
+			} else if len(g.buf) < g.maxBuf {
 				carry = len(data) // a line longer than the buffer: grow it
 				continue
 			}
@@ -583,6 +586,8 @@ func nulIn(r io.Reader, buf []byte, base int64) (int64, error) {
 // every newline of every file was most of grep's time in the guest).
 func (g *grepper) searchBlock(sc *fileScan, block []byte, last bool) {
 	sc.counted, sc.blockLine = 0, sc.line
+	sc.last = last
+	tail := false // the block's last line has a hit
 	for pos := 0; pos < len(block) && !g.stop && !sc.done; {
 		i, ok := g.m.find(block[pos:])
 		if !ok {
@@ -597,6 +602,10 @@ func (g *grepper) searchBlock(sc *fileScan, block []byte, last bool) {
 		if g.strict != nil && !utf8.Valid(block[start:end]) && !g.strict.Match(strictLine(block[start:end])) {
 			continue // matched only by taking an invalid byte for U+FFFD (see strictRegexp)
 		}
+		tail = end == len(block)
+		if start == 0 && sc.midLine && sc.tailHit {
+			continue // the rest of a line longer than the buffer, counted already
+		}
 		sc.hit = true
 		switch g.mode {
 		case proto.GrepFiles:
@@ -605,6 +614,15 @@ func (g *grepper) searchBlock(sc *fileScan, block []byte, last bool) {
 			sc.count++
 		default:
 			g.hitLine(sc, block, start, end, hit)
+		}
+	}
+	if n := len(block); n > 0 && block[n-1] != '\n' {
+		// A piece of a line longer than the largest buffer: the next
+		// block goes on with its last line.
+		if bytes.IndexByte(block, '\n') >= 0 || !sc.midLine {
+			sc.tailHit = tail
+		} else {
+			sc.tailHit = sc.tailHit || tail
 		}
 	}
 	if g.mode != proto.GrepContent || g.stop {
@@ -663,6 +681,8 @@ func (g *grepper) flushAfter(sc *fileScan, block []byte, limit int) {
 		lineEnd := limit
 		if e := bytes.IndexByte(block[sc.counted:limit], '\n'); e >= 0 {
 			lineEnd = sc.counted + e
+		} else if limit == len(block) && !sc.last {
+			break // a piece of a line longer than the largest buffer: it goes on in the next block
 		}
 		if sc.line > sc.lastOut {
 			g.emit(sc.path, sc.line, '-', block[sc.counted:lineEnd], 0, false)

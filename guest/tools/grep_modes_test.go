@@ -150,7 +150,7 @@ func TestGrepContextBlocks(t *testing.T) {
 			t.Fatal(err)
 		}
 		strict, _ := strictRegexp(pat, false)
-		g := &grepper{fsys: fsys, m: m, strict: strict, buf: make([]byte, 16+rng.IntN(64)), max: 1 << 20,
+		g := &grepper{fsys: fsys, m: m, strict: strict, buf: make([]byte, 16+rng.IntN(64)), maxBuf: maxLineBuf, max: 1 << 20,
 			mode: proto.GrepContent, before: before, after: after}
 		if err := g.search("f"); err != nil {
 			t.Fatal(err)
@@ -321,7 +321,7 @@ func FuzzGrepContext(f *testing.F) {
 		}
 		b, a := int(before%8), int(after%8)
 		fsys := fstest.MapFS{"f": file(data)}
-		g := &grepper{fsys: fsys, m: m, strict: strict, buf: make([]byte, 1+int(bufSize)), max: 1 << 20,
+		g := &grepper{fsys: fsys, m: m, strict: strict, buf: make([]byte, 1+int(bufSize)), maxBuf: maxLineBuf, max: 1 << 20,
 			mode: proto.GrepContent, before: b, after: a}
 		if err := g.search("f"); err != nil {
 			t.Fatal(err)
@@ -336,4 +336,35 @@ func FuzzGrepContext(f *testing.F) {
 			t.Fatalf("%q in %q, -B%d -A%d:\ngot  %q %v\nwant %q %v", pattern, data, b, a, gotText, gotCuts, wantText, wantCuts)
 		}
 	})
+}
+
+// TestGrepLinePastMaxBuffer: a line longer than the largest buffer is
+// searched in pieces, and still shows and counts once.
+func TestGrepLinePastMaxBuffer(t *testing.T) {
+	data := "short hit\n" + strings.Repeat("hit ", 40) + "\nlast\n" + strings.Repeat("y", 50) + "hit" + strings.Repeat("z", 50)
+	fsys := fstest.MapFS{"f": file(data)}
+	for _, mode := range []string{proto.GrepContent, proto.GrepCount} {
+		m, _ := compileLineRegexp("hit", false)
+		g := &grepper{fsys: fsys, m: m, buf: make([]byte, 8), maxBuf: 32, max: 100, mode: mode}
+		if err := g.search("f"); err != nil {
+			t.Fatal(err)
+		}
+		got := string(g.out)
+		want := "f:1: short hit\nf:2: hit hit hit hit hit hit hit hit \nf:4: …" + strings.Repeat("y", 18) + "hit" + strings.Repeat("z", 11) + "\n"
+		if mode == proto.GrepCount {
+			want = "f:3\n"
+		}
+		if got != want {
+			t.Errorf("%s: got %q, want %q", mode, got, want)
+		}
+	}	// With context the pieces still give each line one number.
+	m, _ := compileLineRegexp("hit", false)
+	g := &grepper{fsys: fsys, m: m, buf: make([]byte, 8), maxBuf: 32, max: 100, mode: proto.GrepContent, before: 2, after: 2}
+	if err := g.search("f"); err != nil {
+		t.Fatal(err)
+	}
+	want := "f:1: short hit\nf:2: hit hit hit hit hit hit hit hit \nf-3- last\nf:4: …" + strings.Repeat("y", 18) + "hit" + strings.Repeat("z", 11) + "\n"
+	if got := string(g.out); got != want {
+		t.Errorf("context: got %q, want %q", got, want)
+	}
 }

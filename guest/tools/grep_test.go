@@ -171,7 +171,7 @@ func blockGrep(t testing.TB, pattern string, ignoreCase bool, data []byte) ([]in
 		return nil, err
 	}
 	fsys := fstest.MapFS{"f": &fstest.MapFile{Data: data}}
-	g := &grepper{fsys: fsys, m: m, buf: make([]byte, 64), max: 1 << 30, mode: proto.GrepContent}
+	g := &grepper{fsys: fsys, m: m, buf: make([]byte, 64), maxBuf: maxLineBuf, max: 1 << 30, mode: proto.GrepContent}
 	if _, _, err := g.searchFile("f"); err != nil {
 		t.Fatal(err)
 	}
