@@ -448,9 +448,9 @@ func (g *grepper) search(p string) error {
 // fileScan is where searchFile is in one file.
 type fileScan struct {
 	path      string
-	line      int // number of the line at block[counted]
-	counted   int // offset in the block up to which lines are counted
-	blockLine int // number of the block's first line
+	line      int  // number of the line at block[counted]
+	counted   int  // offset in the block up to which lines are counted
+	blockLine int  // number of the block's first line
 	last      bool // the block ends the file
 	midLine   bool // the block starts in the middle of a line longer than the buffer
 	tailHit   bool // the last line of the block before had a hit

@@ -357,7 +357,7 @@ func TestGrepLinePastMaxBuffer(t *testing.T) {
 		if got != want {
 			t.Errorf("%s: got %q, want %q", mode, got, want)
 		}
-	}	// With context the pieces still give each line one number.
+	} // With context the pieces still give each line one number.
 	m, _ := compileLineRegexp("hit", false)
 	g := &grepper{fsys: fsys, m: m, buf: make([]byte, 8), maxBuf: 32, max: 100, mode: proto.GrepContent, before: 2, after: 2}
 	if err := g.search("f"); err != nil {
