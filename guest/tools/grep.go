@@ -394,7 +394,6 @@ func (g *grepper) mine() bool {
 	return k%g.shards == g.shard
 }
 
-// search greps one file; in a sharded grep its hits become one part.
 // search greps one file and, if it has hits and is not binary, adds its
 // part. The caps are checked here and while the file is searched, so that
 // the output held never passes proto.MaxGrepBytes by more than one hit
