@@ -91,7 +91,41 @@ const (
 	DefaultMaxReadBytes = 256 << 10 // 256 KiB: a large file page, small next to a local model's window
 	DefaultMaxResults   = 100       // grep hits / glob matches / list_dir entries
 	MaxLineBytes        = 512       // grep prints at most this much of a matching line
+	// MaxMaxResults is the most max_results may ask for: past it an answer
+	// is too long for a model to use, and holding it cost guest memory.
+	MaxMaxResults = 2000
+	// MaxGrepBytes caps one grep answer whatever max_results says: 2000
+	// lines of MaxLineBytes would be 1 MB.
+	MaxGrepBytes = 128 << 10
+	// MaxContext is the most context lines grep shows on either side of a hit.
+	MaxContext = 50
 )
+
+// Grep output modes (GrepArgs.OutputMode).
+const (
+	GrepContent = "content"            // matching lines, "path:LINE: text" (the default)
+	GrepFiles   = "files_with_matches" // one path per file with a match, like rg -l
+	GrepCount   = "count"              // "path:N" per file, N matching lines, like rg -c
+)
+
+// Bounds returns what the jsonschema tag cannot say about an argument of a
+// tool: its largest value (0: none beyond the host's default) and its
+// allowed values (nil: any). The host puts them in the schema, so the model
+// sees them and the host rejects what breaks them.
+func Bounds(tool, arg string) (maximum int, enum []string) {
+	if tool != Grep {
+		return 0, nil
+	}
+	switch arg {
+	case "max_results":
+		return MaxMaxResults, nil
+	case "context", "before_context", "after_context":
+		return MaxContext, nil
+	case "output_mode":
+		return 0, []string{GrepContent, GrepFiles, GrepCount}
+	}
+	return 0, nil
+}
 
 // Response is the guest's answer to one Request. Text is exactly what the
 // model receives; IsError marks a failed call (the text says why).
@@ -137,11 +171,15 @@ type ReadFileArgs struct {
 
 // GrepArgs are the arguments of grep.
 type GrepArgs struct {
-	Pattern    string `json:"pattern" jsonschema:"RE2 regular expression to search for"`
-	Path       string `json:"path,omitempty" jsonschema:"file or folder to search, relative to the workspace root (default \".\")"`
-	Glob       string `json:"glob,omitempty" jsonschema:"only search files whose path matches this glob, e.g. \"**/*.go\""`
-	IgnoreCase bool   `json:"ignore_case,omitempty" jsonschema:"match case-insensitively"`
-	MaxResults int    `json:"max_results,omitempty" jsonschema:"stop after this many matching lines (default 100)"`
+	Pattern       string `json:"pattern" jsonschema:"RE2 regular expression to search for; \\w \\d \\b are ASCII-only, use \\p{L} for letters and \\p{Nd} for digits of any script"`
+	Path          string `json:"path,omitempty" jsonschema:"file or folder to search, relative to the workspace root (default \".\")"`
+	Glob          string `json:"glob,omitempty" jsonschema:"only search files whose path matches this glob, e.g. \"**/*.go\""`
+	IgnoreCase    bool   `json:"ignore_case,omitempty" jsonschema:"match case-insensitively"`
+	MaxResults    int    `json:"max_results,omitempty" jsonschema:"stop after this many matching lines, or files in the other modes (default 100)"`
+	OutputMode    string `json:"output_mode,omitempty" jsonschema:"content: matching lines (default); files_with_matches: file paths only; count: matching lines per file"`
+	Context       int    `json:"context,omitempty" jsonschema:"lines of context to show before and after each matching line"`
+	BeforeContext int    `json:"before_context,omitempty" jsonschema:"lines of context before each matching line (overrides context)"`
+	AfterContext  int    `json:"after_context,omitempty" jsonschema:"lines of context after each matching line (overrides context)"`
 }
 
 // GlobArgs are the arguments of glob.
@@ -198,4 +236,8 @@ type GrepPart struct {
 	Path string `json:"path"`
 	Text string `json:"text"` // hit lines, each ending in "\n"
 	Hits int    `json:"hits"`
+	// Cuts are where Text may be cut: Cuts[k] ends the output of the
+	// file's first k+1 hits (with their trailing context), so that a merge
+	// can stop where one instance would have. len(Cuts) == Hits.
+	Cuts []int `json:"cuts,omitempty"`
 }

@@ -81,7 +81,9 @@ func DecodeArgs(raw []byte, v any) error {
 
 func (a *GrepArgs) fields() []field {
 	return []field{{name: "pattern", s: &a.Pattern}, {name: "path", s: &a.Path}, {name: "glob", s: &a.Glob},
-		{name: "ignore_case", b: &a.IgnoreCase}, {name: "max_results", i: &a.MaxResults}}
+		{name: "ignore_case", b: &a.IgnoreCase}, {name: "max_results", i: &a.MaxResults},
+		{name: "output_mode", s: &a.OutputMode}, {name: "context", i: &a.Context},
+		{name: "before_context", i: &a.BeforeContext}, {name: "after_context", i: &a.AfterContext}}
 }
 
 func (l *Limits) fields() []field {
@@ -120,6 +122,16 @@ func AppendGrepShard(dst []byte, r *GrepShardResult) []byte {
 			dst = appendString(dst, p.Text)
 			dst = append(dst, `,"hits":`...)
 			dst = strconv.AppendInt(dst, int64(p.Hits), 10)
+			if len(p.Cuts) > 0 {
+				dst = append(dst, `,"cuts":[`...)
+				for j, c := range p.Cuts {
+					if j > 0 {
+						dst = append(dst, ',')
+					}
+					dst = strconv.AppendInt(dst, int64(c), 10)
+				}
+				dst = append(dst, ']')
+			}
 			dst = append(dst, '}')
 		}
 		dst = append(dst, ']')

@@ -172,6 +172,7 @@ func TestAppendGrepShard(t *testing.T) {
 		{},
 		{Parts: []GrepPart{}},
 		{Parts: []GrepPart{{Path: "a.go", Text: "a.go:1: x\n", Hits: 1}, {Path: "b\n.go\xff", Text: "", Hits: 0}}, More: true},
+		{Parts: []GrepPart{{Path: "a.go", Text: "a.go:1: x\na.go-2- y\n", Hits: 2, Cuts: []int{10, 21}}}},
 	} {
 		checkGrepShard(t, r)
 	}

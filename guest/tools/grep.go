@@ -6,39 +6,54 @@ import (
 	"io"
 	"io/fs"
 	"regexp"
-	"regexp/syntax"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
-	"github.com/bmatcuk/doublestar/v4"
 	"github.com/moatdev/moat/guest/proto"
 )
 
-// grepBufSize is the one buffer grep reads every file through. Running the
-// regexp over a large block instead of line by line is what makes grep
-// usable under wasm (about 6x slower per line than native); 256 KiB keeps
-// the whole guest far below its memory limit and is past the point where a
+// grepBufSize is the buffer grep reads files through. Running the regexp
+// over a large block instead of line by line is what makes grep usable
+// under wasm (about 6x slower per line than native); 256 KiB keeps the
+// whole guest far below its memory limit and is past the point where a
 // bigger block stops helping.
 const grepBufSize = 256 << 10
+
+// maxLineBuf is how far the buffer grows to hold one line whole, so that a
+// minified bundle or a source map (lines of several MB) is searched like
+// any other file. A line longer than this is searched in pieces of this
+// size: a match straddling two pieces is missed, and memory stays bounded.
+const maxLineBuf = 64 << 20
 
 // maxPatternBytes bounds the pattern: compiling a regexp costs memory in
 // proportion to its length (a 3 MB literal takes seconds and hundreds of MB),
 // and no real search needs more than this.
 const maxPatternBytes = 16 << 10
 
-// grep searches a file or a tree for lines matching an RE2 pattern and
-// prints "path:LINE: text" for each, root-relative so the model can pass
-// the path straight to read_file. Symlinks, special files, binary files
-// and .gitignored files are skipped; unreadable files are skipped silently
-// so that one denied file does not fail the search.
+// grep searches a file or a tree for lines matching an RE2 pattern. Its
+// answer, in every mode, is the one MergeGrep gives for the same parts (see
+// assemble): in content mode "path:LINE: text" per matching line, with
+// "path-LINE- text" context lines and "--" between groups as ripgrep lays
+// them out; "path" per file in files_with_matches mode; "path:N" per file
+// in count mode. Paths are root-relative so the model can pass them
+// straight to read_file. Symlinks, special files, binary files and
+// .gitignored files are skipped; unreadable files are skipped silently so
+// that one denied file does not fail the search.
+//
+// Binary files: a file with a NUL byte anywhere is binary, and none of its
+// lines is shown, in any mode, since read_file refuses it too. ripgrep
+// stops at the first buffer holding a NUL and prints the hits before it
+// with a warning; moat shows none, so that the model is never told about
+// text it cannot read. A binary file named explicitly as the path answers
+// "binary file matches" (as ripgrep does) when it would have matched.
 func grep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits) (string, error) {
 	g, err := runGrep(fsys, a, lim, 0, 1)
 	if err != nil {
 		return "", err
 	}
-	return formatGrep(a, g.out.String(), g.hits, g.more), nil
+	return assemble(a, lim, g.parts, g.more), nil
 }
 
 // grepShard is one shard of a grep split over several instances
@@ -52,26 +67,47 @@ func grepShard(fsys fs.FS, a proto.GrepShardArgs, lim proto.Limits) (string, err
 	if err != nil {
 		return "", err
 	}
+	for i := range g.parts {
+		g.parts[i].Text, g.parts[i].Cuts = validUTF8(g.parts[i].Text, g.parts[i].Cuts)
+	}
 	return string(proto.AppendGrepShard(nil, &proto.GrepShardResult{Parts: g.parts, More: g.more})), nil
 }
 
-// formatGrep is grep's answer: the hit lines, a notice when it stopped
-// early, or a sentence when nothing matched.
-func formatGrep(a proto.GrepArgs, hits string, n int, more bool) string {
-	if n == 0 {
-		return sprintf("no matches for %s in %s", a.Pattern, displayPath(a.Path))
+// validUTF8 replaces each byte of invalid UTF-8 in text with U+FFFD, as
+// the JSON encoding of an answer does anyway, and moves the cut offsets
+// with it: a shard's cuts must index the text the host decodes, or the
+// merge would cut a line in the middle.
+func validUTF8(text string, cuts []int) (string, []int) {
+	if utf8.ValidString(text) {
+		return text, cuts
 	}
 	var b strings.Builder
-	b.WriteString(hits)
-	if more {
-		fmtTo(&b, "[stopped after %d matches; more exist — narrow the pattern, path or glob]\n", n)
+	b.Grow(len(text) + 8)
+	moved := make([]int, len(cuts))
+	k := 0
+	for i := 0; i < len(text); {
+		for k < len(cuts) && cuts[k] == i {
+			moved[k] = b.Len()
+			k++
+		}
+		r, n := utf8.DecodeRuneInString(text[i:])
+		if r == utf8.RuneError && n == 1 {
+			b.WriteString("\uFFFD")
+		} else {
+			b.WriteString(text[i : i+n])
+		}
+		i += n
 	}
-	return strings.TrimSuffix(b.String(), "\n")
+	for ; k < len(cuts); k++ {
+		moved[k] = b.Len()
+	}
+	return b.String(), moved
 }
 
 // MergeGrep joins the answers of a grep's shards (none of them an error)
-// into the answer one instance would have given: files in walk order, at
-// most max hits, the same notices. args and lim are the grep's.
+// into the answer one instance would have given: files in walk order, the
+// same caps and the same notices, byte for byte in every output mode. args
+// and lim are the grep's.
 func MergeGrep(args []byte, lim proto.Limits, shards []proto.GrepShardResult) proto.Response {
 	var a proto.GrepArgs
 	proto.DecodeArgs(args, &a) // the shards decoded the same bytes without error
@@ -82,20 +118,89 @@ func MergeGrep(args []byte, lim proto.Limits, shards []proto.GrepShardResult) pr
 		more = more || r.More
 	}
 	slices.SortStableFunc(parts, func(x, y proto.GrepPart) int { return walkOrder(x.Path, y.Path) })
+	return proto.Response{Text: assemble(a, lim, parts, more)}
+}
+
+// assemble is grep's answer from the parts of the files with hits, in walk
+// order: their text up to max_results hits and MaxGrepBytes bytes, cut only
+// where one instance would have stopped (GrepPart.Cuts), then a notice when
+// it stopped early or a sentence when nothing matched. A single grep and
+// MergeGrep both answer through it, so they agree by construction.
+func assemble(a proto.GrepArgs, lim proto.Limits, parts []proto.GrepPart, more bool) string {
 	max := grepMax(a, lim)
+	sep := grepSep(a)
 	var b strings.Builder
-	n := 0
+	n, full := 0, false
 	for _, p := range parts {
-		if n+p.Hits > max {
-			lines := strings.SplitAfter(p.Text, "\n")
-			b.WriteString(strings.Join(lines[:max-n], ""))
-			n, more = max, true
+		s := ""
+		if b.Len() > 0 {
+			s = sep
+		}
+		k := 0
+		for k < len(p.Cuts) && n+k < max && b.Len()+len(s)+p.Cuts[k] <= proto.MaxGrepBytes {
+			k++
+		}
+		if k > 0 {
+			b.WriteString(s)
+			b.WriteString(p.Text[:p.Cuts[k-1]])
+		}
+		n += k
+		if k < len(p.Cuts) {
+			full = n < max // stopped by the byte cap, not max_results
+			more = true
 			break
 		}
-		b.WriteString(p.Text)
-		n += p.Hits
 	}
-	return proto.Response{Text: formatGrep(a, b.String(), n, more)}
+	if n == 0 && !more {
+		return sprintf("no matches for %s in %s", a.Pattern, displayPath(a.Path))
+	}
+	if more {
+		unit := "matches"
+		if grepMode(a) != proto.GrepContent {
+			unit = "files"
+		}
+		if full {
+			fmtTo(&b, "[stopped after %d %s at the %s output limit; more exist — narrow the pattern, path or glob]\n",
+				n, unit, humanSize(proto.MaxGrepBytes))
+		} else {
+			fmtTo(&b, "[stopped after %d %s; more exist — narrow the pattern, path or glob]\n", n, unit)
+		}
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// grepMode is the output mode asked for, content by default.
+func grepMode(a proto.GrepArgs) string {
+	if a.OutputMode == "" {
+		return proto.GrepContent
+	}
+	return a.OutputMode
+}
+
+// grepContext returns how many lines of context to show before and after
+// each hit: before_context and after_context override context, as ripgrep's
+// -B and -A override -C. Only content mode shows context.
+func grepContext(a proto.GrepArgs) (before, after int) {
+	if grepMode(a) != proto.GrepContent {
+		return 0, 0
+	}
+	before, after = a.Context, a.Context
+	if a.BeforeContext > 0 {
+		before = a.BeforeContext
+	}
+	if a.AfterContext > 0 {
+		after = a.AfterContext
+	}
+	return min(before, proto.MaxContext), min(after, proto.MaxContext)
+}
+
+// grepSep is what stands between the output of two files: ripgrep's "--"
+// when context is shown, nothing otherwise.
+func grepSep(a proto.GrepArgs) string {
+	if b, c := grepContext(a); b > 0 || c > 0 {
+		return "--\n"
+	}
+	return ""
 }
 
 // walkOrder compares root-relative paths in the order fs.WalkDir visits
@@ -120,29 +225,48 @@ func walkOrder(x, y string) int {
 	}
 }
 
+// grepMax is how many hits (files, outside content mode) an answer shows:
+// max_results, else the host's limit, else the default, and never more
+// than proto.MaxMaxResults, which bounds the guest's memory whatever the
+// host asks for.
 func grepMax(a proto.GrepArgs, lim proto.Limits) int {
+	n := proto.DefaultMaxResults
 	switch {
 	case a.MaxResults > 0:
-		return a.MaxResults
+		n = a.MaxResults
 	case lim.MaxResults > 0:
-		return lim.MaxResults
+		n = lim.MaxResults
 	}
-	return proto.DefaultMaxResults
+	return min(n, proto.MaxMaxResults)
 }
 
-// runGrep does the search; with shards > 1 it searches only its share
-// (shard) of the files and collects their hits per file.
+// runGrep does the search; with shards > 1 it searches only its share (shard)
+// of the files.
 func runGrep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits, shard, shards int) (*grepper, error) {
 	const tool = proto.Grep
 	if len(a.Pattern) > maxPatternBytes {
 		return nil, errorf("pattern is too long (%d bytes; the limit is %d)", len(a.Pattern), maxPatternBytes)
 	}
+	switch a.OutputMode {
+	case "", proto.GrepContent, proto.GrepFiles, proto.GrepCount:
+	default:
+		return nil, errorf("output_mode must be %s, %s or %s, got %s", proto.GrepContent, proto.GrepFiles, proto.GrepCount, a.OutputMode)
+	}
+	if a.Context < 0 || a.BeforeContext < 0 || a.AfterContext < 0 {
+		return nil, errorf("context lines must be 0 or more")
+	}
 	m, err := compileLineRegexp(a.Pattern, a.IgnoreCase)
 	if err != nil {
 		return nil, err
 	}
-	if a.Glob != "" && !doublestar.ValidatePattern(a.Glob) {
-		return nil, errorf("invalid glob pattern: %s", a.Glob)
+	strict, err := strictRegexp(a.Pattern, a.IgnoreCase)
+	if err != nil {
+		return nil, err
+	}
+	if a.Glob != "" {
+		if err := checkGlob(a.Glob); err != nil {
+			return nil, err
+		}
 	}
 	start, err := cleanPath(a.Path)
 	if err != nil {
@@ -153,13 +277,16 @@ func runGrep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits, shard, shards int) 
 		return nil, fsError(tool, a.Path, err)
 	}
 
-	g := &grepper{m: m, buf: make([]byte, grepBufSize), max: grepMax(a, lim), shard: shard, shards: max(shards, 1)}
+	g := &grepper{fsys: fsys, m: m, strict: strict, buf: make([]byte, grepBufSize), maxBuf: maxLineBuf, max: grepMax(a, lim),
+		mode: grepMode(a), sep: len(grepSep(a)), shard: shard, shards: max(shards, 1)}
+	g.before, g.after = grepContext(a)
 	switch {
 	case info.Mode().IsRegular():
 		// A file named explicitly is searched even if ignored or not
 		// matching the glob: the model asked for it.
 		if g.shard == 0 {
-			if err := g.search(fsys, start); err != nil {
+			g.explicit = true
+			if err := g.search(start); err != nil {
 				return nil, fsError(tool, a.Path, err)
 			}
 		}
@@ -197,7 +324,7 @@ func runGrep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits, shard, shards int) 
 				return nil
 			}
 			if g.depth(start, p) > shardDepth || g.mine() {
-				_ = g.search(fsys, p) // a file that vanished or is denied is skipped
+				_ = g.search(p) // a file that vanished or is denied is skipped
 			}
 			if g.more {
 				return fs.SkipAll
@@ -231,159 +358,6 @@ func globMatch(pattern, p string) bool {
 	return matchGlob(pattern, p)
 }
 
-// lineMatcher finds the next match in a block of whole lines.
-type lineMatcher struct {
-	re *regexp.Regexp
-	// literal is set when the pattern is a plain literal: bytes.Index is
-	// all the search there is.
-	literal *finder
-	// required is a literal every match contains. Go's regexp has no DFA,
-	// and without a literal prefix it runs its NFA over every byte (over
-	// 20x slower than bytes.Index); with required set, the regexp only
-	// runs on the few lines that contain the literal.
-	required *finder
-}
-
-// minRequired is the shortest required literal worth a prefilter: shorter
-// ones occur on too many lines to save work.
-const minRequired = 3
-
-// compileLineRegexp compiles pattern so that running it over a block of
-// many lines finds exactly what running it on each line would: no match may
-// span a newline, and ^ and $ anchor at line boundaries. The parsed pattern
-// is rewritten (classes and "." lose "\n", literal newlines cannot match,
-// text anchors become line anchors) and compiled again from its string form.
-func compileLineRegexp(pattern string, ignoreCase bool) (*lineMatcher, error) {
-	flags := syntax.Perl
-	if ignoreCase {
-		flags |= syntax.FoldCase
-	}
-	tree, err := syntax.Parse(pattern, flags)
-	if err != nil {
-		return nil, errorf("invalid pattern: %v", err)
-	}
-	tree = withoutNewlines(tree)
-	re, err := regexp.Compile(tree.String())
-	if err != nil {
-		return nil, errorf("invalid pattern: %v", err)
-	}
-	m := &lineMatcher{re: re}
-	if prefix, complete := re.LiteralPrefix(); complete && usableLiteral(prefix) {
-		m.literal = newFinder([]byte(prefix))
-	} else if lit := requiredLiteral(tree); len(lit) >= minRequired && usableLiteral(lit) {
-		m.required = newFinder([]byte(lit))
-	}
-	return m, nil
-}
-
-// usableLiteral reports whether searching for s with bytes.Index finds
-// what the regexp finds: not for "", and not when s holds U+FFFD, which the
-// regexp also matches against any invalid UTF-8 byte.
-func usableLiteral(s string) bool {
-	return s != "" && !strings.ContainsRune(s, utf8.RuneError)
-}
-
-// requiredLiteral returns the longest case-sensitive literal that every
-// match of re must contain, or "" if it finds none. It looks through
-// concatenations, groups and repetitions of at least one, and gives up on
-// anything else (alternations, optional parts), which is always safe.
-func requiredLiteral(re *syntax.Regexp) string {
-	switch re.Op {
-	case syntax.OpLiteral:
-		if re.Flags&syntax.FoldCase == 0 {
-			return string(re.Rune)
-		}
-	case syntax.OpCapture, syntax.OpPlus:
-		return requiredLiteral(re.Sub[0])
-	case syntax.OpRepeat:
-		if re.Min >= 1 {
-			return requiredLiteral(re.Sub[0])
-		}
-	case syntax.OpConcat:
-		best := ""
-		for _, sub := range re.Sub {
-			if lit := requiredLiteral(sub); len(lit) > len(best) {
-				best = lit
-			}
-		}
-		return best
-	}
-	return ""
-}
-
-// withoutNewlines rewrites a parsed regexp so that it cannot match "\n"
-// (see compileLineRegexp).
-func withoutNewlines(re *syntax.Regexp) *syntax.Regexp {
-	for i, sub := range re.Sub {
-		re.Sub[i] = withoutNewlines(sub)
-	}
-	switch re.Op {
-	case syntax.OpAnyChar:
-		re.Op = syntax.OpAnyCharNotNL
-	case syntax.OpBeginText:
-		re.Op = syntax.OpBeginLine
-	case syntax.OpEndText:
-		re.Op = syntax.OpEndLine
-		re.Flags &^= syntax.WasDollar
-	case syntax.OpLiteral:
-		for _, r := range re.Rune {
-			if r == '\n' {
-				return &syntax.Regexp{Op: syntax.OpNoMatch}
-			}
-		}
-	case syntax.OpCharClass:
-		var out []rune
-		for i := 0; i+1 < len(re.Rune); i += 2 {
-			lo, hi := re.Rune[i], re.Rune[i+1]
-			if lo <= '\n' && '\n' <= hi {
-				if lo < '\n' {
-					out = append(out, lo, '\n'-1)
-				}
-				if hi > '\n' {
-					out = append(out, '\n'+1, hi)
-				}
-				continue
-			}
-			out = append(out, lo, hi)
-		}
-		if len(out) == 0 {
-			return &syntax.Regexp{Op: syntax.OpNoMatch}
-		}
-		re.Rune = out
-	}
-	return re
-}
-
-// find returns the offset of the first match in b, and whether there is
-// one. Only the start matters: the whole line is printed.
-func (m *lineMatcher) find(b []byte) (int, bool) {
-	if m.literal != nil {
-		i := m.literal.index(b)
-		return i, i >= 0
-	}
-	if m.required != nil {
-		// Run the regexp only on lines holding the required literal.
-		for from := 0; from < len(b); {
-			i := m.required.index(b[from:])
-			if i < 0 {
-				return 0, false
-			}
-			i += from
-			start, end := lineAround(b, i)
-			if loc := m.re.FindIndex(b[start:end]); loc != nil {
-				return start + loc[0], true
-			}
-			from = end + 1
-		}
-		return 0, false
-	}
-	loc := m.re.FindIndex(b)
-	if loc == nil {
-		return 0, false
-	}
-	return loc[0], true
-}
-
 // lineAround returns the bounds of the line of b holding offset i, without
 // its newline.
 func lineAround(b []byte, i int) (start, end int) {
@@ -395,19 +369,34 @@ func lineAround(b []byte, i int) (start, end int) {
 	return start, end + i
 }
 
-// grepper carries one grep call's state across files: the one read buffer
-// and the output so far.
+// grepper carries one grep call's state across files: the read buffer, the
+// parts so far and the output of the file being searched.
 type grepper struct {
-	m    *lineMatcher
-	buf  []byte
-	max  int
-	hits int
-	more bool // a match beyond max was seen
-	out  strings.Builder
+	fsys   fs.FS
+	m      *lineMatcher
+	strict *regexp.Regexp // see strictRegexp; nil when it is not needed
+	buf    []byte
+	maxBuf int // how far buf may grow (maxLineBuf, less in tests)
+	max    int
+	mode   string
+	before int
+	after  int
+	sep    int // bytes between two files' output in the answer
+	// explicit is set when the path named one file: a binary file then
+	// says that it matches instead of vanishing from the answer.
+	explicit bool
+
+	hits  int  // hits (files outside content mode) in parts
+	bytes int  // bytes of parts, with the separators between them
+	more  bool // a cap was reached: the walk stops
+	parts []proto.GrepPart
+
+	out  []byte // output of the file being searched
+	cuts []int  // where out may be cut, one per hit
+	stop bool   // a cap was reached in this file
 
 	shard, shards int // this instance's share of a sharded grep
 	files         int // units dealt so far, in walk order
-	parts         []proto.GrepPart
 }
 
 // shardDepth is the depth (below grep's path) of the units a sharded grep
@@ -440,90 +429,200 @@ func (g *grepper) mine() bool {
 	return k%g.shards == g.shard
 }
 
-// search greps one file; in a sharded grep its hits become one part.
-func (g *grepper) search(fsys fs.FS, p string) error {
-	if g.shards <= 1 {
-		return g.searchFile(fsys, p)
-	}
-	hits := g.hits
-	err := g.searchFile(fsys, p)
-	if g.hits > hits {
-		g.parts = append(g.parts, proto.GrepPart{Path: p, Text: g.out.String(), Hits: g.hits - hits})
-		g.out.Reset()
-	}
-	return err
-}
-
-// searchFile greps one file, reading it in buffer-sized blocks of whole
-// lines. A line longer than the buffer is searched in buffer-sized pieces
-// (a match straddling two pieces of such a line may be missed; memory stays
-// bounded). Binary files are skipped on the evidence of their first block.
-func (g *grepper) searchFile(fsys fs.FS, p string) error {
-	f, err := fsys.Open(p)
+// search greps one file and, if it has hits and is not binary, adds its
+// part. The caps are checked here and while the file is searched, so that
+// the output held never passes proto.MaxGrepBytes by more than one hit
+// with its context.
+func (g *grepper) search(p string) error {
+	g.out, g.cuts, g.stop = g.out[:0], g.cuts[:0], false
+	sc, nulAt, err := g.searchFile(p)
 	if err != nil {
 		return err
 	}
+	if nulAt >= 0 {
+		g.stop = false // a binary file's hits never count
+		switch {
+		case !g.explicit || !sc.hit && !sc.head:
+			return nil
+		case sc.head:
+			g.out = append(g.out[:0], sprintf("%s: binary file (a NUL byte at offset %d); grep does not search binary files\n", quotePath(p), int(nulAt))...)
+		default:
+			g.out = append(g.out[:0], sprintf("%s: binary file matches (a NUL byte at offset %d); grep shows no lines of binary files\n", quotePath(p), int(nulAt))...)
+		}
+		g.cuts = append(g.cuts[:0], len(g.out))
+	} else if sc.hit && g.mode != proto.GrepContent {
+		if g.hits >= g.max {
+			g.more = true
+			return nil
+		}
+		g.out = append(g.out[:0], quotePath(p)...)
+		if g.mode == proto.GrepCount {
+			g.out = append(g.out, ':')
+			g.out = strconv.AppendInt(g.out, int64(sc.count), 10)
+		}
+		g.out = append(g.out, '\n')
+		g.cuts = append(g.cuts[:0], len(g.out))
+		g.stop = g.bytes+g.sep+len(g.out) > proto.MaxGrepBytes
+	}
+	if g.stop {
+		g.more = true
+	}
+	if len(g.cuts) == 0 {
+		return nil
+	}
+	if len(g.parts) > 0 {
+		g.bytes += g.sep
+	}
+	g.bytes += len(g.out)
+	g.hits += len(g.cuts)
+	g.parts = append(g.parts, proto.GrepPart{Path: p, Text: string(g.out), Hits: len(g.cuts), Cuts: slices.Clone(g.cuts)})
+	return nil
+}
+
+// fileScan is where searchFile is in one file.
+type fileScan struct {
+	path      string
+	line      int  // number of the line at block[counted]
+	counted   int  // offset in the block up to which lines are counted
+	blockLine int  // number of the block's first line
+	last      bool // the block ends the file
+	midLine   bool // the block starts in the middle of a line longer than the buffer
+	tailHit   bool // the last line of the block before had a hit
+	hit       bool // the file has a hit (and so must be checked for NUL bytes)
+	head      bool // the file was skipped unsearched: a NUL in its first bytes
+	done      bool // nothing more to find in this file (files_with_matches)
+	count     int  // matching lines (count mode)
+	lastOut   int  // number of the last line written to out
+	lastHit   int  // number of the last matching line
+	pending   bool // the last hit's cut is not recorded yet (its after-context may follow)
+	// ring holds the last lines before the block, cut to what is shown, for
+	// before-context that reaches into an earlier block.
+	ring [][]byte
+}
+
+// searchFile greps one file, reading it in blocks of whole lines; the
+// buffer grows to hold a line longer than itself (up to maxLineBuf). It
+// returns the offset of a NUL byte when the file has a hit and is binary
+// (-1 otherwise): only a file with a hit is read for NUL bytes beyond its
+// search, as most files have none.
+func (g *grepper) searchFile(p string) (sc fileScan, nulAt int64, err error) {
+	f, err := g.fsys.Open(p)
+	if err != nil {
+		return sc, -1, err
+	}
 	defer f.Close()
 
-	sc := fileScan{path: p, line: 1}
-	carry := 0 // bytes of an unfinished line kept at the start of buf
-	first := true
+	sc = fileScan{path: p, line: 1}
+	carry := 0    // bytes of an unfinished line kept at the start of buf
+	var off int64 // file offset of buf[0]
 	for {
-		n, err := io.ReadFull(f, g.buf[carry:])
-		eof := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
-		if err != nil && !eof {
-			return err
+		if carry == len(g.buf) && len(g.buf) < g.maxBuf {
+			nb := make([]byte, min(2*len(g.buf), g.maxBuf))
+			copy(nb, g.buf[:carry])
+			g.buf = nb
+		}
+		n, rerr := io.ReadFull(f, g.buf[carry:])
+		eof := errors.Is(rerr, io.EOF) || errors.Is(rerr, io.ErrUnexpectedEOF)
+		if rerr != nil && !eof {
+			return sc, -1, rerr
 		}
 		data := g.buf[:carry+n]
-		if first {
-			first = false
-			head := data[:min(len(data), sniffLen)]
-			if !eof {
-				if bytes.IndexByte(head, 0) >= 0 {
-					return nil
-				}
-			} else {
-				// The whole file is in this block: look at its head only
-				// if it has a hit (most files have none).
-				sc.head = head
+		if off == 0 && carry == 0 && !eof {
+			// A NUL in the first bytes (where git and GNU grep look)
+			// marks most binary files: skip them unsearched, whatever
+			// their size. A file read whole in one block is checked only
+			// at its first hit, below: most files have none.
+			if i := bytes.IndexByte(data[:min(len(data), sniffLen)], 0); i >= 0 {
+				sc.head = true
+				return sc, int64(i), nil
+			}
+		}
+		if sc.hit {
+			if i := bytes.IndexByte(data[carry:], 0); i >= 0 {
+				return sc, off + int64(carry+i), nil
 			}
 		}
 		block, rest := data, data[len(data):]
 		if !eof {
 			if nl := bytes.LastIndexByte(data, '\n'); nl >= 0 {
 				block, rest = data[:nl+1], data[nl+1:]
+			} else if len(g.buf) < g.maxBuf {
+				carry = len(data) // a line longer than the buffer: grow it
+				continue
 			}
-			// else: one line fills the buffer; search it as a piece.
+			// else: one line fills the largest buffer; search it as a piece.
 		}
+		hadHit := sc.hit
 		g.searchBlock(&sc, block, eof)
-		if g.more || eof {
-			return nil
+		if sc.hit && !hadHit {
+			// The first hit: the file is binary if a NUL is anywhere in
+			// it, before this point too.
+			if i := bytes.IndexByte(data, 0); i >= 0 {
+				return sc, off + int64(i), nil
+			}
+			if off > 0 {
+				if at, err := g.nulBefore(p, off); err != nil || at >= 0 {
+					return sc, at, err
+				}
+			}
 		}
-		sc.midLine = len(rest) == 0 && block[len(block)-1] != '\n'
+		if eof {
+			return sc, -1, nil
+		}
+		if g.stop || sc.done {
+			// Nothing more to show, but a NUL further on still makes the
+			// file binary.
+			if i := bytes.IndexByte(rest, 0); i >= 0 {
+				return sc, off + int64(len(data)-len(rest)+i), nil
+			}
+			at, err := nulIn(f, g.buf, off+int64(len(data)))
+			return sc, at, err
+		}
+		sc.midLine = len(rest) == 0 && len(block) > 0 && block[len(block)-1] != '\n'
+		off += int64(len(data) - len(rest))
 		carry = copy(g.buf, rest)
 	}
 }
 
-// fileScan is where searchFile is in one file.
-type fileScan struct {
-	path        string
-	line        int  // number of the line at the start of the next block
-	midLine     bool // the next block starts in the middle of a line longer than the buffer
-	lastPrinted int  // so that a line longer than the buffer prints once
-	// head is the start of a file read whole in one block, not yet checked
-	// for binary content (a NUL byte): it is checked at the file's first hit.
-	head []byte
+// nulBefore returns the offset of the first NUL byte among the first n
+// bytes of file p, or -1. It reopens the file: that happens only for a
+// file larger than the buffer whose first hit lies past the first block.
+func (g *grepper) nulBefore(p string, n int64) (int64, error) {
+	f, err := g.fsys.Open(p)
+	if err != nil {
+		return -1, err
+	}
+	defer f.Close()
+	return nulIn(io.LimitReader(f, n), make([]byte, 64<<10), 0)
 }
 
-// searchBlock reports the matching lines of block and advances sc.line past
-// it. Only the first match of a line matters: the whole line is printed.
-// Newlines are counted only up to each hit, and past the last one only when
-// another block of the file follows (last is false): most files fit in one
-// block and most blocks have no hit, and counting every newline of every
-// file was most of grep's time in the guest.
+// nulIn reads r to its end through buf and returns the offset of its first
+// NUL byte, counting from base, or -1.
+func nulIn(r io.Reader, buf []byte, base int64) (int64, error) {
+	for {
+		n, err := r.Read(buf)
+		if i := bytes.IndexByte(buf[:n], 0); i >= 0 {
+			return base + int64(i), nil
+		}
+		base += int64(n)
+		if errors.Is(err, io.EOF) {
+			return -1, nil
+		}
+		if err != nil {
+			return -1, err
+		}
+	}
+}
+
+// searchBlock finds the matching lines of block. In content mode it writes
+// them with their context and records a cut after each; newlines are
+// counted only as far as needed (most blocks have no hit, and counting
+// every newline of every file was most of grep's time in the guest).
 func (g *grepper) searchBlock(sc *fileScan, block []byte, last bool) {
-	counted := 0 // newlines before block[counted] are included in sc.line
-	for pos := 0; pos < len(block); {
+	sc.counted, sc.blockLine = 0, sc.line
+	sc.last = last
+	tail := false // the block's last line has a hit
+	for pos := 0; pos < len(block) && !g.stop && !sc.done; {
 		i, ok := g.m.find(block[pos:])
 		if !ok {
 			break
@@ -532,29 +631,161 @@ func (g *grepper) searchBlock(sc *fileScan, block []byte, last bool) {
 		if hit == len(block) && block[hit-1] == '\n' {
 			break // an empty match where the next block's first line starts
 		}
-		if sc.head != nil {
-			binary := bytes.IndexByte(sc.head, 0) >= 0
-			sc.head = nil
-			if binary {
-				return
-			}
-		}
 		start, end := lineAround(block, hit)
-		sc.line += countNewlines(block[counted:start])
-		counted = start
-		if sc.line != sc.lastPrinted {
-			if g.hits == g.max {
-				g.more = true
-				return
-			}
-			g.hits++
-			sc.lastPrinted = sc.line
-			g.printLine(sc.path, sc.line, block[start:end], hit-start, start == 0 && sc.midLine)
-		}
 		pos = end + 1
+		if g.strict != nil && !utf8.Valid(block[start:end]) && !g.strict.Match(strictLine(block[start:end])) {
+			continue // matched only by taking an invalid byte for U+FFFD (see strictRegexp)
+		}
+		tail = end == len(block)
+		if start == 0 && sc.midLine && sc.tailHit {
+			continue // the rest of a line longer than the buffer, counted already
+		}
+		sc.hit = true
+		switch g.mode {
+		case proto.GrepFiles:
+			sc.done = true
+		case proto.GrepCount:
+			sc.count++
+		default:
+			g.hitLine(sc, block, start, end, hit)
+		}
 	}
-	if !last {
-		sc.line += countNewlines(block[counted:])
+	if n := len(block); n > 0 && block[n-1] != '\n' {
+		// A piece of a line longer than the largest buffer: the next
+		// block goes on with its last line.
+		if bytes.IndexByte(block, '\n') >= 0 || !sc.midLine {
+			sc.tailHit = tail
+		} else {
+			sc.tailHit = sc.tailHit || tail
+		}
+	}
+	if g.mode != proto.GrepContent || g.stop {
+		return
+	}
+	g.flushAfter(sc, block, len(block))
+	if last {
+		if sc.pending {
+			g.cut(sc)
+		}
+		return
+	}
+	sc.line += countNewlines(block[sc.counted:])
+	if g.before > 0 {
+		g.keepTail(sc, block)
+	}
+}
+
+// hitLine writes one matching line with its context: first the rest of
+// the previous hit's after-context, then a "--" if lines were skipped,
+// the before-context, and the line.
+func (g *grepper) hitLine(sc *fileScan, block []byte, start, end, hit int) {
+	g.flushAfter(sc, block, start)
+	sc.line += countNewlines(block[sc.counted:start])
+	sc.counted = start
+	h := sc.line
+	if h <= sc.lastOut {
+		return // another piece of a line longer than the buffer, already shown
+	}
+	if sc.pending {
+		g.cut(sc)
+		if g.stop {
+			return
+		}
+	}
+	if g.hits+len(g.cuts) >= g.max {
+		g.stop = true
+		return
+	}
+	from := max(h-g.before, sc.lastOut+1, 1)
+	if sc.lastOut > 0 && from > sc.lastOut+1 && (g.before > 0 || g.after > 0) {
+		g.out = append(g.out, "--\n"...)
+	}
+	for l := from; l < h; l++ {
+		g.emit(sc.path, l, '-', g.lineBefore(sc, block, start, h-l), 0, false)
+	}
+	g.emit(sc.path, h, ':', block[start:end], hit-start, start == 0 && sc.midLine)
+	sc.lastOut, sc.lastHit, sc.pending = h, h, true
+}
+
+// flushAfter writes the lines of the block from sc.counted up to limit that
+// are after-context of the last hit, and records that hit's cut once its
+// after-context is complete.
+func (g *grepper) flushAfter(sc *fileScan, block []byte, limit int) {
+	for sc.pending && sc.line <= sc.lastHit+g.after && sc.counted < limit {
+		lineEnd := limit
+		if e := bytes.IndexByte(block[sc.counted:limit], '\n'); e >= 0 {
+			lineEnd = sc.counted + e
+		} else if limit == len(block) && !sc.last {
+			break // a piece of a line longer than the largest buffer: it goes on in the next block
+		}
+		if sc.line > sc.lastOut {
+			g.emit(sc.path, sc.line, '-', block[sc.counted:lineEnd], 0, false)
+			sc.lastOut = sc.line
+		}
+		sc.counted = min(lineEnd+1, len(block))
+		sc.line++
+	}
+	if sc.pending && sc.line > sc.lastHit+g.after {
+		g.cut(sc)
+	}
+}
+
+// cut records the end of the last hit's output and checks the byte cap.
+func (g *grepper) cut(sc *fileScan) {
+	sc.pending = false
+	g.cuts = append(g.cuts, len(g.out))
+	sep := 0
+	if len(g.parts) > 0 {
+		sep = g.sep
+	}
+	if g.bytes+sep+len(g.out) > proto.MaxGrepBytes {
+		g.stop = true
+	}
+}
+
+// lineBefore returns the line k lines before the one starting at start:
+// from the block, or from the ring of lines kept from earlier blocks.
+func (g *grepper) lineBefore(sc *fileScan, block []byte, start, k int) []byte {
+	h := sc.line // the line at start
+	if h-k >= sc.blockLine {
+		pos := start
+		for ; k > 0; k-- {
+			e := pos - 1
+			pos = bytes.LastIndexByte(block[:e], '\n') + 1
+			if k == 1 {
+				return block[pos:e]
+			}
+		}
+	}
+	i := len(sc.ring) - (sc.blockLine - (h - k))
+	if i < 0 || i >= len(sc.ring) {
+		return nil // cannot happen: the ring holds g.before lines
+	}
+	return sc.ring[i]
+}
+
+// keepTail saves the block's last lines for the before-context of a hit
+// early in the next block.
+func (g *grepper) keepTail(sc *fileScan, block []byte) {
+	var tail [][]byte
+	end := len(block)
+	if end > 0 && block[end-1] == '\n' {
+		end--
+	} else {
+		return // a piece of a long line: no whole line ends here
+	}
+	for len(tail) < g.before && end >= 0 {
+		s := bytes.LastIndexByte(block[:end], '\n') + 1
+		tail = append(tail, bytes.Clone(block[s:min(end, s+proto.MaxLineBytes+2)]))
+		if s == 0 {
+			break
+		}
+		end = s - 1
+	}
+	slices.Reverse(tail)
+	sc.ring = append(sc.ring, tail...)
+	if len(sc.ring) > g.before {
+		sc.ring = slices.Delete(sc.ring, 0, len(sc.ring)-g.before)
 	}
 }
 
@@ -562,30 +793,31 @@ func (g *grepper) searchBlock(sc *fileScan, block []byte, last bool) {
 // too far into a long line for the line's start to be shown.
 const hitContext = 64
 
-// printLine writes one hit as "path:LINE: text", the text cut to
-// proto.MaxLineBytes so one minified line cannot flood the answer. When the
-// match lies beyond that cut (or text is a piece from the middle of a line
-// longer than the buffer), the text starts shortly before the match instead,
-// marked with a leading "…", so the model still sees what matched.
-func (g *grepper) printLine(p string, line int, text []byte, hitOff int, midLine bool) {
+// emit writes one line as "path:LINE: text" (a hit, sep ':') or
+// "path-LINE- text" (context, sep '-'), the text cut to proto.MaxLineBytes
+// so one minified line cannot flood the answer. When the match lies beyond
+// that cut (or text is a piece from the middle of a line longer than the
+// buffer), the text starts shortly before the match instead, marked with a
+// leading "…", so the model still sees what matched.
+func (g *grepper) emit(p string, line int, sep byte, text []byte, hitOff int, midLine bool) {
 	text = bytes.TrimSuffix(text, []byte{'\r'})
-	g.out.WriteString(quotePath(p))
-	g.out.WriteByte(':')
-	g.out.WriteString(strconv.Itoa(line))
-	g.out.WriteString(": ")
+	g.out = append(g.out, quotePath(p)...)
+	g.out = append(g.out, sep)
+	g.out = strconv.AppendInt(g.out, int64(line), 10)
+	g.out = append(g.out, sep, ' ')
 	if midLine || hitOff > proto.MaxLineBytes-hitContext {
-		from := max(0, hitOff-hitContext)
-		for from < hitOff && !utf8.RuneStart(text[from]) {
+		from := max(0, min(hitOff, len(text))-hitContext)
+		for from < hitOff && from < len(text) && !utf8.RuneStart(text[from]) {
 			from++
 		}
 		text = text[from:]
-		g.out.WriteString("…")
+		g.out = append(g.out, "…"...)
 	}
 	if len(text) > proto.MaxLineBytes {
-		g.out.Write(cutUTF8(text, proto.MaxLineBytes))
-		g.out.WriteString("…")
+		g.out = append(g.out, cutUTF8(text, proto.MaxLineBytes)...)
+		g.out = append(g.out, "…"...)
 	} else {
-		g.out.Write(text)
+		g.out = append(g.out, text...)
 	}
-	g.out.WriteByte('\n')
+	g.out = append(g.out, '\n')
 }

@@ -34,7 +34,7 @@ func grepFS() errFS {
 	m["bin.dat"] = file("needle\x00binary\n")
 	// Larger than grep's buffer, NUL in its head, the hit in a later block.
 	m["bigbin.dat"] = file("\x00" + strings.Repeat("filler line\n", 30000) + "needle\n")
-	// A NUL past the head does not make a file binary.
+	// A NUL past the head makes a file binary too (ripgrep's rule).
 	m["latenul.txt"] = file("needle early\n" + strings.Repeat("x", sniffLen) + "\x00\n")
 	m["long.txt"] = file("needle" + strings.Repeat("é", 400) + "\n")
 	m["crlf.txt"] = file("a needle\r\nb\r\n")
@@ -48,7 +48,6 @@ func TestGrep(t *testing.T) {
 	runCases(t, fsys, proto.Grep, []toolCase{
 		{"all", map[string]any{"pattern": "needle"}, proto.Limits{}, strings.Join([]string{
 			"crlf.txt:1: a needle",
-			"latenul.txt:1: needle early",
 			"long.txt:1: " + longText,
 			"other/build/x.txt:1: needle: /build/ is anchored to the root",
 			"other/src/gen_y.go:1: needle not under src/.gitignore",
@@ -118,8 +117,8 @@ func TestGrepNestedIgnoreFromSubfolder(t *testing.T) {
 }
 
 // TestGrepBlocks crosses the read buffer's edges: line numbers stay right
-// across blocks, a line longer than the buffer prints once, and a file
-// whose NUL comes after the first block is still searched.
+// across blocks, a line longer than the buffer is searched whole and
+// prints once, and a NUL in a later block makes the whole file binary.
 func TestGrepBlocks(t *testing.T) {
 	var b strings.Builder
 	var want []string
@@ -136,9 +135,7 @@ func TestGrepBlocks(t *testing.T) {
 	want = append(want, "big.txt:40001: "+long[:proto.MaxLineBytes]+"…")
 	b.WriteString("after the long line: needle\n")
 	want = append(want, "big.txt:40002: after the long line: needle")
-	b.WriteString("\x00 late NUL, needle\n")
-	want = append(want, "big.txt:40003: \x00 late NUL, needle")
-	fsys := fstest.MapFS{"big.txt": file(b.String())}
+	fsys := fstest.MapFS{"big.txt": file(b.String()), "bigbin.txt": file(b.String() + "\x00 late NUL, needle\n")}
 	got := call(t, fsys, proto.Grep, map[string]any{"pattern": "needle"}, proto.Limits{}).Text
 	if got != strings.Join(want, "\n") {
 		t.Errorf("got:\n%.2000s\nwant:\n%.2000s", got, strings.Join(want, "\n"))
@@ -147,6 +144,11 @@ func TestGrepBlocks(t *testing.T) {
 	got = call(t, fsys, proto.Grep, map[string]any{"pattern": "n[e]edle"}, proto.Limits{}).Text
 	if got != strings.Join(want, "\n") {
 		t.Errorf("regexp: got:\n%.2000s", got)
+	}
+	// Named explicitly, the binary file says it matches, and where its NUL is.
+	got = call(t, fsys, proto.Grep, map[string]any{"pattern": "needle", "path": "bigbin.txt"}, proto.Limits{}).Text
+	if want := sprintf("bigbin.txt: binary file matches (a NUL byte at offset %d); grep shows no lines of binary files", len(b.String())); got != want {
+		t.Errorf("explicit binary: got %q, want %q", got, want)
 	}
 }
 
@@ -168,13 +170,13 @@ func blockGrep(t testing.TB, pattern string, ignoreCase bool, data []byte) ([]in
 	if err != nil {
 		return nil, err
 	}
-	g := &grepper{m: m, buf: make([]byte, 64), max: 1 << 30}
 	fsys := fstest.MapFS{"f": &fstest.MapFile{Data: data}}
-	if err := g.searchFile(fsys, "f"); err != nil {
+	g := &grepper{fsys: fsys, m: m, buf: make([]byte, 64), maxBuf: maxLineBuf, max: 1 << 30, mode: proto.GrepContent}
+	if _, _, err := g.searchFile("f"); err != nil {
 		t.Fatal(err)
 	}
 	var hits []int
-	for _, l := range strings.Split(strings.TrimSuffix(g.out.String(), "\n"), "\n") {
+	for _, l := range strings.Split(strings.TrimSuffix(string(g.out), "\n"), "\n") {
 		var n int
 		if l != "" {
 			fmt.Sscanf(strings.TrimPrefix(l, "f:"), "%d:", &n)

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"io"
 	"io/fs"
@@ -71,16 +72,23 @@ func readFile(fsys fs.FS, a proto.ReadFileArgs, lim proto.Limits) (string, error
 		return "", errorf("binary file: %s (%s, %s)", shown, humanSize(info.Size()), binaryKind(head))
 	}
 
-	pg := pager{r: r, budget: int(min(budget, int64(^uint(0)>>1)))}
+	pg := pager{r: r, budget: int(min(budget, int64(^uint(0)>>1))), nulAt: -1}
 	// The output never exceeds the budget or the file: allocate it once.
 	pg.out = make([]byte, 0, min(int64(pg.budget), info.Size()+1, maxPrealloc))
-	if err := pg.skipTo(offset); err != nil {
+	err = pg.skipTo(offset)
+	if pg.nulAt >= 0 {
+		return "", binaryNUL(shown, info.Size(), pg.nulAt)
+	}
+	if err != nil {
 		return "", fsError(tool, a.Path, err)
 	}
 	if pg.eof {
 		return "", errorf("offset %d is past the end of %s (%d lines)", offset, shown, pg.line-1)
 	}
 	stop, err := pg.collect(a.Limit)
+	if pg.nulAt >= 0 {
+		return "", binaryNUL(shown, info.Size(), pg.nulAt)
+	}
 	if err != nil {
 		return "", fsError(tool, a.Path, err)
 	}
@@ -107,6 +115,18 @@ func readFile(fsys fs.FS, a proto.ReadFileArgs, lim proto.Limits) (string, error
 	return out.String(), nil
 }
 
+// binaryNUL refuses a file whose NUL byte was found past its head, where
+// isBinary did not look: a NUL is never passed on to the model, and grep
+// treats such a file as binary too.
+func binaryNUL(shown string, size, at int64) error {
+	return errorf("binary file: %s (%s, a NUL byte at offset %d)", shown, humanSize(size), at)
+}
+
+// nulError stops the pager at a NUL byte (pager.nulAt says where).
+type nulError struct{}
+
+func (nulError) Error() string { return "NUL byte" }
+
 // stopReason says why collect stopped before the end of the file.
 type stopReason int
 
@@ -127,6 +147,21 @@ type pager struct {
 	shown  int // bytes of whole lines in out
 	// partial is how much of an over-budget first line was shown.
 	partial int
+	pos     int64 // file offset of the next byte read
+	nulAt   int64 // offset of a NUL byte met in what was read, or -1
+}
+
+// read is r.ReadSlice('\n') watching for NUL bytes: every byte read_file
+// reads, shown or skipped, is checked, so that a NUL anywhere before the
+// end of the page refuses the file.
+func (pg *pager) read() ([]byte, error) {
+	chunk, err := pg.r.ReadSlice('\n')
+	if i := bytes.IndexByte(chunk, 0); i >= 0 {
+		pg.nulAt = pg.pos + int64(i)
+		return nil, nulError{}
+	}
+	pg.pos += int64(len(chunk))
+	return chunk, err
 }
 
 // skipTo discards lines until line n is next, counting lines as it goes
@@ -153,7 +188,7 @@ func (pg *pager) skipTo(n int) error {
 // discardLine consumes one line (of any length) and advances pg.line.
 func (pg *pager) discardLine() error {
 	for {
-		chunk, err := pg.r.ReadSlice('\n')
+		chunk, err := pg.read()
 		switch {
 		case err == nil:
 			pg.line++
@@ -187,7 +222,7 @@ func (pg *pager) collect(limit int) (stopReason, error) {
 		}
 		start := len(pg.out)
 		for {
-			chunk, err := pg.r.ReadSlice('\n')
+			chunk, err := pg.read()
 			if len(chunk) > 0 {
 				if len(pg.out)+len(chunk) > pg.budget {
 					pg.overBudget(start, chunk, pg.line == first)

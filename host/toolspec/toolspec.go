@@ -118,7 +118,7 @@ func defs() []def {
 			desc: "Read a text file in the workspace. Large files come in pages: use offset and limit (in lines) to read on. Binary files are refused.",
 			args: proto.ReadFileArgs{}, paths: []string{"path"}, summary: aboutPath},
 		{name: proto.Grep, title: "Search file contents",
-			desc: "Search file contents in the workspace with an RE2 regular expression; prints path:line: text per match. Skips binary and .gitignored files.",
+			desc: "Search file contents in the workspace with an RE2 regular expression; prints path:line: text per match, or file paths or counts per file (output_mode). Skips binary files (a NUL byte anywhere) and .gitignored files.",
 			args: proto.GrepArgs{}, paths: []string{"path"}, summary: aboutSearch},
 		{name: proto.Glob, title: "Find files by pattern",
 			desc: "Find files and folders in the workspace whose paths match a glob pattern (** matches any depth).",
@@ -198,6 +198,13 @@ func New() (*Catalog, error) {
 			}
 			if name == "offset" {
 				p.Minimum = jsonschema.Ptr(1.0)
+			}
+			maximum, enum := proto.Bounds(d.name, name)
+			if maximum > 0 {
+				p.Maximum = jsonschema.Ptr(float64(maximum))
+			}
+			for _, v := range enum {
+				p.Enum = append(p.Enum, v)
 			}
 		}
 		t := &Tool{Name: d.name, Title: d.title, Description: d.desc, Schema: s, Usage: usage(d),
@@ -346,6 +353,18 @@ func fieldMessage(k string, s *jsonschema.Schema, v any) string {
 		if f, ok := v.(float64); ok && f < *s.Minimum {
 			return fmt.Sprintf("%s must be at least %g, got %g", k, *s.Minimum, f)
 		}
+	}
+	if s.Maximum != nil {
+		if f, ok := v.(float64); ok && f > *s.Maximum {
+			return fmt.Sprintf("%s must be at most %g, got %g", k, *s.Maximum, f)
+		}
+	}
+	if len(s.Enum) > 0 {
+		var names []string
+		for _, e := range s.Enum {
+			names = append(names, fmt.Sprintf("%q", e))
+		}
+		return fmt.Sprintf("%s must be one of %s, got %s", k, strings.Join(names, ", "), describe(v))
 	}
 	return fmt.Sprintf("%s has an invalid value: %s", k, describe(v))
 }
