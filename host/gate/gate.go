@@ -252,7 +252,7 @@ func (g *Gate) propose(ctx context.Context, tool string, args json.RawMessage) (
 	}
 	out.decision, out.after = "written", sum
 	fmt.Fprintf(tty, "moat: wrote %s/%s (%d bytes)\n", display.Line(g.name), p.rel, len(p.content))
-	return p, toolspec.Result{Text: fmt.Sprintf("wrote %s (%d bytes)", p.shown, len(p.content))}, out
+	return p, toolspec.Result{Text: fmt.Sprintf("wrote %s (%d bytes)", p.shown, len(p.content)), Written: true}, out
 }
 
 // checkPath applies the lexical and name rules to a path as the model gave

@@ -45,6 +45,9 @@ type Tool struct {
 type Result struct {
 	Text    string
 	IsError bool
+	// Written is set by the approval gate when the proposal was approved
+	// and written to disk, so callers count writes without reading Text.
+	Written bool
 }
 
 // Errorf builds an error result; the text always starts with "error: " so a
