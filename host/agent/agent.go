@@ -149,6 +149,25 @@ func New(cfg Config) *Session {
 	return s
 }
 
+// Clear starts the conversation over: only the system prompt is kept. A
+// transcript gets the system prompt again, which marks the new start.
+func (s *Session) Clear() {
+	s.history = nil
+	s.proposed, s.written = 0, 0
+	s.add(Message{Role: "system", Content: s.cfg.System})
+}
+
+// Tools returns the tools the model is offered.
+func (s *Session) Tools() []*toolspec.Tool { return append([]*toolspec.Tool(nil), s.tools...) }
+
+// SetWidth changes the width streamed text is wrapped to (the terminal was
+// resized); 0 stops wrapping.
+func (s *Session) SetWidth(n int) {
+	if s.stream != nil {
+		s.stream.wrap.width = max(n, 0)
+	}
+}
+
 // History returns the conversation so far, as recorded (tool results as
 // they were sent, before any context-budget elision).
 func (s *Session) History() []Message { return append([]Message(nil), s.history...) }
