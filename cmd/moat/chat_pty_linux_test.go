@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"syscall"
@@ -52,7 +53,11 @@ type ptyChat struct {
 	srv    *fakellm.Server
 }
 
-func startPtyChat(t *testing.T, script string) *ptyChat {
+func startPtyChat(t *testing.T, script string) *ptyChat { return startPty(t, script, 0, false) }
+
+// startPty starts moat chat on a pty of the given width (0: the default),
+// with stderr on the pty too if stderrTTY.
+func startPty(t *testing.T, script string, width int, stderrTTY bool) *ptyChat {
 	sc, err := fakellm.ParseScript([]byte(script))
 	if err != nil {
 		t.Fatal(err)
@@ -64,6 +69,15 @@ func startPtyChat(t *testing.T, script string) *ptyChat {
 	t.Setenv("MOAT_CACHE_DIR", sharedCache(t))
 	master, slave := openPty(t)
 	p := &ptyChat{t: t, master: master, code: make(chan int, 1), srv: srv}
+	if width > 0 {
+		if err := unix.IoctlSetWinsize(int(slave.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 24, Col: uint16(width)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var stderr io.Writer = &p.stderr
+	if stderrTTY {
+		stderr = slave
+	}
 	go func() {
 		b := make([]byte, 4096)
 		for {
@@ -75,7 +89,7 @@ func startPtyChat(t *testing.T, script string) *ptyChat {
 		}
 	}()
 	go func() {
-		p.code <- run(context.Background(), []string{"chat", "--root", t.TempDir(), "--model", "qwen3", "--writes", "deny"}, slave, slave, &p.stderr)
+		p.code <- run(context.Background(), []string{"chat", "--root", t.TempDir(), "--model", "qwen3", "--writes", "deny"}, slave, slave, stderr)
 		slave.Close()
 	}()
 	t.Cleanup(func() { master.Close() })
@@ -173,5 +187,26 @@ func TestChatKeysCtrlD(t *testing.T) {
 	}
 	if n := len(p.srv.ChatRequests()); n != 0 {
 		t.Errorf("%d chat requests, want none", n)
+	}
+}
+
+// On a terminal, a reply is wrapped at spaces to the window's width, and
+// while the model loads a line on stderr counts the seconds; it is erased
+// before the reply is written.
+func TestChatKeysWrapAndWaiting(t *testing.T) {
+	p := startPty(t, `{"turns":[{"text":"The quick brown fox jumps over the lazy dog.","delay_ms":1500}]}`, 24, true)
+	p.waitPrompts(1)
+	p.typeKeys("Go\r")
+	p.waitPrompts(2)
+	p.typeKeys("\x04")
+	if c := p.exit(); c != exitOK {
+		t.Errorf("exit status %d, want 0", c)
+	}
+	screen := p.screen.String()
+	if !strings.Contains(screen, "waiting for qwen3… 0s") {
+		t.Errorf("no waiting line on the screen: %q", screen)
+	}
+	if !strings.Contains(screen, "s\r\x1b[KThe quick brown fox\r\njumps over the lazy dog.\r\nmoat> ") {
+		t.Errorf("the waiting line was not erased before the reply, or the reply was not wrapped at 24 columns: %q", screen)
 	}
 }
