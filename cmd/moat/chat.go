@@ -35,10 +35,22 @@ func chatCommand(e *env) *ffcli.Command {
 root through moat's tools. Replies stream as they arrive; tool calls are
 shown on standard error as in 'moat ask'.
 
-On a terminal you get line editing and history. Ctrl-C stops the reply
-being written (the conversation goes on); Ctrl-D or /exit leaves.
+On a terminal you get line editing and history, replies wrapped to the
+window, and a count of the seconds waited while the model loads. Ctrl-C
+stops the reply being written (the conversation goes on) or clears the
+line being typed; Ctrl-D, /exit or Ctrl-C at an empty prompt leaves.
 When standard input is not a terminal, each line is one question, so a
 conversation can be piped in.
+
+Lines that start with a slash and a word are commands for moat, never
+sent to the model:
+  /help    the commands
+  /tools   the tools the model can use, one line each
+  /clear   forget the conversation and start over
+  /exit    leave
+
+After a turn in which the model proposed changes, moat says how many
+were written ("moat: 2 changes proposed, 1 written").
 
 The whole session shares one sandbox and one conversation: the model
 remembers earlier questions until the context window (--num-ctx) forces
