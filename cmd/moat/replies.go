@@ -45,13 +45,14 @@ func terminalWidth(w io.Writer) int {
 
 // forTerminal sets how replies look where they are shown: streamed text
 // wrapped to the width of stdout when stdout is a terminal, and a waiting
-// indicator on stderr when stderr is one. A pipe or file gets neither: the
-// text as the model wrote it, and no carriage returns in a log.
+// indicator on stderr when stderr is one that can erase a line (not
+// TERM=dumb). A pipe or file gets neither: the text as the model wrote
+// it, and no carriage returns in a log.
 func forTerminal(e *env, cfg agent.Config) agent.Config {
 	if cfg.Stream != nil {
 		cfg.Width = terminalWidth(e.stdout) // the stream is stdout, perhaps counted
 	}
-	if f, ok := e.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+	if f, ok := e.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) && e.getenv("TERM") != "dumb" {
 		cfg.Waiting = agent.NewSpinner(e.stderr, "waiting for "+cutName(agent.Sanitize(cfg.Model, false)))
 	}
 	return cfg

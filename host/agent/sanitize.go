@@ -106,9 +106,6 @@ func (s *streamSanitizer) Flush() {
 	s.pending, s.space, s.started, s.wrote = nil, "", false, false
 }
 
-// Wrote reports whether the reply in progress has written any text.
-func (s *streamSanitizer) Wrote() bool { return s.wrote }
-
 // wrapper breaks escaped text into lines of at most width columns, at
 // spaces where it can: a word is held back until it is complete (a space,
 // a newline or the end of the reply follows it), then goes on the current
