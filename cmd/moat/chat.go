@@ -195,8 +195,14 @@ the line being typed.
 // runChatCommand runs one command, writing what it has to say to w, and
 // reports whether the session should end. Commands never reach the model.
 func runChatCommand(w io.Writer, s *agent.Session, name, rest string) (quit bool) {
+	switch name {
+	case "/help", "/tools", "/clear", "/exit", "/quit":
+	default:
+		fmt.Fprintf(w, "moat: unknown command %s; /help lists the commands (a question may not start with /word)\n", agent.Sanitize(name, false))
+		return false
+	}
 	if rest != "" && name != "/help" {
-		fmt.Fprintf(w, "moat: %s takes nothing after it; to ask the model, start the line with another word\n", agent.Sanitize(name, false))
+		fmt.Fprintf(w, "moat: %s takes nothing after it\n", name)
 		return false
 	}
 	switch name {
@@ -207,10 +213,8 @@ func runChatCommand(w io.Writer, s *agent.Session, name, rest string) (quit bool
 	case "/clear":
 		s.Clear()
 		fmt.Fprintln(w, "moat: conversation cleared; the next question starts a new one")
-	case "/exit", "/quit":
+	default: // exit, quit
 		return true
-	default:
-		fmt.Fprintf(w, "moat: unknown command %s; /help lists the commands\n", agent.Sanitize(name, false))
 	}
 	return false
 }
