@@ -363,8 +363,10 @@ func (k *interruptKeys) Read(p []byte) (int, error) {
 		return utf8.EncodeRune(p, keyInterrupt), nil
 	}
 	n := len(k.buf)
-	if i := bytes.IndexByte(k.buf, 0x03); i >= 0 {
+	if i := bytes.IndexByte(k.buf, 0x03); i > 0 {
 		n = i
+	} else if i == 0 {
+		n = 1 // no room for keyInterrupt (never with term.Terminal's buffer): pass Ctrl-C on as it is
 	}
 	n = copy(p, k.buf[:n])
 	k.buf = k.buf[n:]
