@@ -29,10 +29,10 @@ func TestChatSlashCommand(t *testing.T) {
 func TestChatFirstSentence(t *testing.T) {
 	for in, want := range map[string]string{
 		"List the entries of a folder in the workspace, sorted; folders end with \"/\".": "List the entries of a folder in the workspace, sorted.",
-		"Read a text file. Large files come in pages.":                                 "Read a text file.",
-		"Find files matching a glob pattern (** matches any depth).":                   "Find files matching a glob pattern (** matches any depth).",
-		"Describe a file: kind, size, mode (v1.2 format).":                             "Describe a file: kind, size, mode (v1.2 format).",
-		"No full stop":                                                                 "No full stop",
+		"Read a text file. Large files come in pages.":                                   "Read a text file.",
+		"Find files matching a glob pattern (** matches any depth).":                     "Find files matching a glob pattern (** matches any depth).",
+		"Describe a file: kind, size, mode (v1.2 format).":                               "Describe a file: kind, size, mode (v1.2 format).",
+		"No full stop": "No full stop",
 	} {
 		if got := firstSentence(in); got != want {
 			t.Errorf("firstSentence(%q) = %q, want %q", in, got, want)
