@@ -25,11 +25,18 @@ func askCommand(e *env) *ffcli.Command {
 		ShortUsage: "moat ask [flags] PROMPT",
 		ShortHelp:  "ask one question about the folder",
 		LongHelp: `Puts one question to a local model that can look at the sandbox root through
-moat's tools, and prints its answer on standard output. Each tool call the
-model makes is shown on standard error as it runs:
+moat's tools, and streams what it writes to standard output as it arrives
+(text it writes before a tool call included). Each tool call the model
+makes is shown on standard error as it runs, and if it proposed changes,
+how many were written:
 
   → read_file README.md (2.1 KB)
   → read_file ../x: error: path escapes the sandbox: ../x
+  moat: 1 change proposed, 0 written
+
+On a terminal, moat shows how long it has waited for the first word (a
+local model can take a while to load) and wraps the text to the window.
+Ctrl-C stops the answer and keeps what was printed (exit status 1).
 
 PROMPT is the rest of the command line; "-" reads it from standard input.
 With no --model, moat picks the first installed model that supports tools
@@ -61,18 +68,7 @@ The model is told these rules (replace them with --system FILE):
 			if strings.TrimSpace(prompt) == "" {
 				return usagef("the question is empty")
 			}
-			s, err := a.open(ctx, e, nil)
-			if err != nil {
-				return err
-			}
-			defer s.close(e.stderr)
-			answer, err := s.agent.Ask(ctx, prompt)
-			if err != nil {
-				return agentError(err)
-			}
-			answer = agent.Sanitize(strings.TrimSpace(answer), true)
-			fmt.Fprintln(e.stdout, answer)
-			return nil
+			return a.ask(ctx, e, prompt)
 		},
 	}
 }
@@ -187,11 +183,11 @@ func (a *agentFlags) open(ctx context.Context, e *env, stream io.Writer) (*sessi
 		return nil, err
 	}
 	s.closers = append(s.closers, eng.Close)
-	s.agent = agent.New(agent.Config{
+	s.agent = agent.New(forTerminal(e, agent.Config{
 		Backend: b, Tools: eng, Model: model, System: system,
 		MaxTurns: a.maxTurns, NumCtx: a.numCtx, ReplyTimeout: a.modelTimeout,
 		Activity: e.stderr, Stream: stream, Transcript: tr,
-	})
+	}))
 	ok = true
 	return s, nil
 }

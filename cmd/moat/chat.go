@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -9,14 +10,17 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
+	"unicode/utf8"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
 	"golang.org/x/term"
 
 	"github.com/moatdev/moat/host/agent"
+	"github.com/moatdev/moat/host/toolspec"
 )
 
 func chatCommand(e *env) *ffcli.Command {
@@ -31,10 +35,22 @@ func chatCommand(e *env) *ffcli.Command {
 root through moat's tools. Replies stream as they arrive; tool calls are
 shown on standard error as in 'moat ask'.
 
-On a terminal you get line editing and history. Ctrl-C stops the reply
-being written (the conversation goes on); Ctrl-D or /exit leaves.
+On a terminal you get line editing and history, replies wrapped to the
+window, and a count of the seconds waited while the model loads. Ctrl-C
+stops the reply being written (the conversation goes on) or clears the
+line being typed; Ctrl-D, /exit or Ctrl-C at an empty prompt leaves.
 When standard input is not a terminal, each line is one question, so a
 conversation can be piped in.
+
+Lines that start with a slash and a word are commands for moat, never
+sent to the model:
+  /help    the commands
+  /tools   the tools the model can use, one line each
+  /clear   forget the conversation and start over
+  /exit    leave
+
+After a turn in which the model proposed changes, moat says how many
+were written ("moat: 2 changes proposed, 1 written").
 
 The whole session shares one sandbox and one conversation: the model
 remembers earlier questions until the context window (--num-ctx) forces
@@ -87,8 +103,12 @@ func (a *agentFlags) chat(ctx context.Context, e *env) error {
 	}
 	defer s.close(e.stderr)
 	if in.interactive {
-		fmt.Fprintf(e.stderr, "moat chat: %s on %s, root %s\nCtrl-C stops a reply; Ctrl-D or /exit leaves.\n",
-			agent.Sanitize(s.model, false), s.backend, agent.Sanitize(s.root, false))
+		root := s.root
+		if abs, err := filepath.Abs(root); err == nil {
+			root = abs
+		}
+		fmt.Fprintf(e.stderr, "moat chat: %s on %s, root %s\n/help lists the commands. Ctrl-C stops a reply; Ctrl-D or /exit leaves.\n",
+			agent.Sanitize(s.model, false), s.backend, agent.Sanitize(root, false))
 	}
 
 	lines := make(chan lineResult, 1)
@@ -103,28 +123,34 @@ func (a *agentFlags) chat(ctx context.Context, e *env) error {
 		case <-sctx.Done():
 			return nil
 		}
-		if lr.err == io.EOF {
+		if lr.err == io.EOF || lr.err == errInterrupt {
+			in.endLine() // Ctrl-D or Ctrl-C left the cursor after the prompt
 			return nil
 		}
 		if lr.err != nil {
 			return fmt.Errorf("reading input: %w", lr.err)
 		}
 		q := strings.TrimSpace(lr.line)
-		switch q {
-		case "":
+		if q == "" {
 			continue
-		case "/exit", "/quit":
-			return nil
+		}
+		if name, rest, ok := slashCommand(q); ok {
+			if quit := runChatCommand(e.stderr, s.agent, name, rest); quit {
+				return nil
+			}
+			continue
 		}
 		tctx, cancel := context.WithCancel(sctx)
 		mu.Lock()
 		cancelTurn = cancel
 		mu.Unlock()
+		s.agent.SetWidth(terminalWidth(e.stdout)) // the window may have been resized
 		_, err := s.agent.Ask(tctx, q)
 		mu.Lock()
 		cancelTurn = nil
 		mu.Unlock()
 		cancel()
+		reportChanges(e.stderr, s.agent)
 		switch {
 		case err == nil:
 		case sctx.Err() != nil:
@@ -137,6 +163,86 @@ func (a *agentFlags) chat(ctx context.Context, e *env) error {
 			fmt.Fprintln(e.stderr, "moat:", err)
 		}
 	}
+}
+
+// slashCommand recognises a command: a slash and a word, alone or followed
+// by text. A line whose first word has more in it, such as a path
+// ("/etc/hosts: what is it?"), is a question.
+func slashCommand(q string) (name, rest string, ok bool) {
+	word, rest, _ := strings.Cut(q, " ")
+	if len(word) < 2 || word[0] != '/' {
+		return "", "", false
+	}
+	for _, r := range word[1:] {
+		if !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z') {
+			return "", "", false
+		}
+	}
+	return word, strings.TrimSpace(rest), true
+}
+
+// chatHelp is what /help prints.
+const chatHelp = `Commands:
+  /help    this list
+  /tools   the tools the model can use
+  /clear   forget the conversation and start over
+  /exit    leave (so does Ctrl-D, or Ctrl-C at an empty prompt)
+Anything else is a question for the model. Ctrl-C stops a reply, or clears
+the line being typed.
+`
+
+// runChatCommand runs one command, writing what it has to say to w, and
+// reports whether the session should end. Commands never reach the model.
+func runChatCommand(w io.Writer, s *agent.Session, name, rest string) (quit bool) {
+	switch name {
+	case "/help", "/tools", "/clear", "/exit", "/quit":
+	default:
+		fmt.Fprintf(w, "moat: unknown command %s; /help lists the commands (a question may not start with /word)\n", agent.Sanitize(name, false))
+		return false
+	}
+	if rest != "" && name != "/help" {
+		fmt.Fprintf(w, "moat: %s takes nothing after it\n", name)
+		return false
+	}
+	switch name {
+	case "/help":
+		io.WriteString(w, chatHelp)
+	case "/tools":
+		writeTools(w, s.Tools())
+	case "/clear":
+		s.Clear()
+		fmt.Fprintln(w, "moat: conversation cleared; the next question starts a new one")
+	default: // exit, quit
+		return true
+	}
+	return false
+}
+
+// writeTools lists the tools with the first sentence of each description.
+func writeTools(w io.Writer, tools []*toolspec.Tool) {
+	width, writes := 0, false
+	for _, t := range tools {
+		width = max(width, len(t.Name))
+		writes = writes || t.Write
+	}
+	fmt.Fprintln(w, "Tools the model can use:")
+	for _, t := range tools {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, t.Name, firstSentence(t.Description))
+	}
+	if !writes {
+		fmt.Fprintln(w, "It cannot propose changes in this session (--writes deny).")
+	}
+}
+
+// firstSentence cuts a description at its first full stop or semicolon.
+func firstSentence(d string) string {
+	if i := strings.IndexAny(d, ".;"); i >= 0 && (i+1 == len(d) || d[i+1] == ' ') {
+		return d[:i] + "."
+	}
+	if i := strings.Index(d, ". "); i >= 0 {
+		return d[:i+1]
+	}
+	return d
 }
 
 type lineResult struct {
@@ -152,6 +258,7 @@ type lineReader struct {
 	fd          int
 	saved       *term.State // the terminal's state at start, restored on close
 	t           *term.Terminal
+	echo        io.Writer // where the prompt and the typed line are drawn
 	plain       *bufio.Reader
 	tty         *os.File // /dev/tty opened for the prompt, if any
 }
@@ -161,10 +268,8 @@ func newLineReader(e *env) *lineReader {
 	if f, ok := e.stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		if st, err := term.GetState(int(f.Fd())); err == nil {
 			r.interactive, r.fd, r.saved = true, int(f.Fd()), st
-			r.t = term.NewTerminal(struct {
-				io.Reader
-				io.Writer
-			}{e.stdin, r.echoTo(e.stdout)}, "moat> ")
+			r.echo = r.echoTo(e.stdout)
+			r.t = newEditor(e.stdin, r.echo)
 			return r
 		}
 	}
@@ -188,7 +293,83 @@ func (r *lineReader) readLine() (string, error) {
 		return "", err
 	}
 	defer term.Restore(r.fd, old)
-	return r.t.ReadLine() // io.EOF on Ctrl-D (or Ctrl-C) at the prompt
+	return r.t.ReadLine() // io.EOF on Ctrl-D, errInterrupt on Ctrl-C at an empty prompt
+}
+
+// endLine moves to a new line after the prompt when the session ends at
+// it, so the shell's prompt does not follow moat's on the same line.
+func (r *lineReader) endLine() {
+	if r.interactive {
+		io.WriteString(r.echo, "\n")
+	}
+}
+
+// errInterrupt ends the input: Ctrl-C at an empty prompt.
+var errInterrupt = errors.New("interrupted at the prompt")
+
+// keyInterrupt stands for Ctrl-C on its way to the editor: a private-use
+// character no terminal sends, so only interruptKeys produces it.
+const keyInterrupt = '\ue003'
+
+// newEditor returns the line editor for a terminal: golang.org/x/term's,
+// except that Ctrl-C clears a half-typed line instead of ending the input,
+// and ends it only at an empty prompt (as in most shells and REPLs).
+// term.Terminal treats Ctrl-C as end of input before any callback can see
+// it, so the key is renamed on the way in (see interruptKeys) and handled
+// in AutoCompleteCallback, which sees the line as it stands.
+func newEditor(in io.Reader, echo io.Writer) *term.Terminal {
+	keys := &interruptKeys{r: in}
+	t := term.NewTerminal(struct {
+		io.Reader
+		io.Writer
+	}{keys, echo}, "moat> ")
+	t.AutoCompleteCallback = func(line string, pos int, key rune) (string, int, bool) {
+		if key != keyInterrupt {
+			return "", 0, false
+		}
+		if line == "" {
+			keys.quit = true // the editor's next read ends the input
+		}
+		return "", 0, true
+	}
+	return t
+}
+
+// interruptKeys passes keys to the editor, each Ctrl-C (0x03) alone and
+// renamed keyInterrupt. Delivering it alone means the editor has handled
+// every earlier key when it sees it, so the callback judges the right line.
+type interruptKeys struct {
+	r    io.Reader
+	buf  []byte // read, not yet passed on
+	quit bool   // set by the callback: end the input at the next read
+}
+
+func (k *interruptKeys) Read(p []byte) (int, error) {
+	if k.quit {
+		k.quit = false
+		return 0, errInterrupt
+	}
+	if len(k.buf) == 0 {
+		b := make([]byte, max(len(p), 64))
+		n, err := k.r.Read(b)
+		if n == 0 {
+			return 0, err
+		}
+		k.buf = b[:n]
+	}
+	if k.buf[0] == 0x03 && len(p) >= utf8.UTFMax {
+		k.buf = k.buf[1:]
+		return utf8.EncodeRune(p, keyInterrupt), nil
+	}
+	n := len(k.buf)
+	if i := bytes.IndexByte(k.buf, 0x03); i > 0 {
+		n = i
+	} else if i == 0 {
+		n = 1 // no room for keyInterrupt (never with term.Terminal's buffer): pass Ctrl-C on as it is
+	}
+	n = copy(p, k.buf[:n])
+	k.buf = k.buf[n:]
+	return n, nil
 }
 
 // echoTo picks where the prompt and the line being edited are drawn: the

@@ -89,9 +89,18 @@ type Config struct {
 	ReplyTimeout time.Duration
 	// Activity gets one line per tool call; nil discards them.
 	Activity io.Writer
-	// Stream gets the model's text as it arrives, escaped for a terminal;
-	// nil: nothing is streamed and only Ask's return value has the answer.
+	// Stream gets the model's text as it arrives, escaped for a terminal,
+	// each reply trimmed of blank space at both ends and ended with one
+	// newline; nil: nothing is streamed and only Ask's return value has the
+	// answer.
 	Stream io.Writer
+	// Width, if positive, wraps the streamed text at spaces to lines of at
+	// most this many columns (a terminal's width).
+	Width int
+	// Waiting is started whenever the loop waits for a reply and stopped
+	// when its first text arrives or the reply ends, before anything else
+	// is written; nil shows nothing.
+	Waiting Waiting
 	// Transcript gets every message exchanged as one JSON object per line;
 	// nil: none is written.
 	Transcript io.Writer
@@ -111,6 +120,8 @@ type Session struct {
 	tools   []*toolspec.Tool
 	stream  *streamSanitizer
 	trErr   error
+	// Proposals and approved writes during the latest Ask.
+	proposed, written int
 }
 
 // New starts a conversation with the system prompt.
@@ -129,10 +140,32 @@ func New(cfg Config) *Session {
 	}
 	s := &Session{cfg: cfg, tools: cfg.Tools.Tools()}
 	if cfg.Stream != nil {
-		s.stream = &streamSanitizer{w: cfg.Stream}
+		s.stream = &streamSanitizer{w: cfg.Stream, wrap: wrapper{width: cfg.Width}}
+		if cfg.Waiting != nil {
+			s.stream.before = cfg.Waiting.Stop
+		}
 	}
 	s.add(Message{Role: "system", Content: cfg.System})
 	return s
+}
+
+// Clear starts the conversation over: only the system prompt is kept. A
+// transcript gets the system prompt again, which marks the new start.
+func (s *Session) Clear() {
+	s.history = nil
+	s.proposed, s.written = 0, 0
+	s.add(Message{Role: "system", Content: s.cfg.System})
+}
+
+// Tools returns the tools the model is offered.
+func (s *Session) Tools() []*toolspec.Tool { return append([]*toolspec.Tool(nil), s.tools...) }
+
+// SetWidth changes the width streamed text is wrapped to (the terminal was
+// resized); 0 stops wrapping.
+func (s *Session) SetWidth(n int) {
+	if s.stream != nil {
+		s.stream.wrap.width = max(n, 0)
+	}
 }
 
 // History returns the conversation so far, as recorded (tool results as
@@ -160,11 +193,28 @@ func (s *Session) TranscriptErr() error { return s.trErr }
 // on ErrTurnCap they stay, so a follow-up can build on what was found.
 func (s *Session) Ask(ctx context.Context, prompt string) (string, error) {
 	mark := len(s.history)
+	s.proposed, s.written = 0, 0
 	answer, err := s.ask(ctx, prompt)
 	if err != nil && !errors.Is(err, ErrTurnCap) {
 		s.history = s.history[:mark]
 	}
 	return answer, err
+}
+
+// Changes reports what the latest Ask did to the disk: how many changes
+// the model proposed (calls of a write tool) and how many of them the
+// approval gate wrote. The model's own account of its changes is not
+// trusted; these counts are.
+func (s *Session) Changes() (proposed, written int) { return s.proposed, s.written }
+
+// ChangeSummary says what Changes counted, for a person:
+// "1 change proposed, 0 written".
+func ChangeSummary(proposed, written int) string {
+	noun := "changes"
+	if proposed == 1 {
+		noun = "change"
+	}
+	return fmt.Sprintf("%d %s proposed, %d written", proposed, noun, written)
 }
 
 func (s *Session) ask(ctx context.Context, prompt string) (string, error) {
@@ -208,7 +258,13 @@ func (s *Session) reply(ctx context.Context) (Message, error) {
 	if s.stream != nil {
 		onText = s.stream.Write
 	}
+	if s.cfg.Waiting != nil {
+		s.cfg.Waiting.Start()
+	}
 	reply, err := s.cfg.Backend.Chat(rctx, Request{Model: s.cfg.Model, Messages: msgs, Tools: s.tools, NumCtx: s.cfg.NumCtx}, onText)
+	if s.cfg.Waiting != nil {
+		s.cfg.Waiting.Stop() // before the stream's last line and the activity lines
+	}
 	if s.stream != nil {
 		s.stream.Flush()
 	}
@@ -229,7 +285,24 @@ func (s *Session) reply(ctx context.Context) (Message, error) {
 // run executes one call and builds the result message, within the budget.
 func (s *Session) run(ctx context.Context, c ToolCall) Message {
 	res := s.cfg.Tools.Call(ctx, c.Name, json.RawMessage(c.Arguments))
+	if s.isWrite(c.Name) {
+		s.proposed++
+		if res.Written {
+			s.written++
+		}
+	}
 	text, cut := truncateResult(res.Text, resultLimit(s.cfg.NumCtx))
 	s.activity(c, res, cut)
 	return Message{Role: "tool", Content: text, ToolName: c.Name, ToolCallID: c.ID}
+}
+
+// isWrite reports whether name is an offered write tool: a call of it is a
+// proposed change, whatever became of it.
+func (s *Session) isWrite(name string) bool {
+	for _, t := range s.tools {
+		if t.Name == name {
+			return t.Write
+		}
+	}
+	return false
 }

@@ -49,6 +49,9 @@ type Turn struct {
 	//   "error":   an error object in the stream after the first chunk;
 	//   "hang":    the first chunk, then nothing until the client gives up.
 	Fail string `json:"fail,omitempty"`
+	// DelayMS holds the reply back this many milliseconds, headers
+	// included, as Ollama does while it loads the model before a reply.
+	DelayMS int `json:"delay_ms,omitempty"`
 }
 
 // Call is one tool call in a reply.
@@ -317,6 +320,24 @@ func (t Turn) callID(turn, i int) string {
 		return c.ID
 	}
 	return fmt.Sprintf("call_%d_%d", turn, i)
+}
+
+// load waits out the turn's DelayMS, as a server loading the model does:
+// nothing is sent, not even the headers, until the model is ready. It
+// reports false when the client gave up or the server closed meanwhile.
+func (f *Server) load(r *http.Request, t Turn) bool {
+	if t.DelayMS <= 0 {
+		return true
+	}
+	tm := time.NewTimer(time.Duration(t.DelayMS) * time.Millisecond)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return true
+	case <-r.Context().Done():
+	case <-f.quit:
+	}
+	return false
 }
 
 // stall implements "hang": wait for the client to give up or the server to

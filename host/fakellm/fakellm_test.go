@@ -3,9 +3,11 @@ package fakellm
 import (
 	"bufio"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 func post(t *testing.T, url, body string) *http.Response {
@@ -109,5 +111,27 @@ func TestModelErrors(t *testing.T) {
 	}
 	if _, err := ParseScript([]byte(`{"turns":[{"txt":"typo"}]}`)); err == nil {
 		t.Error("unknown field accepted")
+	}
+}
+
+// delay_ms holds back the whole response, headers included, as a server
+// loading the model does.
+func TestDelay(t *testing.T) {
+	s, err := ParseScript([]byte(`{"turns":[{"text":"hi","delay_ms":200},{"text":"hi","delay_ms":200}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := Start(s)
+	defer srv.Close()
+	for _, path := range []string{"/api/chat", "/v1/chat/completions"} {
+		start := time.Now()
+		resp := post(t, srv.URL+path, `{"model":"qwen3","messages":[],"stream":true}`)
+		if waited := time.Since(start); waited < 200*time.Millisecond {
+			t.Errorf("%s: headers after %v, before the delay", path, waited)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		if !strings.Contains(string(b), `"hi"`) {
+			t.Errorf("%s: reply %q", path, b)
+		}
 	}
 }

@@ -50,6 +50,9 @@ func (f *Server) nativeChat(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, code, map[string]string{"error": msg})
 		return
 	}
+	if !f.load(r, t) {
+		return
+	}
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.WriteHeader(200)
 	enc := json.NewEncoder(w)

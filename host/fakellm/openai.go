@@ -67,6 +67,9 @@ func (f *Server) openAIChat(w http.ResponseWriter, r *http.Request) {
 		oaError(w, code, msg)
 		return
 	}
+	if !f.load(r, t) {
+		return
+	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(200)
