@@ -22,6 +22,7 @@ import (
 	"math"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -318,7 +319,7 @@ func (c *Catalog) Validate(name string, raw json.RawMessage) (*Tool, json.RawMes
 	}
 	for _, k := range sortedKeys(plain) {
 		if err := t.props[k].Validate(plain[k]); err != nil {
-			return nil, nil, invalid("%s", fieldMessage(k, t.Schema.Properties[k], plain[k]))
+			return nil, nil, invalid("%s", fieldMessage(k, t.Schema.Properties[k], plain[k], obj[k]))
 		}
 	}
 	if err := t.resolved.Validate(plain); err != nil { // the whole object, as the schema states it
@@ -344,19 +345,28 @@ func (c *Catalog) Validate(name string, raw json.RawMessage) (*Tool, json.RawMes
 	return t, canon, nil
 }
 
-func fieldMessage(k string, s *jsonschema.Schema, v any) string {
+// fieldMessage says what is wrong with argument k, whose value is v as
+// decoded into float64s and given as the model wrote it (a json.Number for
+// a number: 2^63 reads back in full, not rounded).
+func fieldMessage(k string, s *jsonschema.Schema, v, given any) string {
+	num := func(f float64) string {
+		if n, ok := given.(json.Number); ok {
+			return n.String()
+		}
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
 	got := kindOf(v)
 	if s.Type != "" && got != s.Type && !(s.Type == "number" && got == "integer") {
 		return fmt.Sprintf("%s must be %s %s, got %s", k, article(s.Type), s.Type, describe(v))
 	}
 	if s.Minimum != nil {
 		if f, ok := v.(float64); ok && f < *s.Minimum {
-			return fmt.Sprintf("%s must be at least %g, got %g", k, *s.Minimum, f)
+			return fmt.Sprintf("%s must be at least %g, got %s", k, *s.Minimum, num(f))
 		}
 	}
 	if s.Maximum != nil {
 		if f, ok := v.(float64); ok && f > *s.Maximum {
-			return fmt.Sprintf("%s must be at most %g, got %g", k, *s.Maximum, f)
+			return fmt.Sprintf("%s must be at most %g, got %s", k, *s.Maximum, num(f))
 		}
 	}
 	if len(s.Enum) > 0 {
@@ -378,7 +388,10 @@ func kindOf(v any) string {
 	case string:
 		return "string"
 	case float64:
-		if x == float64(int64(x)) {
+		// Trunc, not a round trip through int64: 2^63 and beyond are
+		// whole numbers too, and must be called integers (then refused
+		// as too large), not "a number".
+		if !math.IsInf(x, 0) && x == math.Trunc(x) {
 			return "integer"
 		}
 		return "number"
