@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -47,6 +48,8 @@ func runChild(ctx context.Context, in *os.File, outf *os.File, build runnerFunc)
 	// goroutine on it. The mount namespace is shared by all threads, and
 	// pivot_root moves every thread's root and cwd with it.
 	runtime.LockOSThread()
+	// Before anything else: drop what the parent's parent left open.
+	closeInherited()
 
 	r := bufio.NewReader(in)
 	out := bufio.NewWriter(outf)
@@ -115,6 +118,52 @@ func runChild(ctx context.Context, in *os.File, outf *os.File, build runnerFunc)
 			return 1
 		}
 	}
+}
+
+// closeInherited closes every descriptor above stderr that came through
+// exec. moat opens its own descriptors close-on-exec (Go always does), so
+// anything above 2 that survived exec without FD_CLOEXEC was inherited by
+// the parent from whatever started it (a shell's `exec 7<~/.ssh/id_rsa`)
+// and would otherwise sit in the sandbox, outside its mount namespace. The
+// descriptors this child's own runtime has opened since (epoll, eventfd)
+// carry FD_CLOEXEC and are kept. Close_range cannot be used over the whole
+// range for that reason: it would close the runtime's too. The list comes
+// from /proc/self/fd, still the host's /proc here, before pivot_root; where
+// it cannot be read, every number up to the descriptor limit is tried.
+func closeInherited() {
+	for _, fd := range openDescriptors() {
+		if fd <= 2 {
+			continue
+		}
+		flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+		if err == nil && flags&unix.FD_CLOEXEC == 0 {
+			unix.Close(fd)
+		}
+	}
+}
+
+// openDescriptors lists this process's open descriptors.
+func openDescriptors() []int {
+	var fds []int
+	if ents, err := os.ReadDir("/proc/self/fd"); err == nil {
+		for _, e := range ents {
+			if n, err := strconv.Atoi(e.Name()); err == nil {
+				fds = append(fds, n)
+			}
+		}
+		return fds
+	}
+	var lim unix.Rlimit
+	max := uint64(1 << 16)
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) == nil && lim.Cur < max {
+		max = lim.Cur
+	}
+	for fd := 3; uint64(fd) < max; fd++ {
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil {
+			fds = append(fds, fd)
+		}
+	}
+	return fds
 }
 
 // applied says what the best-effort steps did.

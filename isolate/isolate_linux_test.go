@@ -404,7 +404,7 @@ func startReal(t *testing.T, cfg runner.Config) *childExec {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan.Env = []string{"MOAT_TEST_REAL_RUNNER=1"}
+	plan.Env = append(plan.Env, "MOAT_TEST_REAL_RUNNER=1")
 	e := &childExec{h: hello{Plan: plan}}
 	c, err := spawn(context.Background(), e.h)
 	if err != nil {
@@ -529,4 +529,29 @@ func TestUnavailableModes(t *testing.T) {
 	if !strings.Contains(string(out), "--- PASS: TestUnavailableModes") {
 		t.Errorf("blocked run did not pass:\n%s", out)
 	}
+}
+
+// TestNoInheritedDescriptors opens a file outside the root without
+// close-on-exec, as a shell's `exec 7<~/.ssh/id_rsa` leaves one for moat,
+// and shows the sandbox child does not hold it.
+func TestNoInheritedDescriptors(t *testing.T) {
+	needUserns(t)
+	root, secretPath, _ := sandboxWithEscapes(t)
+	fd, err := unix.Open(secretPath, unix.O_RDONLY, 0) // no O_CLOEXEC: inherited through exec
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	rep, err := check(context.Background(), runner.Config{Root: root, Resolver: confine.Unconfined}, probeSpec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range rep.FDs {
+		if strings.HasSuffix(d, " -> "+secretPath) {
+			t.Errorf("the sandbox child holds descriptor %s, opened outside its root by its parent", d)
+		} else if _, target, _ := strings.Cut(d, " -> "); strings.HasPrefix(target, "/") {
+			t.Errorf("the sandbox child holds descriptor %s, a host file (only its runtime's epoll and eventfd are expected)", d)
+		}
+	}
+	t.Logf("child's descriptors above stderr: %v", rep.FDs)
 }
