@@ -14,6 +14,7 @@ require (
 	github.com/tetratelabs/wazero v1.12.0 // the WebAssembly runtime the tool guest runs in: pure Go, no cgo, compile cache
 	golang.org/x/sys v0.50.0 // openat2 RESOLVE_BENEATH, namespaces, seccomp, Landlock and prctl calls
 	golang.org/x/term v0.48.0 // moat chat's line editing and history, and terminal detection for the gate
+	golang.org/x/text v0.34.0 // the deny-list compares names under full Unicode case folding (cases.Fold) and NFC/NFD (unicode/norm), as case-insensitive file systems do
 )
 
 require (

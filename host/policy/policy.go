@@ -11,9 +11,12 @@
 // # Matching
 //
 // Rules match one path component (a base name) unless they contain a "/".
-// Matching is case-insensitive and ignores trailing dots and spaces, because
-// Windows and macOS file systems treat ".ENV", ".env." and ".env " as the
-// same file as ".env". Allow patterns (--allow) win over deny patterns.
+// Matching is case-insensitive under full Unicode case folding, blind to
+// NFC/NFD and to invisible format characters, and ignores trailing dots and
+// spaces, because Windows and macOS file systems treat ".ENV", ".env.",
+// ".env " and ".awſ" (long s) as the same file as ".env" or ".aws". Names
+// in plain ASCII, nearly all of them, take an allocation-free path. Allow
+// patterns (--allow) win over deny patterns.
 //
 // # Limits
 //
@@ -28,31 +31,62 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
 )
 
-// DefaultDeny is the built-in deny-list: credentials and repository
-// internals that a model has no business reading. Each entry matches a base
-// name anywhere in the tree.
+// defaultDeny is the built-in deny-list: credentials, key stores, command
+// histories and repository internals that a model has no business reading.
+// A rule without "/" matches a base name anywhere in the tree; one with "/"
+// matches that path at any depth. The families and where each comes from
+// (gitrob's and shhgit's path signatures, gitleaks' path rules, the tools'
+// own documentation) are tabled in SECURITY.md; keep the two in step.
 var defaultDeny = []string{
-	".env", ".env.*", // dotenv files (.env.local, .env.production, ...); environment.md stays readable
-	".git",                                                 // repository internals: hooks, config with credentials, objects
-	".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", // credential folders
-	"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", // SSH private keys
-	"*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore", // keys and key stores
-	".netrc", ".npmrc", ".pypirc", ".pgpass", ".git-credentials", ".htpasswd", // files holding passwords or tokens
-	"credentials.json", "secrets.yaml", "secrets.yml", ".vault-token",
+	// dotenv and direnv files
+	".env", ".env.*", ".envrc",
+	// repository internals: hooks, config with remote credentials, objects;
+	// "*.git" is a bare repository (proj.git/config, proj.git/hooks)
+	".git", "*.git", ".git-credentials", ".gitconfig",
+	// SSH: the folder, OpenSSH's key names (ssh-keygen -t, including the
+	// FIDO "_sk" keys), any "*_rsa" style key, PuTTY keys
+	".ssh", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk",
+	"*_rsa", "*_dsa", "*_ecdsa", "*_ed25519", "*_ecdsa_sk", "*_ed25519_sk", "*.ppk",
+	// private keys, key bundles and key stores
+	"*.pem", "*.key", "*.p12", "*.pfx", "*.pkcs12", "*.jks", "*.keystore", "*.keychain", "*.keyring",
+	"*.kdb", "*.kdbx", "*.psafe3", "*.agilekeychain", "*.kwallet", "*.bek", "*.tpm", "*.fve", "otr.private_key",
+	// cloud and CLI credential stores
+	".aws", ".azure", ".kube", ".docker", ".gnupg", ".dockercfg", ".s3cfg", ".tugboat", ".vault-token",
+	".cargo/credentials", ".cargo/credentials.toml", "credentials.toml", ".gem/credentials",
+	"gh/hosts.yml", ".config/hub", "doctl/config.yaml", "gcloud/credentials.db", "gcloud/access_tokens.db",
+	"credentials.json", "credentials.xml", "secrets.yaml", "secrets.yml", "heroku.json",
+	// password and token files of package managers and network tools
+	".netrc", "_netrc", ".npmrc", ".pypirc", ".pgpass", ".htpasswd", "proftpdpasswd", ".esmtprc", ".muttrc",
+	// infrastructure state and variables (Terraform keeps secrets in both)
+	"*.tfstate", "*.tfstate.*", "*.tfvars", "*.tfvars.json", ".terraformrc", "terraform.rc",
+	// command histories: what was typed, passwords included
+	".*_history", ".history", ".zhistory",
+	// remote-deployment and connection configurations that hold passwords
+	"sftp-config.json", ".ftpconfig", ".remote-sync.json", "deployment-config.json",
+	"filezilla.xml", "recentservers.xml", "*.ovpn", "*.rdp", "dbeaver-data-sources.xml", "robomongo.json",
+	"secret_token.rb",
 }
 
-// writeOnlyDeny lists files that change how tools behave when the user next
-// runs them; a model may read them but never propose to write them.
+// writeOnlyDeny lists files that make a tool run code, or change how it
+// behaves, when the user next opens the folder, commits, or starts an
+// agent: a model may read them but never propose to write them. The wider
+// class (build files a person runs on purpose) is marked in the approval
+// prompt instead; see [RunsCode].
 var writeOnlyDeny = []string{
-	".vscode/settings.json", ".vscode/tasks.json", ".vscode/launch.json",
+	".vscode/settings.json", ".vscode/tasks.json", ".vscode/launch.json", ".vscode/mcp.json", "*.code-workspace",
+	".devcontainer", ".devcontainer.json",
 	".idea",
-	".mcp.json", ".cursor", ".claude",
-	".envrc", ".gitattributes", ".gitmodules",
+	".mcp.json", ".cursor", ".claude", ".gemini", ".codex",
+	".husky", ".githooks", ".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml", "lefthook-local.yml",
+	".gitattributes", ".gitmodules",
 	"Makefile.local",
 	ConfigFileName,
 }
@@ -276,12 +310,47 @@ func normalizeName(c string) string {
 	if c == "." || c == ".." {
 		return c
 	}
+	if !isASCII(c) {
+		c = fold(c)
+	}
 	t := strings.TrimRight(c, ". ")
 	if t == "" {
 		t = c // a name made only of dots/spaces stays itself
 	}
 	return strings.ToLower(t)
 }
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// fold is Unicode's canonical caseless match key (NFD, full case folding,
+// NFD again; Unicode 16 §3.13 D145), composed back to NFC, without the
+// format characters (zero-width joiners, direction marks, BOM) that HFS+
+// skips when it compares names. Two names with the same key may be one
+// file on APFS, HFS+ or NTFS: ".awſ" (U+017F, long s) folds to ".aws",
+// and a decomposed "é" as macOS stores it equals the composed one. Full
+// folding also merges what those file systems keep apart (ß and ss), which
+// errs towards denying. A Caser holds state, so each call makes its own.
+func fold(s string) string {
+	s = norm.NFC.String(cases.Fold().String(norm.NFD.String(s)))
+	if strings.IndexFunc(s, isFormat) < 0 {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if isFormat(r) {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+func isFormat(r rune) bool { return unicode.Is(unicode.Cf, r) }
 
 // Denied reports whether rel (cleaned, root-relative, slash-separated) or any
 // folder above it is on the deny-list, and which rule matched.

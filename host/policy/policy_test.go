@@ -13,7 +13,7 @@ func TestDenied(t *testing.T) {
 	}
 	deny := []string{".env", ".ENV", ".env.local", ".env.", ".env ", "a/.env", ".git", ".git/config", "x/.git/hooks/pre-commit",
 		"id_rsa", "keys/server.KEY", "cert.pem", ".netrc", ".npmrc", ".pgpass", "db.sqlite", ".ssh/config", ".Env...  "}
-	allow := []string{".", "environment.md", "env", "notes.txt", ".env.example", "src/.gitignore", "id_rsa.pub", ".github/workflows/ci.yml", "a/.envrc"}
+	allow := []string{".", "environment.md", "env", "notes.txt", ".env.example", "src/.gitignore", "id_rsa.pub", ".github/workflows/ci.yml", "history.md", "HISTORY", "hosts.yml", "config.toml", "src/credentials/tls.go", "proj.github/x"}
 	for _, d := range deny {
 		if _, ok := p.Denied(d); !ok {
 			t.Errorf("Denied(%q) = false, want true", d)
@@ -24,7 +24,8 @@ func TestDenied(t *testing.T) {
 			t.Errorf("Denied(%q) = true (rule %q), want false", a, r)
 		}
 	}
-	for _, w := range []string{".vscode/settings.json", ".mcp.json", ".moat.conf", "sub/.vscode/settings.json", ".git/hooks/x", ".envrc"} {
+	for _, w := range []string{".vscode/settings.json", ".mcp.json", ".moat.conf", "sub/.vscode/settings.json", ".git/hooks/x", ".envrc",
+		".husky/pre-commit", ".pre-commit-config.yaml", ".vscode/mcp.json", "app.code-workspace", ".devcontainer/devcontainer.json", ".devcontainer.json"} {
 		if _, ok := p.WriteDenied(w); !ok {
 			t.Errorf("WriteDenied(%q) = false", w)
 		}
@@ -78,4 +79,64 @@ func FuzzNormalize(f *testing.F) {
 			t.Fatalf("normalize(%q) = %q, want %q", s, got, want)
 		}
 	})
+}
+
+// TestDeniedGaps is issue 14.4's list: each was readable, each is now
+// denied by a family rule, and --allow still opens it deliberately.
+func TestDeniedGaps(t *testing.T) {
+	gaps := []string{"id_ed25519_sk", ".ssh2/id_ecdsa_sk", "keys/id_ecdsa_sk", ".envrc", "infra/terraform.tfstate",
+		"terraform.tfstate.backup", ".cargo/credentials.toml", "home/.cargo/credentials", ".config/gh/hosts.yml",
+		".bash_history", "u/.zsh_history", ".python_history", "putty/server.ppk", "proj.git/config", "proj.git/hooks/post-update",
+		"deploy_rsa", "prod.tfvars"}
+	p, err := New(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range gaps {
+		if _, ok := p.Denied(g); !ok {
+			t.Errorf("Denied(%q) = false, want true", g)
+		}
+	}
+	open, err := New(nil, []string{"*.ppk", ".envrc", "*.git", "gh/hosts.yml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range []string{"putty/server.ppk", ".envrc", "proj.git/config", ".config/gh/hosts.yml"} {
+		if r, ok := open.Denied(g); ok {
+			t.Errorf("with --allow, Denied(%q) = true (rule %q)", g, r)
+		}
+	}
+}
+
+// TestDeniedFolding: names a case-insensitive file system takes for a
+// denied one are denied: full case folding (U+017F long s, U+212A Kelvin
+// sign), NFD as macOS stores names, invisible format characters.
+func TestDeniedFolding(t *testing.T) {
+	p, err := New([]string{"café.txt"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{".awſ/credentials", ".ſsh/config", ".AWſ", ".\u212aube/config", "cafe\u0301.txt", "CAFE\u0301.TXT",
+		"caf\u00e9.txt", ".e\u200dnv", "\ufeff.env", ".env\u200b", ".ENV\u200e.", "ID_RSA"} {
+		if _, ok := p.Denied(d); !ok {
+			t.Errorf("Denied(%q) = false, want true", d)
+		}
+	}
+	for _, a := range []string{"notes.txt", "résumé.md", "straße.go"} {
+		if r, ok := p.Denied(a); ok {
+			t.Errorf("Denied(%q) = true (rule %q), want false", a, r)
+		}
+	}
+}
+
+// TestDeniedASCIIFastPath: the check made for every open allocates
+// nothing for an already-folded ASCII path.
+func TestDeniedASCIIFastPath(t *testing.T) {
+	p, err := New(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(100, func() { p.Denied("src/internal/policy/policy_test.go") }); n != 0 {
+		t.Errorf("Denied allocates %.0f times for a folded ASCII path", n)
+	}
 }
