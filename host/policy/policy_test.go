@@ -140,3 +140,34 @@ func TestDeniedASCIIFastPath(t *testing.T) {
 		t.Errorf("Denied allocates %.0f times for a folded ASCII path", n)
 	}
 }
+
+// TestRunsCode: issue 14.5's files and the wider class are marked with
+// their tool; ordinary files are not; the never-written part of the class
+// is refused by WriteDenied as well.
+func TestRunsCode(t *testing.T) {
+	want := map[string]string{
+		".husky/pre-commit": "git (husky hooks)", ".pre-commit-config.yaml": "git (pre-commit hooks)",
+		".vscode/mcp.json": "VS Code", "team.code-workspace": "VS Code", ".devcontainer/devcontainer.json": "Dev Containers",
+		"sub/.VSCode/Tasks.json": "VS Code", "Makefile": "make", "web/package.json": "npm", ".github/workflows/ci.yml": "GitHub Actions",
+		"crate/build.rs": "cargo", ".envrc": "direnv", "tests/conftest.py": "pytest", ".git/hooks/pre-push": "git",
+	}
+	for path, tool := range want {
+		if got, ok := RunsCode(path); !ok || got != tool {
+			t.Errorf("RunsCode(%q) = %q, %v; want %q", path, got, ok, tool)
+		}
+	}
+	for _, path := range []string{"main.go", "README.md", "docs/Makefile.md", ".github/CODEOWNERS", ".vscode/extensions.json", "../Makefile", "/etc/x"} {
+		if got, ok := RunsCode(path); ok {
+			t.Errorf("RunsCode(%q) = %q, want not marked", path, got)
+		}
+	}
+	p, err := New(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{".husky/pre-commit", ".pre-commit-config.yaml", ".vscode/mcp.json", "team.code-workspace", ".devcontainer/Dockerfile"} {
+		if _, ok := p.WriteDenied(path); !ok {
+			t.Errorf("WriteDenied(%q) = false: it runs code without the user deciding to run anything", path)
+		}
+	}
+}
