@@ -5,11 +5,14 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -39,15 +42,19 @@ type Options struct {
 	Limits   proto.Limits
 	Exec     Executor
 	Proposer Proposer // nil: writes are not offered
+	// Root is the workspace root's absolute path. When set, absolute paths
+	// inside it are accepted and mapped to relative ones (policy.Within).
+	Root string
 }
 
 // Engine dispatches tool calls. It is safe for concurrent use; calls to the
 // executor are serialised by the executor itself.
 type Engine struct {
-	opt  Options
-	next atomic.Uint64
-	mu   sync.Mutex // guards closed
-	done bool
+	opt   Options
+	roots []string // Root and its symlink-resolved form, for policy.Within
+	next  atomic.Uint64
+	mu    sync.Mutex // guards closed
+	done  bool
 }
 
 // New builds an engine from its parts.
@@ -55,7 +62,15 @@ func New(opt Options) (*Engine, error) {
 	if opt.Catalog == nil || opt.Policy == nil || opt.Exec == nil {
 		return nil, errors.New("engine: Catalog, Policy and Exec are required")
 	}
-	return &Engine{opt: opt}, nil
+	e := &Engine{opt: opt}
+	if opt.Root != "" {
+		r := filepath.Clean(opt.Root)
+		e.roots = []string{r}
+		if real, err := filepath.EvalSymlinks(r); err == nil && real != r {
+			e.roots = append(e.roots, real)
+		}
+	}
+	return e, nil
 }
 
 // Tools lists the tools offered to the model: the write proposals only when
@@ -69,6 +84,10 @@ func (e *Engine) Catalog() *toolspec.Catalog { return e.opt.Catalog }
 // of memory, comes back as an error Result the model can read; Call never
 // panics on model input.
 func (e *Engine) Call(ctx context.Context, name string, args json.RawMessage) toolspec.Result {
+	args, err := e.withinRoot(name, args)
+	if err != nil {
+		return toolspec.Errorf("%v", err)
+	}
 	t, canon, err := e.opt.Catalog.Validate(name, args)
 	if err != nil {
 		return toolspec.Errorf("%v", err)
@@ -87,6 +106,43 @@ func (e *Engine) Call(ctx context.Context, name string, args json.RawMessage) to
 		return toolspec.Errorf("%s failed: %v", name, err)
 	}
 	return toolspec.Result{Text: resp.Text, IsError: resp.IsError}
+}
+
+// withinRoot rewrites absolute path arguments that lie inside the root to
+// relative ones, before validation, so every later step (schema, deny-list,
+// guest, gate) sees the one form it knows. Arguments it cannot read are
+// left for Validate to explain.
+func (e *Engine) withinRoot(name string, args json.RawMessage) (json.RawMessage, error) {
+	t, ok := e.opt.Catalog.Lookup(name)
+	if !ok || len(e.roots) == 0 || !bytes.Contains(args, []byte(`"/`)) {
+		return args, nil
+	}
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.UseNumber() // re-encoded numbers stay exactly as sent
+	if dec.Decode(&m) != nil || dec.More() {
+		return args, nil
+	}
+	changed := false
+	for _, f := range t.PathFields {
+		v, ok := m[f].(string)
+		if !ok || !strings.HasPrefix(v, "/") {
+			continue
+		}
+		rel, err := policy.Within(v, e.roots...)
+		if err != nil {
+			return nil, err
+		}
+		m[f], changed = rel, true
+	}
+	if !changed {
+		return args, nil
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return args, nil
+	}
+	return out, nil
 }
 
 // denied refuses a path on the deny-list before the guest runs, so the model

@@ -142,15 +142,10 @@ func Clean(p string) (string, error) {
 	case p == "~" || strings.HasPrefix(p, "~/") || strings.HasPrefix(p, "~\\"):
 		return "", &PathError{Path: p, Err: ErrHome, Hint: "only the workspace is visible; use a path relative to its root"}
 	case strings.HasPrefix(p, "/") || strings.HasPrefix(p, "\\") || hasDrive(p):
-		rel := strings.TrimLeft(p, "/\\")
-		if hasDrive(p) {
-			rel = strings.TrimLeft(p[2:], "/\\")
-		}
-		hint := "use a path relative to the workspace root"
-		if rel != "" {
-			hint += fmt.Sprintf(", e.g. %q", rel)
-		}
-		return "", &PathError{Path: p, Err: ErrAbsolute, Hint: hint}
+		// No example path: stripping the slash names a path that need not
+		// exist (root /home/me/proj, "/home/me/proj/x" is not "home/me/proj/x").
+		// [Within] maps absolute paths inside the root before this.
+		return "", &PathError{Path: p, Err: ErrAbsolute, Hint: "use a path relative to the workspace root"}
 	}
 	if strings.ContainsRune(p, '\\') {
 		for _, c := range strings.Split(p, "\\") {
@@ -167,6 +162,36 @@ func Clean(p string) (string, error) {
 		return "", &PathError{Path: p, Err: ErrEscape}
 	}
 	return c, nil
+}
+
+// Within maps a path as a model sent it onto the workspace: models trained
+// on other coding tools send absolute paths. An absolute path that lies
+// lexically inside one of roots (the root's absolute path, and its
+// symlink-resolved form, both absolute and clean) becomes root-relative
+// ("." for the root itself), to be checked by [Clean] and confined as any
+// other; ".." is resolved lexically first, so "/root/../etc" is outside.
+// Any other absolute path is refused with the root named, never with a
+// guessed path. Relative paths, and paths Clean refuses for another reason
+// (NUL, backslashes, drives), are returned unchanged.
+func Within(p string, roots ...string) (string, error) {
+	if !strings.HasPrefix(p, "/") || strings.IndexByte(p, 0) >= 0 || len(roots) == 0 {
+		return p, nil
+	}
+	c := path.Clean(p)
+	for _, r := range roots {
+		switch {
+		case r == "/":
+			if c == "/" {
+				return ".", nil
+			}
+			return c[1:], nil
+		case c == r:
+			return ".", nil
+		case strings.HasPrefix(c, r) && c[len(r)] == '/':
+			return c[len(r)+1:], nil
+		}
+	}
+	return "", &PathError{Path: p, Err: ErrAbsolute, Hint: fmt.Sprintf("it is outside the workspace, whose root is %s; use a path relative to the root", roots[0])}
 }
 
 func hasDrive(p string) bool {

@@ -171,3 +171,29 @@ func TestRunsCode(t *testing.T) {
 		}
 	}
 }
+
+// TestWithin is issue 15.8: absolute paths inside the root map to the
+// relative path, also through the root's symlink-resolved form; others are
+// refused naming the root, never a guessed path.
+func TestWithin(t *testing.T) {
+	roots := []string{"/home/me/proj", "/data/proj"}
+	ok := map[string]string{"/home/me/proj/x": "x", "/home/me/proj": ".", "/home/me/proj/": ".", "/home/me/proj/a/../b/./c": "b/c",
+		"/data/proj/src/main.go": "src/main.go", "rel/x": "rel/x", "": "", "//home/me/proj/x": "x"}
+	for in, want := range ok {
+		if got, err := Within(in, roots...); err != nil || got != want {
+			t.Errorf("Within(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"/home/me/proj2/x", "/home/me/proj/../other/x", "/etc/passwd", "/", "/home/me"} {
+		_, err := Within(in, roots...)
+		if !errors.Is(err, ErrAbsolute) || !strings.Contains(err.Error(), "root is /home/me/proj;") || strings.Contains(err.Error(), `"`) {
+			t.Errorf("Within(%q) err = %v; want ErrAbsolute naming the root and no suggested path", in, err)
+		}
+	}
+	if got, err := Within("/x/y", "/"); err != nil || got != "x/y" {
+		t.Errorf("Within with root / = %q, %v", got, err)
+	}
+	if _, err := Clean("/home/me/proj/x"); err == nil || strings.Contains(err.Error(), "home/me/proj/x\"") {
+		t.Errorf("Clean suggests a path that need not exist: %v", err)
+	}
+}
