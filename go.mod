@@ -6,6 +6,7 @@ require (
 	github.com/aymanbagabas/go-udiff v0.4.1 // unified diffs for the write gate (a maintained port of gopls' diff; the brief asks for a well-kept diff library)
 	github.com/bmatcuk/doublestar/v4 v4.10.4 // ** globbing for glob, grep's glob filter and the deny-list; pure Go, so it runs in the WASI guest
 	github.com/google/jsonschema-go v0.4.3 // JSON Schemas derived from the argument structs, and their validation; the MCP SDK uses the same types
+	github.com/landlock-lsm/go-landlock v0.11.2 // Landlock in the sandbox child on every thread: TSYNC on ABI 8, else libpsx in cgo builds (Go's own all-threads syscall refuses cgo), with best-effort downgrade of the network (ABI 4) and scope (ABI 6) rules
 	github.com/modelcontextprotocol/go-sdk v1.8.0 // moat mcp: the official MCP Go SDK (stdio transport, tool annotations, elicitation)
 	github.com/ollama/ollama v0.17.4 // the official Ollama client (package api) for the native /api/chat, /api/tags and /api/show
 	github.com/peterbourgon/ff/v3 v3.4.0 // flags, then MOAT_* environment variables, then a config file; ffcli subcommands
@@ -34,4 +35,5 @@ require (
 	golang.org/x/tools v0.42.0 // indirect
 	gopkg.in/check.v1 v1.0.0-20201130134442-10cb98267c6c // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
+	kernel.org/pub/linux/libs/security/libcap/psx v1.2.78 // indirect
 )

@@ -188,7 +188,30 @@ func TestCheck(t *testing.T) {
 			t.Errorf("probe %q did not run", name)
 		}
 	}
-	t.Logf("landlock: %s; seccomp: %s", rep.Landlock, rep.Filter)
+	t.Logf("landlock: %s; seccomp: %s; probes: %+v", rep.Landlock, rep.Filter, rep.Probes)
+	if abi, err := LandlockABI(); err != nil || abi < 1 {
+		return // the kernel has none: nothing more to hold it to
+	}
+	if !strings.HasPrefix(rep.Landlock, "applied") {
+		t.Errorf("the kernel has Landlock but the child did not apply it: %s", rep.Landlock)
+	}
+	threads := false
+	for _, p := range rep.Probes {
+		if strings.HasPrefix(p.Name, "landlock: list / from") {
+			threads = true
+			if p.Detail != fmt.Sprintf("EACCES on %d of %d threads", probeThreads, probeThreads) {
+				t.Errorf("Landlock did not reach every thread: %s", p.Detail)
+			}
+		}
+		if strings.HasPrefix(p.Name, "connect ") && !strings.Contains(p.Detail, "EACCES") {
+			if abi, _ := LandlockABI(); abi >= 4 {
+				t.Errorf("TCP connect refused with %s, not by Landlock's network rule (EACCES)", p.Detail)
+			}
+		}
+	}
+	if !threads {
+		t.Errorf("the every-thread Landlock probe did not run")
+	}
 }
 
 // TestSymlinkEscapeStoppedByIsolationAlone switches the confined filesystem
