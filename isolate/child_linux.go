@@ -430,10 +430,25 @@ func runProbes(p Plan, spec probeSpec, landlockOn bool) []ProbeResult {
 	}
 	if landlockOn {
 		res = append(res, landlockThreads(probeThreads))
+		if abi, _ := LandlockABI(); abi >= 4 {
+			// Any address and a fixed port: only Landlock refuses this in
+			// the child's network namespace.
+			add("bind tcp *:8080", bindTCP(8080), "bound")
+		}
 	}
 	v, err := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0)
 	res = append(res, ProbeResult{Name: "no_new_privs", Blocked: err == nil && v == 1, Detail: fmt.Sprint(v)})
 	return res
+}
+
+// bindTCP binds a TCP socket to port on every address.
+func bindTCP(port int) error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return unix.Bind(fd, &unix.SockaddrInet4{Port: port})
 }
 
 // probeThreads is how many threads landlockThreads holds at once: more

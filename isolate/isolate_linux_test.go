@@ -203,6 +203,9 @@ func TestCheck(t *testing.T) {
 				t.Errorf("Landlock did not reach every thread: %s", p.Detail)
 			}
 		}
+		if p.Name == "bind tcp *:8080" && p.Detail != "EACCES" {
+			t.Errorf("TCP bind: %s, want Landlock's EACCES", p.Detail)
+		}
 		if strings.HasPrefix(p.Name, "connect ") && !strings.Contains(p.Detail, "EACCES") {
 			if abi, _ := LandlockABI(); abi >= 4 {
 				t.Errorf("TCP connect refused with %s, not by Landlock's network rule (EACCES)", p.Detail)
