@@ -213,10 +213,21 @@ type Policy struct {
 // the guest touches, so it is on grep's hot path.
 type ruleSet struct {
 	exact    map[string]string // normalized name -> rule
+	exts     map[string]string // "*.ext" rules by ".ext": one lookup for all of them
 	prefixes [][2]string       // {prefix, rule}
-	suffixes [][2]string       // {suffix, rule}
+	suffixes [][2]string       // {suffix, rule}, those exts cannot hold ("*_rsa")
+	affixes  [][3]string       // {prefix, suffix, rule} for "P*S"
+	contains [][2]string       // {infix, rule} for "*X*"
 	globs    []string          // other base-name patterns
-	paths    []string          // patterns containing "/"
+	paths    []pathRule        // patterns containing "/"
+}
+
+// pathRule is a pattern with "/". One whose last segment has no wildcard
+// can only match a component of that name, so the rest is tried only
+// then; one with no wildcard at all is compared without doublestar.
+type pathRule struct {
+	pat, last string
+	literal   bool
 }
 
 func (rs *ruleSet) add(pat string) error {
@@ -225,18 +236,32 @@ func (rs *ruleSet) add(pat string) error {
 		return fmt.Errorf("policy: invalid pattern %q", pat)
 	}
 	if rs.exact == nil {
-		rs.exact = map[string]string{}
+		rs.exact, rs.exts = map[string]string{}, map[string]string{}
 	}
 	meta := func(s string) bool { return strings.ContainsAny(s, `*?[{\`) }
+	star := strings.IndexByte(n, '*')
 	switch {
 	case strings.Contains(n, "/"):
-		rs.paths = append(rs.paths, n)
+		last := n[strings.LastIndexByte(n, '/')+1:]
+		r := pathRule{pat: n, literal: !meta(n)}
+		if !meta(last) {
+			r.last = last
+		}
+		rs.paths = append(rs.paths, r)
 	case !meta(n):
 		rs.exact[n] = n
+	case strings.HasPrefix(n, "*.") && !meta(n[1:]) && strings.Count(n, ".") == 1:
+		if _, dup := rs.exts[n[1:]]; !dup {
+			rs.exts[n[1:]] = n
+		}
 	case strings.HasSuffix(n, "*") && !meta(n[:len(n)-1]):
 		rs.prefixes = append(rs.prefixes, [2]string{n[:len(n)-1], n})
 	case strings.HasPrefix(n, "*") && !meta(n[1:]):
 		rs.suffixes = append(rs.suffixes, [2]string{n[1:], n})
+	case len(n) > 2 && n[0] == '*' && n[len(n)-1] == '*' && !meta(n[1:len(n)-1]):
+		rs.contains = append(rs.contains, [2]string{n[1 : len(n)-1], n})
+	case star > 0 && !meta(n[:star]) && !meta(n[star+1:]):
+		rs.affixes = append(rs.affixes, [3]string{n[:star], n[star+1:], n})
 	default:
 		rs.globs = append(rs.globs, n)
 	}
@@ -249,6 +274,11 @@ func (rs *ruleSet) match(base string, full func() string) (string, bool) {
 	if r, ok := rs.exact[base]; ok {
 		return r, true
 	}
+	if i := strings.LastIndexByte(base, '.'); i >= 0 {
+		if r, ok := rs.exts[base[i:]]; ok {
+			return r, true
+		}
+	}
 	for _, p := range rs.prefixes {
 		if strings.HasPrefix(base, p[0]) {
 			return p[1], true
@@ -259,20 +289,41 @@ func (rs *ruleSet) match(base string, full func() string) (string, bool) {
 			return p[1], true
 		}
 	}
+	for _, p := range rs.affixes {
+		if len(base) >= len(p[0])+len(p[1]) && strings.HasPrefix(base, p[0]) && strings.HasSuffix(base, p[1]) {
+			return p[2], true
+		}
+	}
+	for _, p := range rs.contains {
+		if strings.Contains(base, p[0]) {
+			return p[1], true
+		}
+	}
 	for _, g := range rs.globs {
 		if ok, _ := doublestar.Match(g, base); ok {
 			return g, true
 		}
 	}
-	if len(rs.paths) > 0 {
-		f := full()
-		for _, g := range rs.paths {
-			if ok, _ := doublestar.Match(g, f); ok {
-				return g, true
+	var f string
+	for _, r := range rs.paths {
+		if r.last != "" && base != r.last {
+			continue
+		}
+		if f == "" {
+			f = full()
+		}
+		if r.literal {
+			// The rule is the whole path or its tail after a "/".
+			if f == r.pat || len(f) > len(r.pat) && f[len(f)-len(r.pat)-1] == '/' && strings.HasSuffix(f, r.pat) {
+				return r.pat, true
 			}
-			if ok, _ := doublestar.Match("**/"+g, f); ok {
-				return g, true
-			}
+			continue
+		}
+		if ok, _ := doublestar.Match(r.pat, f); ok {
+			return r.pat, true
+		}
+		if ok, _ := doublestar.Match("**/"+r.pat, f); ok {
+			return r.pat, true
 		}
 	}
 	return "", false

@@ -197,3 +197,24 @@ func TestWithin(t *testing.T) {
 		t.Errorf("Clean suggests a path that need not exist: %v", err)
 	}
 }
+
+// BenchmarkDenied is the per-open cost: a folded ASCII path (nearly every
+// path), one with upper case, and one that needs Unicode folding.
+func BenchmarkDenied(b *testing.B) {
+	p, err := New(nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct{ name, path string }{
+		{"ascii", "src/internal/policy/policy_test.go"},
+		{"upper", "src/Internal/Policy/README.md"},
+		{"unicode", "docs/résumé/Ünïcode/naïve.md"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				p.Denied(c.path)
+			}
+		})
+	}
+}
