@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/bmatcuk/doublestar/v4"
 )
 
 func TestDenied(t *testing.T) {
@@ -216,5 +218,47 @@ func BenchmarkDenied(b *testing.B) {
 				p.Denied(c.path)
 			}
 		})
+	}
+}
+
+// TestRuleIndexAgreesWithDoublestar holds the indexed rule kinds (exact,
+// extension, prefix, suffix, affix, infix, literal path) to the plain
+// definition: doublestar on each component, or on each path prefix for a
+// rule with "/".
+func TestRuleIndexAgreesWithDoublestar(t *testing.T) {
+	pats := append(append([]string{"a*b*c", "*.tfstate.*", "x?z", "docs/**/*.md"}, defaultDeny...), writeOnlyDeny...)
+	var names []string
+	for _, p := range pats {
+		n := normalize(p)
+		for _, r := range []string{"", "x", "x.y", "_sk"} {
+			names = append(names, strings.ReplaceAll(n, "*", r), "d/"+strings.ReplaceAll(n, "*", r)+"/f", strings.ReplaceAll(n, "*", r)+".bak")
+		}
+	}
+	names = append(names, "terraform.tfstate", "a.tfstate.1", "abxc", "axbyc", "docs/a/b.md", "proj.git", ".git", "main.go", "x.pem.txt")
+	for _, p := range pats {
+		var rs ruleSet
+		if err := rs.add(p); err != nil {
+			t.Fatal(err)
+		}
+		n := normalize(p)
+		pol := &Policy{}
+		for _, name := range names {
+			_, got := pol.walk(name, &rs)
+			want := false
+			parts := strings.Split(normalize(name), "/")
+			for i := range parts {
+				upTo := strings.Join(parts[:i+1], "/")
+				if strings.Contains(n, "/") {
+					a, _ := doublestar.Match(n, upTo)
+					b, _ := doublestar.Match("**/"+n, upTo)
+					want = want || a || b
+				} else if ok, _ := doublestar.Match(n, parts[i]); ok {
+					want = true
+				}
+			}
+			if got != want {
+				t.Errorf("rule %q on %q: indexed %v, doublestar %v", p, name, got, want)
+			}
+		}
 	}
 }
