@@ -14,9 +14,10 @@
 // Matching is case-insensitive under full Unicode case folding, blind to
 // NFC/NFD and to invisible format characters, and ignores trailing dots and
 // spaces, because Windows and macOS file systems treat ".ENV", ".env.",
-// ".env " and ".awſ" (long s) as the same file as ".env" or ".aws". Names
-// in plain ASCII, nearly all of them, take an allocation-free path. Allow
-// patterns (--allow) win over deny patterns.
+// ".env " and ".awſ" (long s) as the same file as ".env" or ".aws". A path
+// already folded (lower-case ASCII, nearly every path) takes an
+// allocation-free path, and only non-ASCII components pay for Unicode
+// folding. Allow patterns (--allow) win over deny patterns.
 //
 // # Limits
 //
