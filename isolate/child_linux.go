@@ -203,9 +203,10 @@ func mountProc() error {
 }
 
 // apply performs the plan, in bubblewrap's order: mount namespace private,
-// scratch tmpfs, pivot_root, binds from the old root, detach the old root,
-// read-only root,
-// limits, no_new_privs, Landlock, seccomp.
+// scratch tmpfs, pivot_root, binds from the old root (and the child's own
+// /proc where libpsx needs one), detach the old root, read-only root,
+// limits, no_new_privs, Landlock (then chroot into the view, when /proc was
+// mounted), seccomp.
 func apply(p Plan) (applied, error) {
 	var st applied
 	step := func(name string, err error) error {
