@@ -84,10 +84,46 @@ func (e *Engine) Catalog() *toolspec.Catalog { return e.opt.Catalog }
 // of memory, comes back as an error Result the model can read; Call never
 // panics on model input.
 func (e *Engine) Call(ctx context.Context, name string, args json.RawMessage) toolspec.Result {
-	args, err := e.withinRoot(name, args)
+	args, given, err := e.withinRoot(name, args)
 	if err != nil {
 		return toolspec.Errorf("%v", err)
 	}
+	res := e.call(ctx, name, args)
+	if res.IsError {
+		// Errors name the path as the model gave it, not as it was mapped.
+		for rel, abs := range given {
+			res.Text = renamePath(res.Text, rel, abs)
+		}
+	}
+	return res
+}
+
+// renamePath replaces rel where an error message names it (after ": ",
+// up to the end, a space or a newline) with given. Quoted text (a deny
+// rule, say) is left alone.
+func renamePath(text, rel, given string) string {
+	if rel == "." || rel == "" {
+		return text
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(text, ": "+rel)
+		if i < 0 {
+			b.WriteString(text)
+			return b.String()
+		}
+		end := i + 2 + len(rel)
+		if end == len(text) || text[end] == ' ' || text[end] == '\n' {
+			b.WriteString(text[:i+2])
+			b.WriteString(given)
+		} else {
+			b.WriteString(text[:end])
+		}
+		text = text[end:]
+	}
+}
+
+func (e *Engine) call(ctx context.Context, name string, args json.RawMessage) toolspec.Result {
 	t, canon, err := e.opt.Catalog.Validate(name, args)
 	if err != nil {
 		return toolspec.Errorf("%v", err)
@@ -110,20 +146,21 @@ func (e *Engine) Call(ctx context.Context, name string, args json.RawMessage) to
 
 // withinRoot rewrites absolute path arguments that lie inside the root to
 // relative ones, before validation, so every later step (schema, deny-list,
-// guest, gate) sees the one form it knows. Arguments it cannot read are
-// left for Validate to explain.
-func (e *Engine) withinRoot(name string, args json.RawMessage) (json.RawMessage, error) {
+// guest, gate) sees the one form it knows, and returns each mapped path's
+// given form by its relative one. Arguments it cannot read are left for
+// Validate to explain.
+func (e *Engine) withinRoot(name string, args json.RawMessage) (json.RawMessage, map[string]string, error) {
 	t, ok := e.opt.Catalog.Lookup(name)
 	if !ok || len(e.roots) == 0 || !bytes.Contains(args, []byte(`"/`)) {
-		return args, nil
+		return args, nil, nil
 	}
 	var m map[string]any
 	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.UseNumber() // re-encoded numbers stay exactly as sent
 	if dec.Decode(&m) != nil || dec.More() {
-		return args, nil
+		return args, nil, nil
 	}
-	changed := false
+	given := map[string]string{}
 	for _, f := range t.PathFields {
 		v, ok := m[f].(string)
 		if !ok || !strings.HasPrefix(v, "/") {
@@ -131,18 +168,18 @@ func (e *Engine) withinRoot(name string, args json.RawMessage) (json.RawMessage,
 		}
 		rel, err := policy.Within(v, e.roots...)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		m[f], changed = rel, true
+		m[f], given[rel] = rel, v
 	}
-	if !changed {
-		return args, nil
+	if len(given) == 0 {
+		return args, nil, nil
 	}
 	out, err := json.Marshal(m)
 	if err != nil {
-		return args, nil
+		return args, nil, nil
 	}
-	return out, nil
+	return out, given, nil
 }
 
 // denied refuses a path on the deny-list before the guest runs, so the model
