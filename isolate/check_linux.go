@@ -23,6 +23,7 @@ type Report struct {
 	Landlock   string        // what the Landlock step did
 	Filter     string        // what the seccomp step did
 	Root       []string      // the entries of the child's / as seen through /proc/PID/root
+	FDs        []string      // the child's descriptors above stderr, "N -> target" as /proc/PID/fd shows them
 	Probes     []ProbeResult // escapes tried from inside
 }
 
@@ -95,6 +96,15 @@ func check(ctx context.Context, cfg runner.Config, spec probeSpec) (*Report, err
 			if k == "Seccomp" && v == "2" {
 				rep.Seccomp++
 			}
+		}
+	}
+	if ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid)); err == nil {
+		for _, e := range ents {
+			if e.Name() == "0" || e.Name() == "1" || e.Name() == "2" {
+				continue
+			}
+			target, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, e.Name()))
+			rep.FDs = append(rep.FDs, e.Name()+" -> "+target)
 		}
 	}
 	if ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/root", pid)); err == nil {

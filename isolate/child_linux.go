@@ -11,6 +11,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -39,6 +42,8 @@ func runChild(ctx context.Context, in *os.File, outf *os.File, build runnerFunc)
 	// goroutine on it. The mount namespace is shared by all threads, and
 	// pivot_root moves every thread's root and cwd with it.
 	runtime.LockOSThread()
+	// Before anything else: drop what the parent's parent left open.
+	closeInherited()
 
 	r := bufio.NewReader(in)
 	out := bufio.NewWriter(outf)
@@ -71,7 +76,7 @@ func runChild(ctx context.Context, in *os.File, outf *os.File, build runnerFunc)
 		return 1
 	}
 	if h.Probe != nil {
-		send(ready{OK: true, Landlock: st.landlock, Seccomp: st.seccomp, Probe: runProbes(h.Plan, *h.Probe)})
+		send(ready{OK: true, Landlock: st.landlock, Seccomp: st.seccomp, Probe: runProbes(h.Plan, *h.Probe, strings.HasPrefix(st.landlock, "applied"))})
 		if h.Probe.Hold {
 			io.Copy(io.Discard, r)
 		}
@@ -109,13 +114,91 @@ func runChild(ctx context.Context, in *os.File, outf *os.File, build runnerFunc)
 	}
 }
 
+// closeInherited closes every descriptor above stderr that came through
+// exec. moat opens its own descriptors close-on-exec (Go always does), so
+// anything above 2 that survived exec without FD_CLOEXEC was inherited by
+// the parent from whatever started it (a shell's `exec 7<~/.ssh/id_rsa`)
+// and would otherwise sit in the sandbox, outside its mount namespace. The
+// descriptors this child's own runtime has opened since (epoll, eventfd)
+// carry FD_CLOEXEC and are kept. Close_range cannot be used over the whole
+// range for that reason: it would close the runtime's too. The list comes
+// from /proc/self/fd, still the host's /proc here, before pivot_root; where
+// it cannot be read, every number up to the descriptor limit is tried.
+func closeInherited() {
+	for _, fd := range openDescriptors() {
+		if fd <= 2 {
+			continue
+		}
+		flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+		if err == nil && flags&unix.FD_CLOEXEC == 0 {
+			unix.Close(fd)
+		}
+	}
+}
+
+// openDescriptors lists this process's open descriptors.
+func openDescriptors() []int {
+	var fds []int
+	if ents, err := os.ReadDir("/proc/self/fd"); err == nil {
+		for _, e := range ents {
+			if n, err := strconv.Atoi(e.Name()); err == nil {
+				fds = append(fds, n)
+			}
+		}
+		return fds
+	}
+	var lim unix.Rlimit
+	max := uint64(1 << 16)
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) == nil && lim.Cur < max {
+		max = lim.Cur
+	}
+	for fd := 3; uint64(fd) < max; fd++ {
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil {
+			fds = append(fds, fd)
+		}
+	}
+	return fds
+}
+
 // applied says what the best-effort steps did.
 type applied struct{ landlock, seccomp string }
 
+// procDir is where the child mounts its own /proc, only for libpsx (see
+// landlockNeedsProc): psx lists /proc/PID/task to find every thread.
+const procDir = "/proc"
+
+// viewDir holds the child's view (the binds) when it needs a /proc beside
+// it; the child chroots into it after Landlock.
+const viewDir = "/view"
+
+// mountProc mounts a procfs of the child's own PID namespace, in which it
+// is the only process, showing only process folders (subset=pid, Linux
+// 5.8; without it on older kernels). The kernel allows it only while the
+// host's /proc is still fully visible in this mount namespace, so it is
+// done before the old root is detached. Landlock then leaves nothing of it
+// readable but the listing of /proc/1/task, and it cannot be unmounted
+// afterwards (Landlock and seccomp both forbid umount), so it is only
+// mounted when Landlock is about to go through psx.
+func mountProc() error {
+	if err := os.Mkdir(procDir, 0o555); err != nil {
+		return err
+	}
+	const flags = unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC | unix.MS_RDONLY
+	err := unix.Mount("proc", procDir, "proc", flags, "hidepid=invisible,subset=pid")
+	if err == unix.EINVAL {
+		err = unix.Mount("proc", procDir, "proc", flags, "")
+	}
+	if err != nil {
+		unix.Rmdir(procDir)
+	}
+	return err
+}
+
 // apply performs the plan, in bubblewrap's order: mount namespace private,
-// scratch tmpfs, pivot_root, binds from the old root, detach the old root,
-// read-only root,
-// limits, no_new_privs, Landlock, seccomp.
+// scratch tmpfs, pivot_root, binds from the old root (and the child's own
+// /proc where libpsx needs one), detach the old root, read-only root,
+// limits, no_new_privs, Landlock (then chroot into the view, when /proc was
+// mounted), seccomp.
 func apply(p Plan) (applied, error) {
 	var st applied
 	step := func(name string, err error) error {
@@ -152,17 +235,37 @@ func apply(p Plan) (applied, error) {
 	if err := step("chdir /", unix.Chdir("/")); err != nil {
 		return st, err
 	}
+	// Where libpsx will need a /proc (see mountProc), the child's view is
+	// built one folder down, in viewDir, and the child chroots into it
+	// once Landlock is on: /proc stays mounted (it cannot be unmounted
+	// under Landlock) but out of the child's sight.
+	abi, _ := LandlockABI()
+	needProc := len(p.Landlock) > 0 && landlockNeedsProc(abi)
+	view := ""
+	if needProc {
+		view = viewDir
+		if err := step("mkdir "+view, os.Mkdir(view, 0o755)); err != nil {
+			return st, err
+		}
+	}
 	// 5. Read-only binds of what the child may see.
 	for _, m := range p.Mounts[1:] {
 		if m.Kind != "bind" || !filepath.IsAbs(m.Target) || !filepath.IsAbs(m.Source) {
 			return st, step("plan", fmt.Errorf("unsupported mount %+v", m))
 		}
-		if err := step("mkdir "+m.Target, os.Mkdir(m.Target, 0o755)); err != nil {
+		if err := step("mkdir "+m.Target, os.Mkdir(view+m.Target, 0o755)); err != nil {
 			return st, err
 		}
-		if err := bindReadOnly(filepath.Join("/", p.OldRoot, m.Source), m.Target, m.Target); err != nil {
+		if err := bindReadOnly(filepath.Join("/", p.OldRoot, m.Source), view+m.Target, m.Target); err != nil {
 			return st, err
 		}
+	}
+	// 5b. The child's own /proc for libpsx, while the host's is still
+	// visible (the kernel's condition for mounting one); if it cannot be
+	// had, Landlock says why it is off.
+	procErr := errors.New("not needed")
+	if needProc {
+		procErr = mountProc()
 	}
 	// 6. Detach the host's whole tree: from here on it is unreachable.
 	if err := step("umount old root", unix.Unmount("/"+p.OldRoot, unix.MNT_DETACH)); err != nil {
@@ -196,8 +299,33 @@ func apply(p Plan) (applied, error) {
 		}
 	}
 	// 10. Landlock, best effort: an extra wall, never the only one.
-	if len(p.Landlock) > 0 {
-		st.landlock = landlockReadOnly(p.Landlock)
+	switch {
+	case len(p.Landlock) == 0:
+	case needProc && procErr != nil:
+		st.landlock = fmt.Sprintf("not applied: Landlock ABI %d binds one thread at a time, and in this cgo binary libpsx reaches every thread through /proc, which the sandbox could not mount (%v); a kernel with Landlock ABI 8 or a build with CGO_ENABLED=0 needs no /proc", abi, errName(procErr))
+	default:
+		paths := make([]string, len(p.Landlock))
+		for i, l := range p.Landlock {
+			paths[i] = view + l
+		}
+		st.landlock = strings.ReplaceAll(landlockRestrict(paths), view+"/", "/")
+	}
+	if needProc {
+		if procErr == nil && !strings.HasPrefix(st.landlock, "applied") {
+			// Without Landlock nothing keeps /proc closed: take it away.
+			if err := step("umount /proc", unix.Unmount(procDir, unix.MNT_DETACH)); err != nil {
+				return st, err
+			}
+		}
+		// 10b. Into the view: only the binds, as pivot_root made it
+		// elsewhere. chroot is allowed under Landlock; seccomp forbids
+		// it (and so a second one, the classic way out) from step 11.
+		if err := step("chroot "+view, unix.Chroot(view)); err != nil {
+			return st, err
+		}
+		if err := step("chdir /", unix.Chdir("/")); err != nil {
+			return st, err
+		}
 	}
 	// 11. seccomp last, as bubblewrap does: after it no mount can change.
 	if p.Seccomp {
@@ -258,7 +386,9 @@ func bindReadOnly(src, dst, name string) error {
 }
 
 // runProbes tries, from inside the child, what a compromised guest would.
-func runProbes(p Plan, spec probeSpec) []ProbeResult {
+// With Landlock on, it also checks Landlock's claim to hold on every
+// thread: see landlockThreads.
+func runProbes(p Plan, spec probeSpec, landlockOn bool) []ProbeResult {
 	var res []ProbeResult
 	add := func(name string, err error, ok string) {
 		if err != nil {
@@ -291,9 +421,68 @@ func runProbes(p Plan, spec probeSpec) []ProbeResult {
 		_, err := os.ReadFile(spec.ReadPath)
 		add("read "+spec.ReadPath, err, "read")
 	}
+	if landlockOn {
+		res = append(res, landlockThreads(probeThreads))
+		if abi, _ := LandlockABI(); abi >= 4 {
+			// Any address and a fixed port: only Landlock refuses this in
+			// the child's network namespace.
+			add("bind tcp *:8080", bindTCP(8080), "bound")
+		}
+	}
 	v, err := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0)
 	res = append(res, ProbeResult{Name: "no_new_privs", Blocked: err == nil && v == 1, Detail: fmt.Sprint(v)})
 	return res
+}
+
+// bindTCP binds a TCP socket to port on every address.
+func bindTCP(port int) error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return unix.Bind(fd, &unix.SockaddrInet4{Port: port})
+}
+
+// probeThreads is how many threads landlockThreads holds at once: more
+// than the child's runtime has started before Landlock (about five), so
+// both those and new ones are tried.
+const probeThreads = 16
+
+// landlockThreads lists "/" (the child's view root, outside every Landlock
+// rule, so only Landlock can refuse it) from n goroutines each locked to
+// its own OS thread at the same time. A thread that Landlock did not reach
+// would list it.
+func landlockThreads(n int) ProbeResult {
+	var ready, done sync.WaitGroup
+	release := make(chan struct{})
+	denied := make([]string, n)
+	ready.Add(n)
+	done.Add(n)
+	for i := 0; i < n; i++ {
+		go func() {
+			defer done.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			ready.Done()
+			<-release
+			_, err := os.ReadDir("/")
+			if err != nil {
+				denied[i] = errName(err)
+			}
+		}()
+	}
+	ready.Wait()
+	close(release)
+	done.Wait()
+	count, detail := 0, ""
+	for _, d := range denied {
+		if d != "" {
+			count++
+			detail = d
+		}
+	}
+	return ProbeResult{Name: fmt.Sprintf("landlock: list / from %d threads at once", n), Blocked: count == n, Detail: fmt.Sprintf("%s on %d of %d threads", detail, count, n)}
 }
 
 // errName is the errno's symbolic name where there is one (stable across

@@ -188,7 +188,38 @@ func TestCheck(t *testing.T) {
 			t.Errorf("probe %q did not run", name)
 		}
 	}
-	t.Logf("landlock: %s; seccomp: %s", rep.Landlock, rep.Filter)
+	t.Logf("landlock: %s; seccomp: %s; probes: %+v", rep.Landlock, rep.Filter, rep.Probes)
+	if abi, err := LandlockABI(); err != nil || abi < 1 {
+		return // the kernel has none: nothing more to hold it to
+	}
+	if strings.Contains(rep.Landlock, "could not mount") {
+		// A container that masks parts of the host's /proc forbids a new
+		// one; the doctor says so, and there is nothing more to check.
+		t.Skipf("Landlock needs a /proc for libpsx in this cgo build, and this environment forbids mounting one: %s", rep.Landlock)
+	}
+	if !strings.HasPrefix(rep.Landlock, "applied") {
+		t.Errorf("the kernel has Landlock but the child did not apply it: %s", rep.Landlock)
+	}
+	threads := false
+	for _, p := range rep.Probes {
+		if strings.HasPrefix(p.Name, "landlock: list / from") {
+			threads = true
+			if p.Detail != fmt.Sprintf("EACCES on %d of %d threads", probeThreads, probeThreads) {
+				t.Errorf("Landlock did not reach every thread: %s", p.Detail)
+			}
+		}
+		if p.Name == "bind tcp *:8080" && p.Detail != "EACCES" {
+			t.Errorf("TCP bind: %s, want Landlock's EACCES", p.Detail)
+		}
+		if strings.HasPrefix(p.Name, "connect ") && !strings.Contains(p.Detail, "EACCES") {
+			if abi, _ := LandlockABI(); abi >= 4 {
+				t.Errorf("TCP connect refused with %s, not by Landlock's network rule (EACCES)", p.Detail)
+			}
+		}
+	}
+	if !threads {
+		t.Errorf("the every-thread Landlock probe did not run")
+	}
 }
 
 // TestSymlinkEscapeStoppedByIsolationAlone switches the confined filesystem
@@ -404,7 +435,7 @@ func startReal(t *testing.T, cfg runner.Config) *childExec {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan.Env = []string{"MOAT_TEST_REAL_RUNNER=1"}
+	plan.Env = append(plan.Env, "MOAT_TEST_REAL_RUNNER=1")
 	e := &childExec{h: hello{Plan: plan}}
 	c, err := spawn(context.Background(), e.h)
 	if err != nil {
@@ -529,4 +560,29 @@ func TestUnavailableModes(t *testing.T) {
 	if !strings.Contains(string(out), "--- PASS: TestUnavailableModes") {
 		t.Errorf("blocked run did not pass:\n%s", out)
 	}
+}
+
+// TestNoInheritedDescriptors opens a file outside the root without
+// close-on-exec, as a shell's `exec 7<~/.ssh/id_rsa` leaves one for moat,
+// and shows the sandbox child does not hold it.
+func TestNoInheritedDescriptors(t *testing.T) {
+	needUserns(t)
+	root, secretPath, _ := sandboxWithEscapes(t)
+	fd, err := unix.Open(secretPath, unix.O_RDONLY, 0) // no O_CLOEXEC: inherited through exec
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	rep, err := check(context.Background(), runner.Config{Root: root, Resolver: confine.Unconfined}, probeSpec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range rep.FDs {
+		if strings.HasSuffix(d, " -> "+secretPath) {
+			t.Errorf("the sandbox child holds descriptor %s, opened outside its root by its parent", d)
+		} else if _, target, _ := strings.Cut(d, " -> "); strings.HasPrefix(target, "/") {
+			t.Errorf("the sandbox child holds descriptor %s, a host file (only its runtime's epoll and eventfd are expected)", d)
+		}
+	}
+	t.Logf("child's descriptors above stderr: %v", rep.FDs)
 }

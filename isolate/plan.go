@@ -108,7 +108,10 @@ func NewPlan(cfg runner.Config, uid, gid int) (Plan, error) {
 			// a core dump handler on the host.
 			{Name: "CORE", Cur: 0, Max: 0},
 		},
-		Env:        []string{},
+		// Nothing of ours, and no cgroup files: Go's runtime would
+		// otherwise open the host's cgroup CPU limits at start to size
+		// GOMAXPROCS and keep those descriptors for the child's life.
+		Env:        []string{childGODEBUG},
 		NoNewPrivs: true,
 		Seccomp:    true,
 		Landlock:   []string{InsideRoot},
@@ -124,3 +127,6 @@ func NewPlan(cfg runner.Config, uid, gid int) (Plan, error) {
 	p.Runner = rc
 	return p, nil
 }
+
+// childGODEBUG is the child's only environment variable.
+const childGODEBUG = "GODEBUG=containermaxprocs=0,updatemaxprocs=0"

@@ -31,8 +31,8 @@ func TestNewPlan(t *testing.T) {
 	if p.Setgroups {
 		t.Error("setgroups must be denied")
 	}
-	if p.Env == nil || len(p.Env) != 0 {
-		t.Errorf("Env = %#v, want empty and non-nil (nil would inherit ours)", p.Env)
+	if len(p.Env) != 1 || p.Env[0] != childGODEBUG {
+		t.Errorf("Env = %#v, want only %s (nil would inherit ours)", p.Env, childGODEBUG)
 	}
 	if !p.NoNewPrivs || !p.Seccomp {
 		t.Error("no_new_privs and seccomp must be on")

@@ -159,7 +159,7 @@ func (c *common) openEngineWith(ctx context.Context, notes io.Writer, mk propose
 		}
 		return nil, exitError{code: exitNoIsolat, msg: err.Error()}
 	}
-	return engine.New(engine.Options{Catalog: cat, Policy: pol, Limits: c.limits(), Exec: ex, Proposer: p})
+	return engine.New(engine.Options{Catalog: cat, Policy: pol, Limits: c.limits(), Exec: ex, Proposer: p, Root: cfg.Root})
 }
 
 // serverURL is the model server's address: --host, else $OLLAMA_HOST, else

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"github.com/moatdev/moat/isolate"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,6 +51,9 @@ func scriptParams(t *testing.T, area string, cmds map[string]func(ts *testscript
 				return userNamespacesWork(), nil
 			case "root":
 				return os.Geteuid() == 0, nil
+			case "landlock": // the kernel has Landlock (ABI 1 or later)
+				abi, err := isolate.LandlockABI()
+				return err == nil && abi >= 1, nil
 			}
 			return false, nil
 		},

@@ -5,11 +5,14 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -39,16 +42,20 @@ type Options struct {
 	Limits   proto.Limits
 	Exec     Executor
 	Proposer Proposer // nil: writes are not offered
+	// Root is the workspace root's absolute path. When set, absolute paths
+	// inside it are accepted and mapped to relative ones (policy.Within).
+	Root string
 }
 
 // Engine dispatches tool calls. It is safe for concurrent use; calls to the
 // executor run as the executor allows (host/runner runs several at once,
 // each in an instance of its own).
 type Engine struct {
-	opt  Options
-	next atomic.Uint64
-	mu   sync.Mutex // guards done
-	done bool
+	opt   Options
+	roots []string // Root and its symlink-resolved form, for policy.Within
+	next  atomic.Uint64
+	mu    sync.Mutex // guards done
+	done  bool
 }
 
 // New builds an engine from its parts.
@@ -56,7 +63,15 @@ func New(opt Options) (*Engine, error) {
 	if opt.Catalog == nil || opt.Policy == nil || opt.Exec == nil {
 		return nil, errors.New("engine: Catalog, Policy and Exec are required")
 	}
-	return &Engine{opt: opt}, nil
+	e := &Engine{opt: opt}
+	if opt.Root != "" {
+		r := filepath.Clean(opt.Root)
+		e.roots = []string{r}
+		if real, err := filepath.EvalSymlinks(r); err == nil && real != r {
+			e.roots = append(e.roots, real)
+		}
+	}
+	return e, nil
 }
 
 // Tools lists the tools offered to the model: the write proposals only when
@@ -70,6 +85,46 @@ func (e *Engine) Catalog() *toolspec.Catalog { return e.opt.Catalog }
 // of memory, comes back as an error Result the model can read; Call never
 // panics on model input.
 func (e *Engine) Call(ctx context.Context, name string, args json.RawMessage) toolspec.Result {
+	args, given, err := e.withinRoot(name, args)
+	if err != nil {
+		return toolspec.Errorf("%v", err)
+	}
+	res := e.call(ctx, name, args)
+	if res.IsError {
+		// Errors name the path as the model gave it, not as it was mapped.
+		for rel, abs := range given {
+			res.Text = renamePath(res.Text, rel, abs)
+		}
+	}
+	return res
+}
+
+// renamePath replaces rel where an error message names it (after ": ",
+// up to the end, a space or a newline) with given. Quoted text (a deny
+// rule, say) is left alone.
+func renamePath(text, rel, given string) string {
+	if rel == "." || rel == "" {
+		return text
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(text, ": "+rel)
+		if i < 0 {
+			b.WriteString(text)
+			return b.String()
+		}
+		end := i + 2 + len(rel)
+		if end == len(text) || text[end] == ' ' || text[end] == '\n' {
+			b.WriteString(text[:i+2])
+			b.WriteString(given)
+		} else {
+			b.WriteString(text[:end])
+		}
+		text = text[end:]
+	}
+}
+
+func (e *Engine) call(ctx context.Context, name string, args json.RawMessage) toolspec.Result {
 	t, canon, err := e.opt.Catalog.Validate(name, args)
 	if err != nil {
 		return toolspec.Errorf("%v", err)
@@ -88,6 +143,44 @@ func (e *Engine) Call(ctx context.Context, name string, args json.RawMessage) to
 		return toolspec.Errorf("%s failed: %v", name, err)
 	}
 	return toolspec.Result{Text: resp.Text, IsError: resp.IsError}
+}
+
+// withinRoot rewrites absolute path arguments that lie inside the root to
+// relative ones, before validation, so every later step (schema, deny-list,
+// guest, gate) sees the one form it knows, and returns each mapped path's
+// given form by its relative one. Arguments it cannot read are left for
+// Validate to explain.
+func (e *Engine) withinRoot(name string, args json.RawMessage) (json.RawMessage, map[string]string, error) {
+	t, ok := e.opt.Catalog.Lookup(name)
+	if !ok || len(e.roots) == 0 || !bytes.Contains(args, []byte(`"/`)) {
+		return args, nil, nil
+	}
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.UseNumber() // re-encoded numbers stay exactly as sent
+	if dec.Decode(&m) != nil || dec.More() {
+		return args, nil, nil
+	}
+	given := map[string]string{}
+	for _, f := range t.PathFields {
+		v, ok := m[f].(string)
+		if !ok || !strings.HasPrefix(v, "/") {
+			continue
+		}
+		rel, err := policy.Within(v, e.roots...)
+		if err != nil {
+			return nil, nil, err
+		}
+		m[f], given[rel] = rel, v
+	}
+	if len(given) == 0 {
+		return args, nil, nil
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return args, nil, nil
+	}
+	return out, given, nil
 }
 
 // denied refuses a path on the deny-list before the guest runs, so the model

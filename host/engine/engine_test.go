@@ -109,3 +109,40 @@ func TestExecutorFailureIsAnErrorResult(t *testing.T) {
 		t.Fatalf("got %+v", r)
 	}
 }
+
+// TestAbsolutePathsInsideTheRoot (issue 15.8): an absolute path inside the
+// root reaches the guest relative; one outside is refused naming the root;
+// errors name the path as the model gave it.
+func TestAbsolutePathsInsideTheRoot(t *testing.T) {
+	cat, err := toolspec.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := policy.New(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	ex := &fakeExec{text: "ok"}
+	e, err := engine.New(engine.Options{Catalog: cat, Policy: pol, Exec: ex, Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := e.Call(context.Background(), "read_file", json.RawMessage(`{"path":"`+root+`/src/a.go","offset":3}`)); res.IsError {
+		t.Fatalf("inside the root: %+v", res)
+	}
+	if len(ex.got) != 1 || string(ex.got[0].Args) != `{"offset":3,"path":"src/a.go"}` {
+		t.Errorf("the guest got %+v", ex.got)
+	}
+	res := e.Call(context.Background(), "read_file", json.RawMessage(`{"path":"/etc/passwd"}`))
+	if !res.IsError || !strings.Contains(res.Text, "/etc/passwd") || !strings.Contains(res.Text, "root is "+root+";") {
+		t.Errorf("outside the root: %+v", res)
+	}
+	res = e.Call(context.Background(), "read_file", json.RawMessage(`{"path":"`+root+`/.env"}`))
+	if want := "access denied: " + root + `/.env matches the deny rule ".env"`; !res.IsError || !strings.Contains(res.Text, want) {
+		t.Errorf("denied: %q, want it to contain %q", res.Text, want)
+	}
+	if len(ex.got) != 1 {
+		t.Errorf("refused calls reached the guest: %+v", ex.got)
+	}
+}

@@ -11,9 +11,13 @@
 // # Matching
 //
 // Rules match one path component (a base name) unless they contain a "/".
-// Matching is case-insensitive and ignores trailing dots and spaces, because
-// Windows and macOS file systems treat ".ENV", ".env." and ".env " as the
-// same file as ".env". Allow patterns (--allow) win over deny patterns.
+// Matching is case-insensitive under full Unicode case folding, blind to
+// NFC/NFD and to invisible format characters, and ignores trailing dots and
+// spaces, because Windows and macOS file systems treat ".ENV", ".env.",
+// ".env " and ".awſ" (long s) as the same file as ".env" or ".aws". A path
+// already folded (lower-case ASCII, nearly every path) takes an
+// allocation-free path, and only non-ASCII components pay for Unicode
+// folding. Allow patterns (--allow) win over deny patterns.
 //
 // # Limits
 //
@@ -28,31 +32,62 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
 )
 
-// defaultDeny is the built-in deny-list: credentials and repository
-// internals that a model has no business reading. Each entry matches a base
-// name anywhere in the tree.
+// defaultDeny is the built-in deny-list: credentials, key stores, command
+// histories and repository internals that a model has no business reading.
+// A rule without "/" matches a base name anywhere in the tree; one with "/"
+// matches that path at any depth. The families and where each comes from
+// (gitrob's and shhgit's path signatures, gitleaks' path rules, the tools'
+// own documentation) are tabled in SECURITY.md; keep the two in step.
 var defaultDeny = []string{
-	".env", ".env.*", // dotenv files (.env.local, .env.production, ...); environment.md stays readable
-	".git",                                                 // repository internals: hooks, config with credentials, objects
-	".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", // credential folders
-	"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", // SSH private keys
-	"*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore", // keys and key stores
-	".netrc", ".npmrc", ".pypirc", ".pgpass", ".git-credentials", ".htpasswd", // files holding passwords or tokens
-	"credentials.json", "secrets.yaml", "secrets.yml", ".vault-token",
+	// dotenv and direnv files
+	".env", ".env.*", ".envrc",
+	// repository internals: hooks, config with remote credentials, objects;
+	// "*.git" is a bare repository (proj.git/config, proj.git/hooks)
+	".git", "*.git", ".git-credentials", ".gitconfig",
+	// SSH: the folder, OpenSSH's key names (ssh-keygen -t, including the
+	// FIDO "_sk" keys), any "*_rsa" style key, PuTTY keys
+	".ssh", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk",
+	"*_rsa", "*_dsa", "*_ecdsa", "*_ed25519", "*_ecdsa_sk", "*_ed25519_sk", "*.ppk",
+	// private keys, key bundles and key stores
+	"*.pem", "*.key", "*.p12", "*.pfx", "*.pkcs12", "*.jks", "*.keystore", "*.keychain", "*.keyring",
+	"*.kdb", "*.kdbx", "*.psafe3", "*.agilekeychain", "*.kwallet", "*.bek", "*.tpm", "*.fve", "otr.private_key",
+	// cloud and CLI credential stores
+	".aws", ".azure", ".kube", ".docker", ".gnupg", ".dockercfg", ".s3cfg", ".tugboat", ".vault-token",
+	".cargo/credentials", ".cargo/credentials.toml", "credentials.toml", ".gem/credentials",
+	"gh/hosts.yml", ".config/hub", "doctl/config.yaml", "gcloud/credentials.db", "gcloud/access_tokens.db",
+	"credentials.json", "credentials.xml", "secrets.yaml", "secrets.yml", "heroku.json",
+	// password and token files of package managers and network tools
+	".netrc", "_netrc", ".npmrc", ".pypirc", ".pgpass", ".htpasswd", "proftpdpasswd", ".esmtprc", ".muttrc",
+	// infrastructure state and variables (Terraform keeps secrets in both)
+	"*.tfstate", "*.tfstate.*", "*.tfvars", "*.tfvars.json", ".terraformrc", "terraform.rc",
+	// command histories: what was typed, passwords included
+	".*_history", ".history", ".zhistory",
+	// remote-deployment and connection configurations that hold passwords
+	"sftp-config.json", ".ftpconfig", ".remote-sync.json", "deployment-config.json",
+	"filezilla.xml", "recentservers.xml", "*.ovpn", "*.rdp", "dbeaver-data-sources.xml", "robomongo.json",
+	"secret_token.rb",
 }
 
-// writeOnlyDeny lists files that change how tools behave when the user next
-// runs them; a model may read them but never propose to write them.
+// writeOnlyDeny lists files that make a tool run code, or change how it
+// behaves, when the user next opens the folder, commits, or starts an
+// agent: a model may read them but never propose to write them. The wider
+// class (build files a person runs on purpose) is marked in the approval
+// prompt instead; see [RunsCode].
 var writeOnlyDeny = []string{
-	".vscode/settings.json", ".vscode/tasks.json", ".vscode/launch.json",
+	".vscode/settings.json", ".vscode/tasks.json", ".vscode/launch.json", ".vscode/mcp.json", "*.code-workspace",
+	".devcontainer", ".devcontainer.json",
 	".idea",
-	".mcp.json", ".cursor", ".claude",
-	".envrc", ".gitattributes", ".gitmodules",
+	".mcp.json", ".cursor", ".claude", ".gemini", ".codex",
+	".husky", ".githooks", ".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml", "lefthook-local.yml",
+	".gitattributes", ".gitmodules",
 	"Makefile.local",
 	ConfigFileName,
 }
@@ -108,15 +143,10 @@ func Clean(p string) (string, error) {
 	case p == "~" || strings.HasPrefix(p, "~/") || strings.HasPrefix(p, "~\\"):
 		return "", &PathError{Path: p, Err: ErrHome, Hint: "only the workspace is visible; use a path relative to its root"}
 	case strings.HasPrefix(p, "/") || strings.HasPrefix(p, "\\") || hasDrive(p):
-		rel := strings.TrimLeft(p, "/\\")
-		if hasDrive(p) {
-			rel = strings.TrimLeft(p[2:], "/\\")
-		}
-		hint := "use a path relative to the workspace root"
-		if rel != "" {
-			hint += fmt.Sprintf(", e.g. %q", rel)
-		}
-		return "", &PathError{Path: p, Err: ErrAbsolute, Hint: hint}
+		// No example path: stripping the slash names a path that need not
+		// exist (root /home/me/proj, "/home/me/proj/x" is not "home/me/proj/x").
+		// [Within] maps absolute paths inside the root before this.
+		return "", &PathError{Path: p, Err: ErrAbsolute, Hint: "use a path relative to the workspace root"}
 	}
 	if strings.ContainsRune(p, '\\') {
 		for _, c := range strings.Split(p, "\\") {
@@ -133,6 +163,36 @@ func Clean(p string) (string, error) {
 		return "", &PathError{Path: p, Err: ErrEscape}
 	}
 	return c, nil
+}
+
+// Within maps a path as a model sent it onto the workspace: models trained
+// on other coding tools send absolute paths. An absolute path that lies
+// lexically inside one of roots (the root's absolute path, and its
+// symlink-resolved form, both absolute and clean) becomes root-relative
+// ("." for the root itself), to be checked by [Clean] and confined as any
+// other; ".." is resolved lexically first, so "/root/../etc" is outside.
+// Any other absolute path is refused with the root named, never with a
+// guessed path. Relative paths, and paths Clean refuses for another reason
+// (NUL, backslashes, drives), are returned unchanged.
+func Within(p string, roots ...string) (string, error) {
+	if !strings.HasPrefix(p, "/") || strings.IndexByte(p, 0) >= 0 || len(roots) == 0 {
+		return p, nil
+	}
+	c := path.Clean(p)
+	for _, r := range roots {
+		switch {
+		case r == "/":
+			if c == "/" {
+				return ".", nil
+			}
+			return c[1:], nil
+		case c == r:
+			return ".", nil
+		case strings.HasPrefix(c, r) && c[len(r)] == '/':
+			return c[len(r)+1:], nil
+		}
+	}
+	return "", &PathError{Path: p, Err: ErrAbsolute, Hint: fmt.Sprintf("it is outside the workspace, whose root is %s; use a path relative to the root", roots[0])}
 }
 
 func hasDrive(p string) bool {
@@ -154,10 +214,21 @@ type Policy struct {
 // the guest touches, so it is on grep's hot path.
 type ruleSet struct {
 	exact    map[string]string // normalized name -> rule
+	exts     map[string]string // "*.ext" rules by ".ext": one lookup for all of them
 	prefixes [][2]string       // {prefix, rule}
-	suffixes [][2]string       // {suffix, rule}
+	suffixes [][2]string       // {suffix, rule}, those exts cannot hold ("*_rsa")
+	affixes  [][3]string       // {prefix, suffix, rule} for "P*S"
+	contains [][2]string       // {infix, rule} for "*X*"
 	globs    []string          // other base-name patterns
-	paths    []string          // patterns containing "/"
+	paths    []pathRule        // patterns containing "/"
+}
+
+// pathRule is a pattern with "/". One whose last segment has no wildcard
+// can only match a component of that name, so the rest is tried only
+// then; one with no wildcard at all is compared without doublestar.
+type pathRule struct {
+	pat, last string
+	literal   bool
 }
 
 func (rs *ruleSet) add(pat string) error {
@@ -166,18 +237,32 @@ func (rs *ruleSet) add(pat string) error {
 		return fmt.Errorf("policy: invalid pattern %q", pat)
 	}
 	if rs.exact == nil {
-		rs.exact = map[string]string{}
+		rs.exact, rs.exts = map[string]string{}, map[string]string{}
 	}
 	meta := func(s string) bool { return strings.ContainsAny(s, `*?[{\`) }
+	star := strings.IndexByte(n, '*')
 	switch {
 	case strings.Contains(n, "/"):
-		rs.paths = append(rs.paths, n)
+		last := n[strings.LastIndexByte(n, '/')+1:]
+		r := pathRule{pat: n, literal: !meta(n)}
+		if !meta(last) {
+			r.last = last
+		}
+		rs.paths = append(rs.paths, r)
 	case !meta(n):
 		rs.exact[n] = n
+	case strings.HasPrefix(n, "*.") && !meta(n[1:]) && strings.Count(n, ".") == 1:
+		if _, dup := rs.exts[n[1:]]; !dup {
+			rs.exts[n[1:]] = n
+		}
 	case strings.HasSuffix(n, "*") && !meta(n[:len(n)-1]):
 		rs.prefixes = append(rs.prefixes, [2]string{n[:len(n)-1], n})
 	case strings.HasPrefix(n, "*") && !meta(n[1:]):
 		rs.suffixes = append(rs.suffixes, [2]string{n[1:], n})
+	case len(n) > 2 && n[0] == '*' && n[len(n)-1] == '*' && !meta(n[1:len(n)-1]):
+		rs.contains = append(rs.contains, [2]string{n[1 : len(n)-1], n})
+	case star > 0 && !meta(n[:star]) && !meta(n[star+1:]):
+		rs.affixes = append(rs.affixes, [3]string{n[:star], n[star+1:], n})
 	default:
 		rs.globs = append(rs.globs, n)
 	}
@@ -190,6 +275,11 @@ func (rs *ruleSet) match(base string, full func() string) (string, bool) {
 	if r, ok := rs.exact[base]; ok {
 		return r, true
 	}
+	if i := strings.LastIndexByte(base, '.'); i >= 0 {
+		if r, ok := rs.exts[base[i:]]; ok {
+			return r, true
+		}
+	}
 	for _, p := range rs.prefixes {
 		if strings.HasPrefix(base, p[0]) {
 			return p[1], true
@@ -200,20 +290,41 @@ func (rs *ruleSet) match(base string, full func() string) (string, bool) {
 			return p[1], true
 		}
 	}
+	for _, p := range rs.affixes {
+		if len(base) >= len(p[0])+len(p[1]) && strings.HasPrefix(base, p[0]) && strings.HasSuffix(base, p[1]) {
+			return p[2], true
+		}
+	}
+	for _, p := range rs.contains {
+		if strings.Contains(base, p[0]) {
+			return p[1], true
+		}
+	}
 	for _, g := range rs.globs {
 		if ok, _ := doublestar.Match(g, base); ok {
 			return g, true
 		}
 	}
-	if len(rs.paths) > 0 {
-		f := full()
-		for _, g := range rs.paths {
-			if ok, _ := doublestar.Match(g, f); ok {
-				return g, true
+	var f string
+	for _, r := range rs.paths {
+		if r.last != "" && base != r.last {
+			continue
+		}
+		if f == "" {
+			f = full()
+		}
+		if r.literal {
+			// The rule is the whole path or its tail after a "/".
+			if f == r.pat || len(f) > len(r.pat) && f[len(f)-len(r.pat)-1] == '/' && strings.HasSuffix(f, r.pat) {
+				return r.pat, true
 			}
-			if ok, _ := doublestar.Match("**/"+g, f); ok {
-				return g, true
-			}
+			continue
+		}
+		if ok, _ := doublestar.Match(r.pat, f); ok {
+			return r.pat, true
+		}
+		if ok, _ := doublestar.Match("**/"+r.pat, f); ok {
+			return r.pat, true
 		}
 	}
 	return "", false
@@ -276,12 +387,47 @@ func normalizeName(c string) string {
 	if c == "." || c == ".." {
 		return c
 	}
+	if !isASCII(c) {
+		c = fold(c)
+	}
 	t := strings.TrimRight(c, ". ")
 	if t == "" {
 		t = c // a name made only of dots/spaces stays itself
 	}
 	return strings.ToLower(t)
 }
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// fold is Unicode's canonical caseless match key (NFD, full case folding,
+// NFD again; Unicode 16 §3.13 D145), composed back to NFC, without the
+// format characters (zero-width joiners, direction marks, BOM) that HFS+
+// skips when it compares names. Two names with the same key may be one
+// file on APFS, HFS+ or NTFS: ".awſ" (U+017F, long s) folds to ".aws",
+// and a decomposed "é" as macOS stores it equals the composed one. Full
+// folding also merges what those file systems keep apart (ß and ss), which
+// errs towards denying. A Caser holds state, so each call makes its own.
+func fold(s string) string {
+	s = norm.NFC.String(cases.Fold().String(norm.NFD.String(s)))
+	if strings.IndexFunc(s, isFormat) < 0 {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if isFormat(r) {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+func isFormat(r rune) bool { return unicode.Is(unicode.Cf, r) }
 
 // Denied reports whether rel (cleaned, root-relative, slash-separated) or any
 // folder above it is on the deny-list, and which rule matched.

@@ -20,7 +20,7 @@ func TestValidateMessages(t *testing.T) {
 		{"read_file", `[1]`, `read_file arguments must be a JSON object, got an array ([1])`},
 		{"read_file", `{"path":`, `read_file arguments are not valid JSON: unexpected EOF`},
 		{"read_file", `{"path":"../x"}`, `path escapes the sandbox: ../x`},
-		{"read_file", `{"path":"/etc/passwd"}`, `absolute paths are not allowed: /etc/passwd (use a path relative to the workspace root, e.g. "etc/passwd")`},
+		{"read_file", `{"path":"/etc/passwd"}`, `absolute paths are not allowed: /etc/passwd (use a path relative to the workspace root)`},
 		{"grep", `{"pattern":"x","ignore_case":"yes"}`, `ignore_case must be a boolean, got a string ("yes")`},
 		{"nope", `{}`, `unknown tool: "nope" (available: list_dir, read_file, grep, glob, stat, propose_write, propose_edit)`},
 	}

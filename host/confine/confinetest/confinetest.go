@@ -94,6 +94,22 @@ func Cases() []Case {
 		{Name: "deny_env_mixed_case_local", Layout: []string{"ROOT/.Env.Local: " + Secret}, Open: ".Env.Local", Escapes: true},
 		{Name: "deny_git_via_dir_link", Layout: []string{"ROOT/sub/", "ROOT/sub/g => ../.git"}, Open: "sub/g/config", Escapes: true},
 		{Name: "inside_self_link_works", Layout: []string{"ROOT/here => .", "ROOT/n.txt: self inside"}, Open: "here/here/n.txt", Inside: "self inside"},
+		// Issue 14.3: names a case-insensitive file system takes for a
+		// denied one (U+017F long s, the Kelvin sign, a zero-width joiner).
+		{Name: "deny_fold_long_s", Layout: []string{"ROOT/.aw\u017f/", "ROOT/.aw\u017f/credentials: " + Secret}, Open: ".aw\u017f/credentials", Escapes: true},
+		{Name: "deny_fold_long_s_link", Layout: []string{"ROOT/.\u017fsh/", "ROOT/.\u017fsh/id_x: " + Secret, "ROOT/k => .\u017fsh/id_x"}, Open: "k", Escapes: true},
+		{Name: "deny_fold_kelvin", Layout: []string{"ROOT/.\u212aube/", "ROOT/.\u212aube/config: " + Secret}, Open: ".\u212aube/config", Escapes: true},
+		{Name: "deny_fold_invisible", Layout: []string{"ROOT/.e\u200dnv: " + Secret}, Open: ".e\u200dnv", Escapes: true},
+		// Issue 14.4: secrets the list missed, one per family.
+		{Name: "deny_ssh_sk_key", Layout: []string{"ROOT/id_ed25519_sk: " + Secret}, Open: "id_ed25519_sk", Escapes: true},
+		{Name: "deny_envrc", Layout: []string{"ROOT/.envrc: " + Secret}, Open: ".envrc", Escapes: true},
+		{Name: "deny_tfstate", Layout: []string{"ROOT/infra/", "ROOT/infra/terraform.tfstate: " + Secret}, Open: "infra/terraform.tfstate", Escapes: true},
+		{Name: "deny_cargo_credentials", Layout: []string{"ROOT/.cargo/", "ROOT/.cargo/credentials.toml: " + Secret}, Open: ".cargo/credentials.toml", Escapes: true},
+		{Name: "deny_gh_hosts", Layout: []string{"ROOT/.config/gh/", "ROOT/.config/gh/hosts.yml: " + Secret}, Open: ".config/gh/hosts.yml", Escapes: true},
+		{Name: "deny_bash_history", Layout: []string{"ROOT/.bash_history: " + Secret}, Open: ".bash_history", Escapes: true},
+		{Name: "deny_ppk", Layout: []string{"ROOT/server.ppk: " + Secret}, Open: "server.ppk", Escapes: true},
+		{Name: "deny_bare_repo_config", Layout: []string{"ROOT/proj.git/", "ROOT/proj.git/config: " + Secret}, Open: "proj.git/config", Escapes: true},
+		{Name: "deny_bare_repo_via_link", Layout: []string{"ROOT/proj.git/", "ROOT/proj.git/config: " + Secret, "ROOT/c => proj.git/config"}, Open: "c", Escapes: true},
 	}
 }
 

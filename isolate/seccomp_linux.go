@@ -1,90 +1,17 @@
 package isolate
 
+// The seccomp filter: the child's one layer that holds on every kernel,
+// build and thread, because SECCOMP_FILTER_FLAG_TSYNC reaches every thread
+// in one call. seccomp is not a Linux security module; Landlock, which is,
+// lives in landlock_linux.go.
+
 import (
-	"errors"
 	"fmt"
 	"runtime"
-	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
-
-// LandlockABI returns the kernel's Landlock ABI version, 0 when it has none,
-// and the reason when it has none.
-func LandlockABI() (int, error) {
-	v, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
-	if e != 0 {
-		return 0, e
-	}
-	return int(v), nil
-}
-
-// landlockHandled is every filesystem access right the given ABI knows
-// (Documentation/userspace-api/landlock.rst); asking for one it does not
-// know fails the whole ruleset.
-func landlockHandled(abi int) uint64 {
-	h := uint64(unix.LANDLOCK_ACCESS_FS_MAKE_SYM<<1 - 1) // ABI 1: EXECUTE .. MAKE_SYM
-	if abi >= 2 {
-		h |= unix.LANDLOCK_ACCESS_FS_REFER
-	}
-	if abi >= 3 {
-		h |= unix.LANDLOCK_ACCESS_FS_TRUNCATE
-	}
-	if abi >= 5 {
-		h |= unix.LANDLOCK_ACCESS_FS_IOCTL_DEV
-	}
-	return h
-}
-
-// landlockReadOnly allows reading files and listing folders beneath paths
-// and nothing else anywhere, on every thread, where that is possible. It
-// never fails the setup: it returns what it did, for the doctor and tests.
-//
-// Before ABI 8 (LANDLOCK_RESTRICT_SELF_TSYNC) a ruleset binds only the
-// calling thread, and Go can only run a syscall on every thread
-// (syscall.AllThreadsSyscall) in a binary without cgo. Restricting one
-// thread of a Go program would be a wall with a door in it, so then it is
-// skipped and said so.
-func landlockReadOnly(paths []string) string {
-	abi, err := LandlockABI()
-	if err != nil || abi < 1 {
-		return fmt.Sprintf("not applied: the kernel has no Landlock (%v)", err)
-	}
-	attr := unix.LandlockRulesetAttr{Handled_access_fs: landlockHandled(abi)}
-	fd, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Offsetof(attr.Handled_access_net), 0) // only the fs field: every ABI knows it
-	if e != 0 {
-		return fmt.Sprintf("not applied: landlock_create_ruleset: %v", e)
-	}
-	defer unix.Close(int(fd))
-	for _, p := range paths {
-		pfd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return fmt.Sprintf("not applied: open %s: %v", p, err)
-		}
-		rule := unix.LandlockPathBeneathAttr{Allowed_access: unix.LANDLOCK_ACCESS_FS_READ_FILE | unix.LANDLOCK_ACCESS_FS_READ_DIR, Parent_fd: int32(pfd)}
-		_, _, e := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, fd, unix.LANDLOCK_RULE_PATH_BENEATH, uintptr(unsafe.Pointer(&rule)), 0, 0, 0)
-		unix.Close(pfd)
-		if e != 0 {
-			return fmt.Sprintf("not applied: landlock_add_rule %s: %v", p, e)
-		}
-	}
-	if abi >= 8 {
-		_, _, e := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, fd, unix.LANDLOCK_RESTRICT_SELF_TSYNC, 0)
-		if e != 0 {
-			return fmt.Sprintf("not applied: landlock_restrict_self(TSYNC): %v", e)
-		}
-		return fmt.Sprintf("applied (ABI %d, all threads)", abi)
-	}
-	_, _, e = syscall.AllThreadsSyscall(unix.SYS_LANDLOCK_RESTRICT_SELF, fd, 0, 0)
-	if errors.Is(e, syscall.ENOTSUP) {
-		return fmt.Sprintf("not applied: Landlock ABI %d binds one thread at a time and this binary uses cgo, so Go cannot reach every thread (a build with CGO_ENABLED=0, or a kernel with Landlock ABI 8, enables it)", abi)
-	}
-	if e != 0 {
-		return fmt.Sprintf("not applied: landlock_restrict_self: %v", e)
-	}
-	return fmt.Sprintf("applied (ABI %d, all threads)", abi)
-}
 
 // seccomp_data offsets (include/uapi/linux/seccomp.h).
 const (
@@ -110,9 +37,8 @@ func auditArch() uint32 {
 // deniedSyscalls change the mount table or enter or create namespaces. A
 // root-in-namespace child could otherwise remount its read-only binds
 // read-write: the binds were made inside the namespace, so their flags are
-// not locked. Landlock forbids this too, where it applies; this filter
-// holds on every build, because SECCOMP_FILTER_FLAG_TSYNC reaches every
-// thread in one call.
+// not locked. Landlock forbids this too, where the kernel has it; this
+// filter holds everywhere.
 var deniedSyscalls = []uintptr{
 	unix.SYS_MOUNT, unix.SYS_UMOUNT2, unix.SYS_PIVOT_ROOT, unix.SYS_CHROOT,
 	unix.SYS_MOUNT_SETATTR, unix.SYS_MOVE_MOUNT, unix.SYS_OPEN_TREE,
