@@ -20,8 +20,11 @@
 // its network namespace has only a down loopback, its PID namespace holds
 // only itself, it has no_new_privs on every thread (inherited from the
 // thread that forked it), a seccomp filter (synchronised to all threads)
-// that refuses every mount-table and namespace syscall, and Landlock
-// read-only rules where the kernel and the build allow.
+// that refuses every mount-table and namespace syscall, no descriptor it
+// was not meant to have, and Landlock wherever the kernel has it (files
+// read-only beneath its two binds, TCP bind and connect denied, abstract
+// unix sockets and signals scoped), on every thread in every build
+// (landlock_linux.go).
 //
 // It does NOT protect against kernel bugs reachable from an unprivileged
 // user namespace, and it does not limit CPU or memory beyond what
