@@ -221,7 +221,7 @@ func (d *doctor) isolation(ctx context.Context, cfg runner.Config, mode isolate.
 	if len(open) > 0 {
 		d.line("escape probes", absent, "%d of %d got through: %s", len(open), len(rep.Probes), strings.Join(open, "; "))
 	} else {
-		d.line("escape probes", inactive(true), "%d of %d blocked (host /etc /home /proc, 127.0.0.1, host pids, writes, remount)%s", len(rep.Probes), len(rep.Probes), why)
+		d.line("escape probes", inactive(true), "%d of %d blocked (host /etc /home /proc, 127.0.0.1 connect and bind, host pids, writes, remount, a listing from many threads)%s", len(rep.Probes), len(rep.Probes), why)
 	}
 }
 
