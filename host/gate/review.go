@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"strings"
+
+	"github.com/moatdev/moat/host/display"
 )
 
 // A Reviewer shows one proposed change to a person and returns their
@@ -148,6 +151,12 @@ type Verdict struct {
 
 // MaxReasonBytes caps the reason a person types for the model.
 const MaxReasonBytes = 500
+
+// Reason is a person's reason for a no as the model is told it, from any
+// reviewer: one line, escaped for display, at most MaxReasonBytes.
+func Reason(typed string) string {
+	return clip(display.Line(strings.TrimSpace(typed)), MaxReasonBytes)
+}
 
 // result is what the model is told about a verdict other than Approved,
 // and what the audit log records.

@@ -297,7 +297,7 @@ func (s *ttySession) reason(inline string) Verdict {
 }
 
 func (s *ttySession) declined(reason string) Verdict {
-	reason = clip(display.Line(reason), MaxReasonBytes)
+	reason = Reason(reason)
 	if reason == "" {
 		s.write("moat: not written.")
 	} else {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -133,7 +132,7 @@ func (e *Elicitation) Review(ctx context.Context, r *gate.Review) gate.Verdict {
 		return gate.Verdict{Outcome: gate.Failed, Reason: "the approval dialog failed: " + display.Line(err.Error())}
 	}
 	reason, _ := res.Content["reason"].(string)
-	reason = clip(display.Line(strings.TrimSpace(reason)), gate.MaxReasonBytes)
+	reason = gate.Reason(reason)
 	switch res.Action {
 	case "accept":
 		switch approve, ok := res.Content["approve"].(bool); {
@@ -187,17 +186,6 @@ func message(r *gate.Review) string {
 	b.WriteString("moat: " + r.Summary() + "\n")
 	b.WriteString(r.Question() + " Nothing is written unless you tick approve and accept.")
 	return b.String()
-}
-
-// clip cuts s to at most n bytes on a rune boundary.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "..."
 }
 
 // asker is the part of an MCP session the Approver needs.
