@@ -229,6 +229,24 @@ type GrepShardArgs struct {
 type GrepShardResult struct {
 	Parts []GrepPart `json:"parts"`
 	More  bool       `json:"more,omitempty"` // the shard stopped at the cap with hits left
+	// StopAt is the file at which the shard stopped, when More: the merge
+	// keeps no note of the walk beyond where one instance would have stopped.
+	StopAt string `json:"stop_at,omitempty"`
+	// Notes are what the shard's walk could not do (an ignore file past its
+	// bounds, a folder it could not read), in walk order, each once;
+	// MoreNotes counts those past the ones kept.
+	Notes     []GrepNote `json:"notes,omitempty"`
+	MoreNotes int        `json:"more_notes,omitempty"`
+	// TimeUp is the note of a shard that stopped at its deadline.
+	TimeUp string `json:"time_up,omitempty"`
+}
+
+// GrepNote is one note of a grep_shard answer and the path of the walk
+// where it arose ("" for start's ancestors), by which the merge orders the
+// notes of all shards as one walk would have.
+type GrepNote struct {
+	At   string `json:"at"`
+	Text string `json:"text"`
 }
 
 // GrepPart is the hits of one file in a grep_shard answer.

@@ -253,6 +253,8 @@ func TestShardedGrepModes(t *testing.T) {
 		fsys[fmt.Sprintf("d%d/s%d/f%02d.txt", i%6, i%4, i)] = file(b.String())
 	}
 	fsys["d1/s1/bin.txt"] = file("hit\n" + strings.Repeat("z\n", 100) + "\x00")
+	fsys["d2/.gitignore"] = bigIgnore()    // a note every shard makes
+	fsys["d4/s3/.gitignore"] = bigIgnore() // one shard's note, past some caps
 	for _, args := range []string{
 		`{"pattern":"hit"}`, `{"pattern":"hit","max_results":2000}`, `{"pattern":"hit","context":2}`,
 		`{"pattern":"hit","before_context":1,"max_results":33}`, `{"pattern":"hit","after_context":3,"max_results":2000}`,
