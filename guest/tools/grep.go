@@ -472,6 +472,7 @@ type grepper struct {
 	files         int // units dealt so far, in walk order
 
 	dl     *deadline
+	piece  int  // bytes searched between looks at the clock (grepPiece, less in tests)
 	late   bool // the deadline passed in the middle of a file: the walk stops
 	notes  *walkNotes
 	stopAt string // the file at which more was set: the walk stopped there
@@ -636,7 +637,10 @@ func (g *grepper) searchFile(p string) (sc fileScan, nulAt int64, err error) {
 			// else: one line fills the largest buffer; search it as a piece.
 		}
 		hadHit := sc.hit
-		g.searchBlock(&sc, block, eof)
+		if !g.searchPieces(&sc, block, eof) {
+			g.late = true
+			return sc, -1, nil
+		}
 		if sc.hit && !hadHit {
 			// The first hit: the file is binary if a NUL is anywhere in
 			// it, before this point too.
@@ -661,16 +665,52 @@ func (g *grepper) searchFile(p string) (sc fileScan, nulAt int64, err error) {
 			at, err := nulIn(f, g.buf, off+int64(len(data)))
 			return sc, at, err
 		}
-		if g.dl.passed() {
-			// A large file can take longer than the walk's look at the
-			// clock every deadlineCheckEvery entries allows.
-			g.late = true
-			return sc, -1, nil
-		}
 		sc.midLine = len(rest) == 0 && len(block) > 0 && block[len(block)-1] != '\n'
 		off += int64(len(data) - len(rest))
 		carry = copy(g.buf, rest)
 	}
+}
+
+// grepPiece is how much of a block grep searches between two looks at the
+// clock, in whole lines: under wasm a regexp with no literal to look for
+// runs its NFA over every byte at well under 1 MB/s, so a whole block could
+// outlast the margin the guest keeps before the host's deadline
+// (deadlineMargin).
+const grepPiece = 64 << 10
+
+// searchPieces searches a block of whole lines (but perhaps its last) in
+// pieces of about g.piece bytes, each ending a line, as if each had been
+// read on its own. It reports false when the deadline passed before the
+// block was done.
+func (g *grepper) searchPieces(sc *fileScan, block []byte, last bool) bool {
+	piece := g.piece
+	if piece <= 0 {
+		piece = grepPiece
+	}
+	for len(block) > piece {
+		cut := bytes.LastIndexByte(block[:piece], '\n') + 1
+		if cut == 0 {
+			i := bytes.IndexByte(block[piece:], '\n')
+			if i < 0 {
+				break // one line (or piece of one) to the end
+			}
+			cut = piece + i + 1
+		}
+		if cut == len(block) {
+			break
+		}
+		g.searchBlock(sc, block[:cut], false)
+		sc.midLine = false // the next piece starts a line
+		block = block[cut:]
+		if g.stop || sc.done {
+			return true
+		}
+		if g.dl.passed() {
+			return false
+		}
+	}
+	g.searchBlock(sc, block, last)
+	return !g.dl.passed()
 }
 
 // nulBefore returns the offset of the first NUL byte among the first n

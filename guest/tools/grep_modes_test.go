@@ -151,7 +151,7 @@ func TestGrepContextBlocks(t *testing.T) {
 		}
 		strict, _ := strictRegexp(pat, false)
 		g := &grepper{fsys: fsys, m: m, strict: strict, buf: make([]byte, 16+rng.IntN(64)), maxBuf: maxLineBuf, max: 1 << 20,
-			mode: proto.GrepContent, before: before, after: after}
+			mode: proto.GrepContent, before: before, after: after, piece: 1 + rng.IntN(40)}
 		if err := g.search("f"); err != nil {
 			t.Fatal(err)
 		}
@@ -330,7 +330,7 @@ func FuzzGrepContext(f *testing.F) {
 		b, a := int(before%8), int(after%8)
 		fsys := fstest.MapFS{"f": file(data)}
 		g := &grepper{fsys: fsys, m: m, strict: strict, buf: make([]byte, 1+int(bufSize)), maxBuf: maxLineBuf, max: 1 << 20,
-			mode: proto.GrepContent, before: b, after: a}
+			mode: proto.GrepContent, before: b, after: a, piece: 1 + int(bufSize)/3}
 		if err := g.search("f"); err != nil {
 			t.Fatal(err)
 		}

@@ -106,7 +106,7 @@ func TestGrepNotes(t *testing.T) {
 
 	var args []string
 	for _, mode := range []string{"", `,"output_mode":"files_with_matches"`, `,"output_mode":"count"`, `,"context":1`} {
-		for _, max := range []string{"", `,"max_results":1`, `,"max_results":5`, `,"max_results":11`, `,"max_results":24`, `,"max_results":40`} {
+		for _, max := range []string{"", `,"max_results":1`, `,"max_results":11`, `,"max_results":40`} {
 			args = append(args, `{"pattern":"hit"`+mode+max+`}`)
 		}
 	}
@@ -114,7 +114,7 @@ func TestGrepNotes(t *testing.T) {
 		`{"pattern":"hit","glob":"*.skip"}`, `{"pattern":"hit","path":"d3/s2/x/y.txt"}`)
 	for _, a := range args {
 		one := call(t, fsys, proto.Grep, a, proto.Limits{})
-		for n := 2; n <= 5; n++ {
+		for _, n := range []int{2, 3, 5} {
 			if got := shardedGrep(t, fsys, a, proto.Limits{}, n); got.Text != one.Text || got.IsError != one.IsError {
 				t.Fatalf("%s with %d shards:\n%s\nwant:\n%s", a, n, got.Text, one.Text)
 			}
