@@ -78,11 +78,12 @@ type Limits struct {
 	NoIgnore bool `json:"no_ignore,omitempty"`
 	// TimeLimit is how long the guest may work on this call, in
 	// nanoseconds, counted from when it reads the request (the host sets
-	// it from the call's deadline). The guest's walks look at a monotonic
-	// clock and stop with a note before it runs out, so that an abandoned
-	// guest does not keep computing. A relative time, not a wall-clock
-	// deadline: the guest's wall clock is fake (wazero's default), only its
-	// monotonic clock is real. Zero means no limit.
+	// it from the call's deadline). The guest's walks (and grep, between
+	// pieces of a file) look at a monotonic clock and stop with a note
+	// before it runs out, so that an abandoned guest does not keep
+	// computing. A relative time, not a wall-clock deadline: the guest's
+	// wall clock is fake (wazero's default), only its monotonic clock is
+	// real. Zero means no limit.
 	TimeLimit int64 `json:"time_limit_ns,omitempty"`
 }
 

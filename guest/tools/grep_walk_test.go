@@ -203,3 +203,17 @@ func TestGrepStopsAtDeadline(t *testing.T) {
 		t.Errorf("without a time limit:\n%s", resp.Text)
 	}
 }
+
+// A note that arises again past the ones shown is counted once.
+func TestWalkNotesCountDifferentNotes(t *testing.T) {
+	var n walkNotes
+	for _, s := range []string{"a", "b", "a", "c", "d", "e", "f", "g", "f", "g", "f", "late"} {
+		n.add(s)
+	}
+	n.timeUp("time")
+	var b strings.Builder
+	n.write(&b)
+	if want := "[a]\n[b]\n[c]\n[d]\n[e]\n[and 3 more notes like these]\n[time]\n"; b.String() != want {
+		t.Errorf("got %q, want %q", b.String(), want)
+	}
+}

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"errors"
+	"hash/fnv"
 	"io/fs"
 	"strings"
 	"syscall"
@@ -76,7 +77,12 @@ const maxNotes = 5
 // discards them.
 type walkNotes struct {
 	list []walkNote
-	more int    // notes past keep, counted only
+	more int // notes past keep, counted only
+	// seen holds a hash of every note past keep, so that one arising
+	// again (the ignore rules' step budget runs out path after path) is
+	// counted once: the count is of different notes, and a sharded grep's
+	// merge, which can only count different notes, gives the same.
+	seen map[uint64]struct{}
 	keep int    // how many notes are kept; 0 means maxNotes
 	at   string // the path the walk is at: where a note added now arises
 	// late is the note of a deadline reached, shown last whatever the
@@ -112,7 +118,15 @@ func (n *walkNotes) add(s string) {
 		keep = maxNotes
 	}
 	if len(n.list) >= keep {
-		n.more++
+		h := fnv.New64a()
+		h.Write([]byte(s))
+		if _, ok := n.seen[h.Sum64()]; !ok {
+			if n.seen == nil {
+				n.seen = map[uint64]struct{}{}
+			}
+			n.seen[h.Sum64()] = struct{}{}
+			n.more++
+		}
 		return
 	}
 	n.list = append(n.list, walkNote{at: n.at, text: s})
