@@ -681,7 +681,7 @@ const grepPiece = 64 << 10
 // searchPieces searches a block of whole lines (but perhaps its last) in
 // pieces of about g.piece bytes, each ending a line, as if each had been
 // read on its own. It reports false when the deadline passed before the
-// block was done.
+// file was done.
 func (g *grepper) searchPieces(sc *fileScan, block []byte, last bool) bool {
 	piece := g.piece
 	if piece <= 0 {
@@ -710,7 +710,7 @@ func (g *grepper) searchPieces(sc *fileScan, block []byte, last bool) bool {
 		}
 	}
 	g.searchBlock(sc, block, last)
-	return !g.dl.passed()
+	return last || !g.dl.passed() // a file read whole in one block costs no look
 }
 
 // nulBefore returns the offset of the first NUL byte among the first n
