@@ -78,11 +78,12 @@ type Limits struct {
 	NoIgnore bool `json:"no_ignore,omitempty"`
 	// TimeLimit is how long the guest may work on this call, in
 	// nanoseconds, counted from when it reads the request (the host sets
-	// it from the call's deadline). The guest's walks look at a monotonic
-	// clock and stop with a note before it runs out, so that an abandoned
-	// guest does not keep computing. A relative time, not a wall-clock
-	// deadline: the guest's wall clock is fake (wazero's default), only its
-	// monotonic clock is real. Zero means no limit.
+	// it from the call's deadline). The guest's walks (and grep, between
+	// pieces of a file) look at a monotonic clock and stop with a note
+	// before it runs out, so that an abandoned guest does not keep
+	// computing. A relative time, not a wall-clock deadline: the guest's
+	// wall clock is fake (wazero's default), only its monotonic clock is
+	// real. Zero means no limit.
 	TimeLimit int64 `json:"time_limit_ns,omitempty"`
 }
 
@@ -229,6 +230,24 @@ type GrepShardArgs struct {
 type GrepShardResult struct {
 	Parts []GrepPart `json:"parts"`
 	More  bool       `json:"more,omitempty"` // the shard stopped at the cap with hits left
+	// StopAt is the file at which the shard stopped, when More: the merge
+	// keeps no note of the walk beyond where one instance would have stopped.
+	StopAt string `json:"stop_at,omitempty"`
+	// Notes are what the shard's walk could not do (an ignore file past its
+	// bounds, a folder it could not read), in walk order, each once;
+	// MoreNotes counts those past the ones kept.
+	Notes     []GrepNote `json:"notes,omitempty"`
+	MoreNotes int        `json:"more_notes,omitempty"`
+	// TimeUp is the note of a shard that stopped at its deadline.
+	TimeUp string `json:"time_up,omitempty"`
+}
+
+// GrepNote is one note of a grep_shard answer and the path of the walk
+// where it arose ("" for start's ancestors), by which the merge orders the
+// notes of all shards as one walk would have.
+type GrepNote struct {
+	At   string `json:"at"`
+	Text string `json:"text"`
 }
 
 // GrepPart is the hits of one file in a grep_shard answer.

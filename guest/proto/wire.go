@@ -139,6 +139,32 @@ func AppendGrepShard(dst []byte, r *GrepShardResult) []byte {
 	if r.More {
 		dst = append(dst, `,"more":true`...)
 	}
+	if r.StopAt != "" {
+		dst = append(dst, `,"stop_at":`...)
+		dst = appendString(dst, r.StopAt)
+	}
+	if len(r.Notes) > 0 {
+		dst = append(dst, `,"notes":[`...)
+		for i, n := range r.Notes {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `{"at":`...)
+			dst = appendString(dst, n.At)
+			dst = append(dst, `,"text":`...)
+			dst = appendString(dst, n.Text)
+			dst = append(dst, '}')
+		}
+		dst = append(dst, ']')
+	}
+	if r.MoreNotes != 0 {
+		dst = append(dst, `,"more_notes":`...)
+		dst = strconv.AppendInt(dst, int64(r.MoreNotes), 10)
+	}
+	if r.TimeUp != "" {
+		dst = append(dst, `,"time_up":`...)
+		dst = appendString(dst, r.TimeUp)
+	}
 	return append(dst, '}')
 }
 

@@ -173,6 +173,9 @@ func TestAppendGrepShard(t *testing.T) {
 		{Parts: []GrepPart{}},
 		{Parts: []GrepPart{{Path: "a.go", Text: "a.go:1: x\n", Hits: 1}, {Path: "b\n.go\xff", Text: "", Hits: 0}}, More: true},
 		{Parts: []GrepPart{{Path: "a.go", Text: "a.go:1: x\na.go-2- y\n", Hits: 2, Cuts: []int{10, 21}}}},
+		{Parts: []GrepPart{}, Notes: []GrepNote{}},
+		{Parts: []GrepPart{{Path: "a", Text: "a:1: x\n", Hits: 1, Cuts: []int{7}}}, More: true, StopAt: "b/<c>\xfe",
+			Notes: []GrepNote{{At: "", Text: "x"}, {At: "d\n", Text: "[.gitignore] is \u2028 \x01"}}, MoreNotes: 3, TimeUp: "the time limit"},
 	} {
 		checkGrepShard(t, r)
 	}
@@ -204,5 +207,6 @@ func FuzzWire(f *testing.F) {
 		checkArgs(t, in, &GrepShardArgs{})
 		checkResponse(t, Response{ID: 1, Text: string(in), IsError: len(in)%2 == 0})
 		checkGrepShard(t, GrepShardResult{Parts: []GrepPart{{Path: string(in), Text: string(in), Hits: len(in)}}, More: len(in)%2 == 0})
+		checkGrepShard(t, GrepShardResult{StopAt: string(in), Notes: []GrepNote{{At: string(in), Text: string(in)}}, MoreNotes: len(in), TimeUp: string(in)})
 	})
 }

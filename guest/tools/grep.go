@@ -48,13 +48,24 @@ const maxPatternBytes = 16 << 10
 // with a warning; moat shows none, so that the model is never told about
 // text it cannot read. A binary file named explicitly as the path answers
 // "binary file matches" (as ripgrep does) when it would have matched.
+//
+// The tree is walked as glob walks it (walkTree): after the hits come the
+// notes of what was not searched (a folder too deep to read, an ignore
+// file past its bounds), and a grep that reaches its deadline answers with
+// the hits found so far and a note instead of being cut off by the host.
 func grep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits) (string, error) {
 	g, err := runGrep(fsys, a, lim, 0, 1)
 	if err != nil {
 		return "", err
 	}
-	return assemble(a, lim, g.parts, g.more), nil
+	ans := takeParts(a, lim, g.parts, g.more)
+	return ans.finish(a, g.notes.list, g.notes.more, g.notes.late), nil
 }
+
+// maxShardNotes is how many notes a shard sends: more than one answer
+// shows, since the merge drops those another shard has too and those past
+// where one instance would have stopped.
+const maxShardNotes = 64
 
 // grepShard is one shard of a grep split over several instances
 // (proto.GrepShard): the hits of its files, per file, for MergeGrep, as
@@ -70,7 +81,11 @@ func grepShard(fsys fs.FS, a proto.GrepShardArgs, lim proto.Limits) (string, err
 	for i := range g.parts {
 		g.parts[i].Text, g.parts[i].Cuts = validUTF8(g.parts[i].Text, g.parts[i].Cuts)
 	}
-	return string(proto.AppendGrepShard(nil, &proto.GrepShardResult{Parts: g.parts, More: g.more})), nil
+	r := proto.GrepShardResult{Parts: g.parts, More: g.more, StopAt: g.stopAt, MoreNotes: g.notes.more, TimeUp: g.notes.late}
+	for _, n := range g.notes.list {
+		r.Notes = append(r.Notes, proto.GrepNote{At: n.at, Text: n.text})
+	}
+	return string(proto.AppendGrepShard(nil, &r)), nil
 }
 
 // validUTF8 replaces each byte of invalid UTF-8 in text with U+FFFD, as
@@ -106,8 +121,18 @@ func validUTF8(text string, cuts []int) (string, []int) {
 
 // MergeGrep joins the answers of a grep's shards (none of them an error)
 // into the answer one instance would have given: files in walk order, the
-// same caps and the same notices, byte for byte in every output mode. args
+// same caps, notices and notes, byte for byte in every output mode. args
 // and lim are the grep's.
+//
+// The notes of all shards are merged as one walk would have made them: a
+// note several shards made (the .gitignore of a folder every shard walks)
+// once, at the first place of the walk it arose, and none from beyond the
+// file where one instance would have stopped at a cap. That one instance
+// stops at the file where the merged hits reach the cap or at a shard's
+// StopAt, whichever comes first: every shard walks at least that far. The
+// count of notes past those shown is exact unless a shard kept fewer than
+// it had (more than maxShardNotes); a deadline's note from any shard is
+// kept, as the answer may then lack hits of that shard.
 func MergeGrep(args []byte, lim proto.Limits, shards []proto.GrepShardResult) proto.Response {
 	var a proto.GrepArgs
 	proto.DecodeArgs(args, &a) // the shards decoded the same bytes without error
@@ -118,18 +143,60 @@ func MergeGrep(args []byte, lim proto.Limits, shards []proto.GrepShardResult) pr
 		more = more || r.More
 	}
 	slices.SortStableFunc(parts, func(x, y proto.GrepPart) int { return walkOrder(x.Path, y.Path) })
-	return proto.Response{Text: assemble(a, lim, parts, more)}
+	ans := takeParts(a, lim, parts, more)
+
+	stop, stopped := ans.cutAt, ans.cut
+	for _, r := range shards {
+		if r.More && r.StopAt != "" && (!stopped || walkOrder(r.StopAt, stop) < 0) {
+			stop, stopped = r.StopAt, true
+		}
+	}
+	var notes []walkNote
+	moreNotes, late := 0, ""
+	seen := map[string]int{} // text -> index in notes
+	for _, r := range shards {
+		moreNotes += r.MoreNotes
+		if late == "" {
+			late = r.TimeUp
+		}
+		for _, n := range r.Notes {
+			if stopped && walkOrder(n.At, stop) > 0 {
+				continue
+			}
+			if i, ok := seen[n.Text]; ok {
+				if walkOrder(n.At, notes[i].at) < 0 {
+					notes[i].at = n.At
+				}
+				continue
+			}
+			seen[n.Text] = len(notes)
+			notes = append(notes, walkNote{at: n.At, text: n.Text})
+		}
+	}
+	slices.SortStableFunc(notes, func(x, y walkNote) int { return walkOrder(x.at, y.at) })
+	return proto.Response{Text: ans.finish(a, notes, moreNotes, late)}
 }
 
-// assemble is grep's answer from the parts of the files with hits, in walk
-// order: their text up to max_results hits and MaxGrepBytes bytes, cut only
-// where one instance would have stopped (GrepPart.Cuts), then a notice when
-// it stopped early or a sentence when nothing matched. A single grep and
-// MergeGrep both answer through it, so they agree by construction.
-func assemble(a proto.GrepArgs, lim proto.Limits, parts []proto.GrepPart, more bool) string {
+// grepAnswer is grep's answer being written: the hits taken so far.
+type grepAnswer struct {
+	b     strings.Builder
+	n     int    // hits (files outside content mode) taken
+	more  bool   // it stopped early: more exist
+	full  bool   // stopped by the byte cap, not max_results
+	cut   bool   // it stopped inside the parts, at cutAt
+	cutAt string // the path of the part it stopped at
+}
+
+// takeParts starts grep's answer from the parts of the files with hits, in
+// walk order: their text up to max_results hits and MaxGrepBytes bytes,
+// cut only where one instance would have stopped (GrepPart.Cuts). A single
+// grep and MergeGrep both answer through it and finish, so they agree by
+// construction.
+func takeParts(a proto.GrepArgs, lim proto.Limits, parts []proto.GrepPart, more bool) *grepAnswer {
 	max := grepMax(a, lim)
 	sep := grepSep(a)
-	var b strings.Builder
+	ans := &grepAnswer{more: more}
+	b := &ans.b
 	n, full := 0, false
 	for _, p := range parts {
 		s := ""
@@ -147,25 +214,35 @@ func assemble(a proto.GrepArgs, lim proto.Limits, parts []proto.GrepPart, more b
 		n += k
 		if k < len(p.Cuts) {
 			full = n < max // stopped by the byte cap, not max_results
-			more = true
+			ans.more, ans.cut, ans.cutAt = true, true, p.Path
 			break
 		}
 	}
-	if n == 0 && !more {
-		return sprintf("no matches for %s in %s", a.Pattern, displayPath(a.Path))
+	ans.n, ans.full = n, full
+	return ans
+}
+
+// finish ends the answer: a notice when it stopped early or a sentence
+// when nothing matched, then the notes of the walk (walkNotes.write), the
+// first maxNotes of list and a count of the others.
+func (ans *grepAnswer) finish(a proto.GrepArgs, list []walkNote, moreNotes int, late string) string {
+	b := &ans.b
+	if ans.n == 0 && !ans.more {
+		fmtTo(b, "no matches for %s in %s\n", a.Pattern, displayPath(a.Path))
 	}
-	if more {
+	if ans.more {
 		unit := "matches"
 		if grepMode(a) != proto.GrepContent {
 			unit = "files"
 		}
-		if full {
-			fmtTo(&b, "[stopped after %d %s at the %s output limit; more exist — narrow the pattern, path or glob]\n",
-				n, unit, humanSize(proto.MaxGrepBytes))
+		if ans.full {
+			fmtTo(b, "[stopped after %d %s at the %s output limit; more exist — narrow the pattern, path or glob]\n",
+				ans.n, unit, humanSize(proto.MaxGrepBytes))
 		} else {
-			fmtTo(&b, "[stopped after %d %s; more exist — narrow the pattern, path or glob]\n", n, unit)
+			fmtTo(b, "[stopped after %d %s; more exist — narrow the pattern, path or glob]\n", ans.n, unit)
 		}
 	}
+	writeNotes(b, list, moreNotes, late)
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
@@ -278,7 +355,11 @@ func runGrep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits, shard, shards int) 
 	}
 
 	g := &grepper{fsys: fsys, m: m, strict: strict, buf: make([]byte, grepBufSize), maxBuf: maxLineBuf, max: grepMax(a, lim),
-		mode: grepMode(a), sep: len(grepSep(a)), shard: shard, shards: max(shards, 1)}
+		mode: grepMode(a), sep: len(grepSep(a)), shard: shard, shards: max(shards, 1),
+		dl: newDeadline(lim), notes: &walkNotes{}}
+	if g.shards > 1 {
+		g.notes.keep = maxShardNotes
+	}
 	g.before, g.after = grepContext(a)
 	switch {
 	case info.Mode().IsRegular():
@@ -289,36 +370,20 @@ func runGrep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits, shard, shards int) 
 			if err := g.search(start); err != nil {
 				return nil, fsError(tool, a.Path, err)
 			}
+			if g.late {
+				g.notes.timeUp(noteFileTimeUp)
+			}
 		}
 	case info.IsDir():
-		var ig *ignorer
-		if !lim.NoIgnore {
-			ig = newIgnorer(fsys, start)
-		}
-		err := fs.WalkDir(fsys, start, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				if p == start {
-					return err
-				}
-				return skipEntry(d) // unreadable folder: skip, not fatal
-			}
+		err := walkTree(fsys, start, lim.NoIgnore, g.dl, g.notes, func(p string, d fs.DirEntry) error {
 			switch t := d.Type(); {
 			case t.IsDir():
-				if p != start && (d.Name() == ".git" || ig != nil && ig.ignored(p, true)) {
-					return fs.SkipDir
-				}
-				if p != start && g.depth(start, p) == shardDepth && !g.mine() {
+				if g.depth(start, p) == shardDepth && !g.mine() {
 					return fs.SkipDir // another shard's subtree
-				}
-				if ig != nil {
-					ig.enter(p)
 				}
 				return nil
 			case !t.IsRegular():
 				return nil // symlinks are not followed; FIFOs would block
-			}
-			if ig != nil && ig.ignored(p, false) {
-				return nil
 			}
 			if a.Glob != "" && !globMatch(a.Glob, p) {
 				return nil
@@ -326,7 +391,12 @@ func runGrep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits, shard, shards int) 
 			if g.depth(start, p) > shardDepth || g.mine() {
 				_ = g.search(p) // a file that vanished or is denied is skipped
 			}
-			if g.more {
+			switch {
+			case g.late:
+				g.notes.timeUp(noteWalkTimeUp)
+				return fs.SkipAll
+			case g.more:
+				g.stopAt = p
 				return fs.SkipAll
 			}
 			return nil
@@ -339,6 +409,9 @@ func runGrep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits, shard, shards int) 
 	}
 	return g, nil
 }
+
+// noteFileTimeUp is the note of a grep of one file stopped at its deadline.
+const noteFileTimeUp = "the time limit was reached before the whole file was searched, so the results are incomplete; narrow the pattern"
 
 // skipEntry tells WalkDir to go past an entry it could not read.
 func skipEntry(d fs.DirEntry) error {
@@ -397,6 +470,12 @@ type grepper struct {
 
 	shard, shards int // this instance's share of a sharded grep
 	files         int // units dealt so far, in walk order
+
+	dl     *deadline
+	piece  int  // bytes searched between looks at the clock (grepPiece, less in tests)
+	late   bool // the deadline passed in the middle of a file: the walk stops
+	notes  *walkNotes
+	stopAt string // the file at which more was set: the walk stopped there
 }
 
 // shardDepth is the depth (below grep's path) of the units a sharded grep
@@ -438,6 +517,11 @@ func (g *grepper) search(p string) error {
 	sc, nulAt, err := g.searchFile(p)
 	if err != nil {
 		return err
+	}
+	if g.late {
+		// Stopped in the middle: whether the file is binary is not known,
+		// so none of its lines is shown.
+		return nil
 	}
 	if nulAt >= 0 {
 		g.stop = false // a binary file's hits never count
@@ -553,7 +637,10 @@ func (g *grepper) searchFile(p string) (sc fileScan, nulAt int64, err error) {
 			// else: one line fills the largest buffer; search it as a piece.
 		}
 		hadHit := sc.hit
-		g.searchBlock(&sc, block, eof)
+		if !g.searchPieces(&sc, block, eof) {
+			g.late = true
+			return sc, -1, nil
+		}
 		if sc.hit && !hadHit {
 			// The first hit: the file is binary if a NUL is anywhere in
 			// it, before this point too.
@@ -582,6 +669,48 @@ func (g *grepper) searchFile(p string) (sc fileScan, nulAt int64, err error) {
 		off += int64(len(data) - len(rest))
 		carry = copy(g.buf, rest)
 	}
+}
+
+// grepPiece is how much of a block grep searches between two looks at the
+// clock, in whole lines: under wasm a regexp with no literal to look for
+// runs its NFA over every byte at well under 1 MB/s, so a whole block could
+// outlast the margin the guest keeps before the host's deadline
+// (deadlineMargin).
+const grepPiece = 64 << 10
+
+// searchPieces searches a block of whole lines (but perhaps its last) in
+// pieces of about g.piece bytes, each ending a line, as if each had been
+// read on its own. It reports false when the deadline passed before the
+// file was done.
+func (g *grepper) searchPieces(sc *fileScan, block []byte, last bool) bool {
+	piece := g.piece
+	if piece <= 0 {
+		piece = grepPiece
+	}
+	for len(block) > piece {
+		cut := bytes.LastIndexByte(block[:piece], '\n') + 1
+		if cut == 0 {
+			i := bytes.IndexByte(block[piece:], '\n')
+			if i < 0 {
+				break // one line (or piece of one) to the end
+			}
+			cut = piece + i + 1
+		}
+		if cut == len(block) {
+			break
+		}
+		g.searchBlock(sc, block[:cut], false)
+		sc.midLine = false // the next piece starts a line
+		block = block[cut:]
+		if g.stop || sc.done {
+			return true
+		}
+		if g.dl.passed() {
+			return false
+		}
+	}
+	g.searchBlock(sc, block, last)
+	return last || !g.dl.passed() // a file read whole in one block costs no look
 }
 
 // nulBefore returns the offset of the first NUL byte among the first n

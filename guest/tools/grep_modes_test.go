@@ -151,7 +151,7 @@ func TestGrepContextBlocks(t *testing.T) {
 		}
 		strict, _ := strictRegexp(pat, false)
 		g := &grepper{fsys: fsys, m: m, strict: strict, buf: make([]byte, 16+rng.IntN(64)), maxBuf: maxLineBuf, max: 1 << 20,
-			mode: proto.GrepContent, before: before, after: after}
+			mode: proto.GrepContent, before: before, after: after, piece: 1 + rng.IntN(40)}
 		if err := g.search("f"); err != nil {
 			t.Fatal(err)
 		}
@@ -253,6 +253,8 @@ func TestShardedGrepModes(t *testing.T) {
 		fsys[fmt.Sprintf("d%d/s%d/f%02d.txt", i%6, i%4, i)] = file(b.String())
 	}
 	fsys["d1/s1/bin.txt"] = file("hit\n" + strings.Repeat("z\n", 100) + "\x00")
+	fsys["d2/.gitignore"] = bigIgnore()    // a note every shard makes
+	fsys["d4/s3/.gitignore"] = bigIgnore() // one shard's note, past some caps
 	for _, args := range []string{
 		`{"pattern":"hit"}`, `{"pattern":"hit","max_results":2000}`, `{"pattern":"hit","context":2}`,
 		`{"pattern":"hit","before_context":1,"max_results":33}`, `{"pattern":"hit","after_context":3,"max_results":2000}`,
@@ -328,7 +330,7 @@ func FuzzGrepContext(f *testing.F) {
 		b, a := int(before%8), int(after%8)
 		fsys := fstest.MapFS{"f": file(data)}
 		g := &grepper{fsys: fsys, m: m, strict: strict, buf: make([]byte, 1+int(bufSize)), maxBuf: maxLineBuf, max: 1 << 20,
-			mode: proto.GrepContent, before: b, after: a}
+			mode: proto.GrepContent, before: b, after: a, piece: 1 + int(bufSize)/3}
 		if err := g.search("f"); err != nil {
 			t.Fatal(err)
 		}

@@ -66,9 +66,9 @@ type ignorer struct {
 // newIgnorer loads the .gitignore files of start's ancestors, which apply
 // to everything the walk will visit. The walk itself adds the files it
 // meets below start with enter. notes (which may be nil) collects what
-// could not be applied.
-func newIgnorer(fsys fs.FS, start string) *ignorer {
-	ig := &ignorer{fsys: fsys, rules: map[string]*ignoreFile{}}
+// could not be applied, the ancestors' files' included.
+func newIgnorer(fsys fs.FS, start string, notes *walkNotes) *ignorer {
+	ig := &ignorer{fsys: fsys, rules: map[string]*ignoreFile{}, notes: notes}
 	dir := start
 	for {
 		parent := parentDir(dir)

@@ -331,7 +331,7 @@ func BenchmarkIgnored(b *testing.B) {
 		rules.WriteString("*.log" + n + "\nlogs" + n + "/\n/build" + n + "/**\n**/cache" + n + "/*.tmp\n")
 	}
 	fsys := fstestMap(map[string]string{".gitignore": rules.String()})
-	ig := newIgnorer(fsys, "src")
+	ig := newIgnorer(fsys, "src", nil)
 	ig.enter(".")
 	paths := []string{"src/main.go", "src/lib/util/strings_test.go", "docs/readme.md", "a/b/c/d/e/f.txt"}
 	b.ResetTimer()

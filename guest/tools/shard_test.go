@@ -25,8 +25,12 @@ func TestShardedGrepEqualsOne(t *testing.T) {
 	os.WriteFile(filepath.Join(root, "d2", "top.txt"), []byte("hit at depth 2\n"), 0o644)
 	os.MkdirAll(filepath.Join(root, "d4", "s2", "deep", "er"), 0o755)
 	os.WriteFile(filepath.Join(root, "d4", "s2", "deep", "er", "x.txt"), []byte("hit deep\n"), 0o644)
+	// Notes: an ignore file past its bounds in a folder every shard walks
+	// and in one shard's unit.
+	os.WriteFile(filepath.Join(root, "d3", ".gitignore"), bigIgnore().Data, 0o644)
+	os.WriteFile(filepath.Join(root, "d5", "s1", ".gitignore"), bigIgnore().Data, 0o644)
 	fsys := os.DirFS(root)
-	for _, args := range []string{`{"pattern":"hit"}`, `{"pattern":"hit","max_results":7}`, `{"pattern":"nothing"}`, `{"pattern":"a(","path":"."}`, `{"pattern":"hit","path":"d3/s0/f03.txt"}`, `{"pattern":"hit","path":"d4"}`, `{"pattern":"deep","path":"d4/s2"}`} {
+	for _, args := range []string{`{"pattern":"hit"}`, `{"pattern":"hit","max_results":7}`, `{"pattern":"nothing"}`, `{"pattern":"a(","path":"."}`, `{"pattern":"hit","path":"d3/s0/f03.txt"}`, `{"pattern":"hit","path":"d4"}`, `{"pattern":"deep","path":"d4/s2"}`, `{"pattern":"hit","path":"d3"}`} {
 		for _, lim := range []proto.Limits{{}, {MaxResults: 5}} {
 			one := Run(fsys, proto.Request{Tool: proto.Grep, Args: json.RawMessage(args), Limits: lim})
 			for n := 2; n <= 5; n++ {
@@ -50,6 +54,9 @@ func TestShardedGrepEqualsOne(t *testing.T) {
 				}
 				if got.Text != one.Text || got.IsError != one.IsError {
 					t.Fatalf("%s %+v with %d shards:\n%s\nwant:\n%s", args, lim, n, got.Text, one.Text)
+				}
+				if args == `{"pattern":"hit"}` && lim.MaxResults == 0 && !strings.HasSuffix(got.Text, "\n[d3/.gitignore is larger than 256 KiB: only its first 256 KiB of rules were applied]\n[d5/s1/.gitignore is larger than 256 KiB: only its first 256 KiB of rules were applied]") {
+					t.Fatalf("no notes in:\n%s", got.Text)
 				}
 			}
 		}

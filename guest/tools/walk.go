@@ -2,6 +2,7 @@ package tools
 
 import (
 	"errors"
+	"hash/fnv"
 	"io/fs"
 	"strings"
 	"syscall"
@@ -22,10 +23,10 @@ import (
 func walkTree(fsys fs.FS, start string, noIgnore bool, dl *deadline, notes *walkNotes, fn func(p string, d fs.DirEntry) error) error {
 	var ig *ignorer
 	if !noIgnore {
-		ig = newIgnorer(fsys, start)
-		ig.notes = notes
+		ig = newIgnorer(fsys, start, notes)
 	}
 	return fs.WalkDir(fsys, start, func(p string, d fs.DirEntry, err error) error {
+		notes.walkAt(p)
 		if err != nil {
 			if p == start {
 				return err
@@ -34,7 +35,7 @@ func walkTree(fsys fs.FS, start string, noIgnore bool, dl *deadline, notes *walk
 			return skipEntry(d)
 		}
 		if dl.expired() {
-			notes.add("the time limit was reached before the whole tree was walked, so the results are incomplete; narrow the path or pattern")
+			notes.timeUp(noteWalkTimeUp)
 			return fs.SkipAll
 		}
 		if p == start {
@@ -53,12 +54,20 @@ func walkTree(fsys fs.FS, start string, noIgnore bool, dl *deadline, notes *walk
 			}
 			return nil
 		}
-		if isDir && ig != nil {
+		if err := fn(p, d); err != nil || !isDir {
+			return err
+		}
+		// A folder's .gitignore is read once fn has chosen to go in: a
+		// sharded grep skips other shards' folders without reading theirs.
+		if ig != nil {
 			ig.enter(p)
 		}
-		return fn(p, d)
+		return nil
 	})
 }
+
+// noteWalkTimeUp is the note of a walk stopped at its deadline.
+const noteWalkTimeUp = "the time limit was reached before the whole tree was walked, so the results are incomplete; narrow the path or pattern"
 
 // maxNotes bounds the notes one answer carries; the rest are counted.
 const maxNotes = 5
@@ -67,8 +76,31 @@ const maxNotes = 5
 // the model knows the answer is incomplete and why. A nil *walkNotes
 // discards them.
 type walkNotes struct {
-	list []string
-	more int
+	list []walkNote
+	more int // notes past keep, counted only
+	// seen holds a hash of every note past keep, so that one arising
+	// again (the ignore rules' step budget runs out path after path) is
+	// counted once: the count is of different notes, and a sharded grep's
+	// merge, which can only count different notes, gives the same.
+	seen map[uint64]struct{}
+	keep int    // how many notes are kept; 0 means maxNotes
+	at   string // the path the walk is at: where a note added now arises
+	// late is the note of a deadline reached, shown last whatever the
+	// other notes: it says why everything after it is missing.
+	late string
+}
+
+// walkNote is one note and the path of the walk where it arose (walkNotes.at):
+// a sharded grep merges its shards' notes in walk order by it.
+type walkNote struct {
+	at, text string
+}
+
+// walkAt tells the notes where the walk is.
+func (n *walkNotes) walkAt(p string) {
+	if n != nil {
+		n.at = p
+	}
 }
 
 // add records one note once.
@@ -77,15 +109,34 @@ func (n *walkNotes) add(s string) {
 		return
 	}
 	for _, x := range n.list {
-		if x == s {
+		if x.text == s {
 			return
 		}
 	}
-	if len(n.list) >= maxNotes {
-		n.more++
+	keep := n.keep
+	if keep <= 0 {
+		keep = maxNotes
+	}
+	if len(n.list) >= keep {
+		h := fnv.New64a()
+		h.Write([]byte(s))
+		if _, ok := n.seen[h.Sum64()]; !ok {
+			if n.seen == nil {
+				n.seen = map[uint64]struct{}{}
+			}
+			n.seen[h.Sum64()] = struct{}{}
+			n.more++
+		}
 		return
 	}
-	n.list = append(n.list, s)
+	n.list = append(n.list, walkNote{at: n.at, text: s})
+}
+
+// timeUp records that the walk stopped at its deadline, with the note to show.
+func (n *walkNotes) timeUp(s string) {
+	if n != nil && n.late == "" {
+		n.late = s
+	}
 }
 
 // unreadable notes a folder the walk could not list. Folders the deny-list
@@ -118,16 +169,30 @@ func (n *walkNotes) unreadable(p string, err error) {
 // maxNotePath is the longest path a note shows whole.
 const maxNotePath = 160
 
-// write appends the notes, one a line, to b.
+// write appends the notes, one a line, to b: at most maxNotes of them
+// (the rest counted), then the deadline's.
 func (n *walkNotes) write(b *strings.Builder) {
 	if n == nil {
 		return
 	}
-	for _, s := range n.list {
-		fmtTo(b, "[%s]\n", s)
+	writeNotes(b, n.list, n.more, n.late)
+}
+
+// writeNotes appends notes as walkNotes.write does; more counts notes not
+// in list.
+func writeNotes(b *strings.Builder, list []walkNote, more int, late string) {
+	if len(list) > maxNotes {
+		more += len(list) - maxNotes
+		list = list[:maxNotes]
 	}
-	if n.more > 0 {
-		fmtTo(b, "[and %d more notes like these]\n", n.more)
+	for _, s := range list {
+		fmtTo(b, "[%s]\n", s.text)
+	}
+	if more > 0 {
+		fmtTo(b, "[and %d more notes like these]\n", more)
+	}
+	if late != "" {
+		fmtTo(b, "[%s]\n", late)
 	}
 }
 
@@ -174,6 +239,18 @@ func (d *deadline) expired() bool {
 	if d.n++; d.n%deadlineCheckEvery != 0 {
 		return false
 	}
-	d.expires = !time.Now().Before(d.end)
+	return d.passed()
+}
+
+// passed reports whether the deadline has passed, looking at the clock now:
+// for work between two entries of a walk that may take long (grep reading
+// a large file looks once a block).
+func (d *deadline) passed() bool {
+	if d == nil {
+		return false
+	}
+	if !d.expires {
+		d.expires = !time.Now().Before(d.end)
+	}
 	return d.expires
 }

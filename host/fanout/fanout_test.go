@@ -48,6 +48,12 @@ func tree(t *testing.T) string {
 	}
 	os.WriteFile(filepath.Join(root, "d1-x.txt"), []byte("hit sibling\n"), 0o644)
 	os.WriteFile(filepath.Join(root, "d2", "bytes.txt"), []byte("hit \xfe invalid UTF-8\n"), 0o644)
+	// An ignore file past the guest's bounds makes a note, in a folder
+	// every shard walks and in one shard's share.
+	big := "*.skip\n" + strings.Repeat("/a-long-folder-name-for-padding-the-ignore-file-out/*.tmp\n", 5000)
+	os.WriteFile(filepath.Join(root, "d3", ".gitignore"), []byte(big), 0o644)
+	os.WriteFile(filepath.Join(root, "d5", "s1", ".gitignore"), []byte(big), 0o644)
+	os.WriteFile(filepath.Join(root, "d5", "s1", "f.skip"), []byte("hit ignored\n"), 0o644)
 	return root
 }
 
@@ -69,6 +75,9 @@ func TestSplitGrepEqualsOne(t *testing.T) {
 				got, err := ex.Exec(context.Background(), req)
 				if err != nil || got != want {
 					t.Fatalf("%s %+v, %d shards: %+v, %v\nwant %+v", args, lim, shards, got, err, want)
+				}
+				if args == grepArgs[0] && lim.MaxResults == 0 && !strings.Contains(got.Text, "\n[d5/s1/.gitignore is larger than 256 KiB") {
+					t.Fatalf("%s: no note of d5/s1/.gitignore in:\n%s", args, got.Text)
 				}
 				if calls := n.calls.Load() - before; calls != int32(shards) {
 					t.Fatalf("%s: %d calls for %d shards", args, calls, shards)
