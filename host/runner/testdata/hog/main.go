@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"os"
 	"strings"
+	"time"
 )
 
 func main() {
@@ -18,12 +19,17 @@ func main() {
 			keep[len(keep)-1][0] = 1
 		}
 	case strings.Contains(line, `"spin"`):
-		// Pure computation, no system call: a few seconds of it, far past
-		// the test's deadline, then an ordinary exit (a guest that spins
-		// forever cannot be preempted in-process; see the runner's doc).
+		// Pure computation, far past the test's deadline (1 s), then an
+		// ordinary exit: a guest that spins forever cannot be preempted
+		// in-process (see the runner's doc). It looks at the clock only
+		// every few million steps, so that how fast this machine counts
+		// cannot decide whether the deadline is passed.
+		start := time.Now()
 		n := 0
-		for i := 0; i < 2e9; i++ {
-			n += i & 1
+		for i := 0; time.Since(start) < 5*time.Second; i++ {
+			for j := 0; j < 1<<22; j++ {
+				n += j & 1
+			}
 		}
 		os.Exit(n & 1)
 	}
