@@ -55,7 +55,11 @@ were written ("moat: 2 changes proposed, 1 written").
 The whole session shares one sandbox and one conversation: the model
 remembers earlier questions until the context window (--num-ctx) forces
 the oldest tool results out. Run 'moat help ask' for the rules the model
-is given.`,
+is given.
+
+Exit status: 0 when the session ends (a failed turn is reported and the
+session goes on), 1 when it cannot start (no server, no model), 2 for
+a usage error, 4 when --isolate require and isolation cannot start here.`,
 		FlagSet: fs,
 		Exec: func(ctx context.Context, args []string) error {
 			if len(args) > 0 {

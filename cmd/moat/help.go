@@ -172,9 +172,16 @@ func wrapText(s string, width int) string {
 		}
 		text := strings.TrimLeft(l, " ")
 		ind := l[:len(l)-len(text)]
+		if ind != "" && isCommand(text) {
+			continue // an example: broken, it could no longer be pasted
+		}
 		hang := ind
-		if strings.HasPrefix(text, "- ") {
+		switch {
+		case strings.HasPrefix(text, "- "):
 			hang += "  "
+		case strings.Contains(text, " {"):
+			// A tool's usage, "grep {pattern, path?, ...}": under the brace.
+			hang += strings.Repeat(" ", cols(text[:strings.Index(text, " {")])+2)
 		}
 		w := wrapLine(text, width-len(hang))
 		first, rest, _ := strings.Cut(w, "\n")
@@ -184,6 +191,12 @@ func wrapText(s string, width int) string {
 		}
 	}
 	return strings.Join(lines, "\n")
+}
+
+// isCommand tells an example command line in help ("moat tool ...",
+// "echo ... | moat ...") from prose.
+func isCommand(text string) bool {
+	return strings.HasPrefix(text, "moat ") || strings.Contains(text, "| moat ")
 }
 
 // wrapLine breaks s at spaces into lines of at most width columns; a word

@@ -29,7 +29,8 @@ ARGS_JSON is the call's arguments as a JSON object (default {}); "-" reads
 it from standard input.
 
 Exit status: 0 when the tool succeeded, 1 when it returned an error (the
-error text, as the model sees it, is still on stdout), 2 for a usage error.
+error text, as the model sees it, is still on stdout), 2 for a usage
+error, 4 when --isolate require and isolation cannot start here.
 
 Tools ("?" marks an optional argument):
 ` + toolspec.Help() + `
