@@ -1,0 +1,574 @@
+package match
+
+import (
+	"bytes"
+	"regexp/syntax"
+	"slices"
+	"unicode"
+	"unicode/utf8"
+)
+
+// dfa answers "does this line match" for a compiled syntax.Prog, building
+// its states lazily as the text needs them (the way RE2 does). A state is
+// the set of the Prog's threads that are alive before the next rune (their
+// Rune, Match and not yet decided EmptyWidth instructions), plus what the
+// empty-width assertions need to know of the past: whether this is the
+// start of the line and whether the previous rune was a word character.
+// Search is unanchored: every state also holds the Prog's start.
+//
+// Transitions on ASCII bytes are cached in a table indexed by byte class;
+// other runes are decoded as regexp decodes them and their transitions
+// cached in a map. The cache is bounded: when it fills it is dropped and
+// rebuilt, and when that happens too often for the text it has scanned the
+// DFA declares itself failed and the caller uses regexp.
+type dfa struct {
+	prog  *syntax.Prog
+	class [128]uint8 // ASCII byte -> byte class
+	rep   []byte     // a byte of each class
+	// stride is the width of a state's row in trans: one entry per class,
+	// then the state's acceleration entry.
+	stride int
+	// usesBegin and usesWord say whether states must remember the line
+	// start and the previous rune's wordness (fewer states when not).
+	usesBegin, usesWord bool
+
+	states []dstate
+	// trans holds each state's row; entries are the next state's row
+	// offset, or unknown or matched.
+	trans     []int32
+	index     map[string]int32 // state key -> row offset
+	runeTrans map[uint64]int32 // row offset<<32 | rune -> next row offset
+	lineStart int32            // row offset of the state at a line's start
+
+	maxStates int  // maxStates, or fewer in tests
+	scanned   int  // bytes scanned since the cache was last dropped
+	failed    bool // too many cache drops: regexp must do the work
+
+	// Scratch space for building states.
+	set1, set2 sparseSet
+	stack      []uint32
+	key        []byte
+	accel      []accelSet
+}
+
+// A dstate is one DFA state.
+type dstate struct {
+	pcs   []uint32 // sorted; Rune*, Match and EmptyWidth instructions only
+	flags uint8
+}
+
+const (
+	flagLineStart = 1 << iota // at the start of a line
+	flagPrevWord              // the previous rune is a word character
+)
+
+// Entries of trans besides row offsets.
+const (
+	transUnknown = -1
+	transMatch   = -2
+	// In a row's acceleration entry: not computed yet, or not accelerable.
+	accelUnknown = -1
+	accelNone    = -3
+)
+
+// Cache bounds: states and non-ASCII transitions kept before the cache is
+// dropped, and the bytes per state a scan must get through between drops
+// for the DFA to be worth it.
+const (
+	maxStates        = 2000
+	maxRuneTrans     = 1 << 14
+	minBytesPerState = 20
+	maxAccelEscapes  = 3
+	dfaNoMatch       = 0
+	dfaMatch         = 1
+	dfaFailed        = 2
+	endOfLine        = -1
+)
+
+// An accelSet is the few bytes that take a state elsewhere: between them
+// the state loops on itself, so IndexByte can skip there.
+type accelSet struct {
+	n int
+	b [maxAccelEscapes]byte
+}
+
+func newDFA(prog *syntax.Prog) *dfa {
+	d := &dfa{prog: prog, maxStates: maxStates}
+	n := len(prog.Inst)
+	d.set1 = newSparseSet(n)
+	d.set2 = newSparseSet(n)
+	for _, in := range prog.Inst {
+		if in.Op == syntax.InstEmptyWidth {
+			op := syntax.EmptyOp(in.Arg)
+			if op&(syntax.EmptyBeginLine|syntax.EmptyBeginText) != 0 {
+				d.usesBegin = true
+			}
+			if op&(syntax.EmptyWordBoundary|syntax.EmptyNoWordBoundary) != 0 {
+				d.usesWord = true
+			}
+		}
+	}
+	// Byte classes: bytes that every rune instruction treats alike, alike
+	// in wordness, and '\n' alone.
+	sigs := map[string]uint8{}
+	sig := make([]byte, 0, n+2)
+	for c := 0; c < utf8.RuneSelf; c++ {
+		sig = sig[:0]
+		sig = append(sig, b2u(c == '\n'), b2u(d.usesWord && syntax.IsWordChar(rune(c))))
+		for i := range prog.Inst {
+			in := &prog.Inst[i]
+			switch in.Op {
+			case syntax.InstRune, syntax.InstRune1, syntax.InstRuneAny, syntax.InstRuneAnyNotNL:
+				sig = append(sig, b2u(in.MatchRune(rune(c))))
+			}
+		}
+		k, ok := sigs[string(sig)]
+		if !ok {
+			k = uint8(len(d.rep))
+			sigs[string(sig)] = k
+			d.rep = append(d.rep, byte(c))
+		}
+		d.class[c] = k
+	}
+	d.stride = len(d.rep) + 1
+	d.reset()
+	return d
+}
+
+func b2u(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// reset drops every state and builds the line-start state again.
+func (d *dfa) reset() {
+	d.states = d.states[:0]
+	d.trans = d.trans[:0]
+	d.accel = d.accel[:0]
+	d.index = map[string]int32{}
+	d.runeTrans = map[uint64]int32{}
+	d.scanned = 0
+	s := &d.set1
+	s.clear()
+	d.addThread(s, uint32(d.prog.Start), 0, false)
+	flags := uint8(0)
+	if d.usesBegin {
+		flags = flagLineStart
+	}
+	d.lineStart = d.intern(s, flags)
+}
+
+// intern returns the row offset of the state of the threads in s.
+func (d *dfa) intern(s *sparseSet, flags uint8) int32 {
+	pcs := s.dense
+	slices.Sort(pcs)
+	d.key = append(d.key[:0], flags)
+	for _, pc := range pcs {
+		d.key = append(d.key, byte(pc), byte(pc>>8), byte(pc>>16))
+	}
+	if off, ok := d.index[string(d.key)]; ok {
+		return off
+	}
+	off := int32(len(d.trans))
+	d.index[string(d.key)] = off
+	d.states = append(d.states, dstate{pcs: slices.Clone(pcs), flags: flags})
+	for range d.stride {
+		d.trans = append(d.trans, transUnknown)
+	}
+	d.trans[int(off)+d.stride-1] = accelUnknown
+	return off
+}
+
+// addThread adds pc and what it leads to without consuming input to s,
+// keeping only instructions that wait for input. EmptyWidth instructions
+// are followed when follow is set and the assertions at hold.
+func (d *dfa) addThread(s *sparseSet, pc uint32, at syntax.EmptyOp, follow bool) {
+	stk := append(d.stack[:0], pc)
+	for len(stk) > 0 {
+		pc := stk[len(stk)-1]
+		stk = stk[:len(stk)-1]
+		if s.has(pc) {
+			continue
+		}
+		in := &d.prog.Inst[pc]
+		switch in.Op {
+		case syntax.InstAlt, syntax.InstAltMatch:
+			s.mark(pc)
+			stk = append(stk, in.Arg, in.Out)
+		case syntax.InstNop, syntax.InstCapture:
+			s.mark(pc)
+			stk = append(stk, in.Out)
+		case syntax.InstFail:
+			s.mark(pc)
+		case syntax.InstEmptyWidth:
+			s.add(pc)
+			if follow && syntax.EmptyOp(in.Arg)&^at == 0 {
+				stk = append(stk, in.Out)
+			}
+		default: // Rune*, Match
+			s.add(pc)
+		}
+	}
+	d.stack = stk
+}
+
+// step computes the transition of the state at row offset off on rune r
+// (endOfLine at the end of a line or for '\n'): the next state's row
+// offset, or transMatch when a match ends before or at r.
+func (d *dfa) step(off int32, r rune) int32 {
+	st := &d.states[int(off)/d.stride]
+	// The assertions that hold between the previous rune and r.
+	var at syntax.EmptyOp
+	if st.flags&flagLineStart != 0 {
+		at |= syntax.EmptyBeginLine | syntax.EmptyBeginText
+	}
+	if r == endOfLine {
+		at |= syntax.EmptyEndLine | syntax.EmptyEndText
+	}
+	if (st.flags&flagPrevWord != 0) != (r >= 0 && syntax.IsWordChar(r)) {
+		at |= syntax.EmptyWordBoundary
+	} else {
+		at |= syntax.EmptyNoWordBoundary
+	}
+	cur := &d.set1
+	cur.clear()
+	for _, pc := range st.pcs {
+		d.addThread(cur, pc, at, true)
+	}
+	for _, pc := range cur.dense {
+		if d.prog.Inst[pc].Op == syntax.InstMatch {
+			return transMatch
+		}
+	}
+	if r == endOfLine {
+		return d.lineStart
+	}
+	next := &d.set2
+	next.clear()
+	for _, pc := range cur.dense {
+		in := &d.prog.Inst[pc]
+		switch in.Op {
+		case syntax.InstRune, syntax.InstRune1, syntax.InstRuneAny, syntax.InstRuneAnyNotNL:
+			if in.MatchRune(r) {
+				d.addThread(next, in.Out, 0, false)
+			}
+		}
+	}
+	d.addThread(next, uint32(d.prog.Start), 0, false)
+	for _, pc := range next.dense {
+		if d.prog.Inst[pc].Op == syntax.InstMatch {
+			return transMatch
+		}
+	}
+	var flags uint8
+	if d.usesWord && syntax.IsWordChar(r) {
+		flags = flagPrevWord
+	}
+	return d.intern(next, flags)
+}
+
+// full reports whether the cache must be dropped before adding a state.
+func (d *dfa) full() bool {
+	return len(d.states) >= d.maxStates || len(d.runeTrans) >= maxRuneTrans
+}
+
+// dropCache empties the cache keeping the state at off, whose new row
+// offset it returns; it marks the DFA failed when the cache fills too fast.
+func (d *dfa) dropCache(off int32, scanned int) int32 {
+	if d.scanned+scanned < minBytesPerState*len(d.states) {
+		d.failed = true
+		return 0
+	}
+	st := d.states[int(off)/d.stride]
+	d.reset()
+	s := &d.set1
+	s.clear()
+	for _, pc := range st.pcs {
+		s.add(pc)
+	}
+	return d.intern(s, st.flags)
+}
+
+// first returns an offset inside the first line of buf that matches, or
+// dfaNoMatch, or dfaFailed when the DFA gave up (the caller uses regexp).
+func (d *dfa) first(buf []byte) (int, int) {
+	if d.failed {
+		return 0, dfaFailed
+	}
+	stride := d.stride
+	acc := stride - 1
+	trans := d.trans
+	s := d.lineStart
+	var cache accelCache
+	i := 0
+	for i < len(buf) {
+		c := buf[i]
+		var ns int32
+		if c < utf8.RuneSelf {
+			ns = trans[int(s)+int(d.class[c])]
+			if ns == s {
+				// A self-loop: skip ahead if the state allows it.
+				a := trans[int(s)+acc]
+				if a == accelUnknown {
+					a = d.computeAccel(s)
+					trans = d.trans
+				}
+				if a >= 0 {
+					j := cache.next(buf, i+1, &d.accel[a])
+					if j < 0 {
+						i = len(buf)
+						break
+					}
+					i = j
+					continue
+				}
+				i++
+				continue
+			}
+			if ns >= 0 {
+				s = ns
+				i++
+				continue
+			}
+			if ns == transUnknown {
+				if d.full() {
+					s = d.dropCache(s, i)
+					if d.failed {
+						return 0, dfaFailed
+					}
+				}
+				r := rune(c)
+				if c == '\n' {
+					r = endOfLine
+				}
+				ns = d.step(s, r)
+				trans = d.trans
+				trans[int(s)+int(d.class[c])] = ns
+				if ns >= 0 {
+					s = ns
+					i++
+					continue
+				}
+			}
+			d.scanned += i
+			return i, dfaMatch
+		}
+		// A rune beyond ASCII, or an invalid byte (U+FFFD, as regexp).
+		r, w := utf8.DecodeRune(buf[i:])
+		key := uint64(uint32(s))<<32 | uint64(uint32(r))
+		ns, ok := d.runeTrans[key]
+		if !ok {
+			if d.full() {
+				s = d.dropCache(s, i)
+				if d.failed {
+					return 0, dfaFailed
+				}
+				key = uint64(uint32(s))<<32 | uint64(uint32(r))
+			}
+			ns = d.step(s, r)
+			trans = d.trans
+			d.runeTrans[key] = ns
+		}
+		if ns == transMatch {
+			d.scanned += i
+			return i, dfaMatch
+		}
+		s = ns
+		i += w
+	}
+	d.scanned += len(buf)
+	// The last line, if buf does not end with '\n', ends here.
+	if len(buf) > 0 && buf[len(buf)-1] != '\n' {
+		if d.endStep(s) == transMatch {
+			return len(buf) - 1, dfaMatch
+		}
+	}
+	return 0, dfaNoMatch
+}
+
+// endStep is the transition at the end of a line not followed by '\n'.
+func (d *dfa) endStep(s int32) int32 {
+	return d.step(s, endOfLine)
+}
+
+// matchLine reports whether line (no '\n' in it) holds a match. When the
+// DFA has failed it answers true, leaving the decision to regexp.
+func (d *dfa) matchLine(line []byte) bool {
+	if len(line) == 0 {
+		if d.failed {
+			return true
+		}
+		return d.step(d.lineStart, endOfLine) == transMatch
+	}
+	_, res := d.first(line)
+	return res != dfaNoMatch
+}
+
+// computeAccel fills the acceleration entry of the state at off, finding
+// its escape bytes. It computes the state's whole row, so it does nothing
+// when the cache has no room left for that.
+func (d *dfa) computeAccel(off int32) int32 {
+	if len(d.states)+d.stride >= d.maxStates {
+		// No room to compute a whole row without dropping the cache.
+		d.trans[int(off)+d.stride-1] = accelNone
+		return accelNone
+	}
+	var a accelSet
+	ok := true
+	for c := 0; c < utf8.RuneSelf && ok; c++ {
+		k := int(d.class[c])
+		ns := d.trans[int(off)+k]
+		if ns == transUnknown {
+			r := rune(c)
+			if c == '\n' {
+				r = endOfLine
+			}
+			ns = d.step(off, r)
+			d.trans[int(off)+k] = ns
+		}
+		if ns != off {
+			if a.n == maxAccelEscapes {
+				ok = false
+				break
+			}
+			a.b[a.n] = byte(c)
+			a.n++
+		}
+	}
+	if ok && !d.selfLoopsBeyondASCII(off) {
+		ok = false
+	}
+	if !ok {
+		d.trans[int(off)+d.stride-1] = accelNone
+		return accelNone
+	}
+	d.accel = append(d.accel, a)
+	i := int32(len(d.accel) - 1)
+	d.trans[int(off)+d.stride-1] = i
+	return i
+}
+
+// selfLoopsBeyondASCII reports whether every rune beyond ASCII (and every
+// invalid byte) takes the state at off back to itself: no thread of it can
+// consume such a rune, and what remains is the same state.
+func (d *dfa) selfLoopsBeyondASCII(off int32) bool {
+	st := &d.states[int(off)/d.stride]
+	s := &d.set1
+	s.clear()
+	for _, pc := range st.pcs {
+		// Following every assertion gives a superset of the threads.
+		d.addThread(s, pc, ^syntax.EmptyOp(0), true)
+	}
+	for _, pc := range s.dense {
+		if matchesBeyondASCII(&d.prog.Inst[pc]) {
+			return false
+		}
+	}
+	return d.step(off, utf8.RuneError) == off
+}
+
+// matchesBeyondASCII reports whether a rune instruction can match a rune
+// of U+0080 or above.
+func matchesBeyondASCII(in *syntax.Inst) bool {
+	switch in.Op {
+	case syntax.InstRuneAny, syntax.InstRuneAnyNotNL:
+		return true
+	case syntax.InstRune1:
+		return in.Rune[0] >= utf8.RuneSelf
+	case syntax.InstRune:
+		if len(in.Rune) == 1 {
+			r := in.Rune[0]
+			if r >= utf8.RuneSelf {
+				return true
+			}
+			if syntax.Flags(in.Arg)&syntax.FoldCase != 0 {
+				for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+					if f >= utf8.RuneSelf {
+						return true
+					}
+				}
+			}
+			return false
+		}
+		for i := 1; i < len(in.Rune); i += 2 {
+			if in.Rune[i] >= utf8.RuneSelf {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// accelCache remembers, within one scan, where each escape byte next
+// occurs, so that a state with several escape bytes does not rescan. It is
+// small so that a scan of one short line does not pay to set it up.
+type accelCache struct {
+	n     int
+	entry [8]struct {
+		b       byte
+		at, pos int32 // pos: first occurrence at or after at, or -1
+	}
+}
+
+// next returns the first offset at or after from holding one of a's bytes,
+// or -1.
+func (c *accelCache) next(buf []byte, from int, a *accelSet) int {
+	best := -1
+	for k := 0; k < a.n; k++ {
+		b := a.b[k]
+		e := -1
+		for x := 0; x < c.n && x < len(c.entry); x++ {
+			if c.entry[x].b == b {
+				e = x
+				break
+			}
+		}
+		if e < 0 {
+			e = c.n % len(c.entry)
+			c.n++
+			c.entry[e].b = b
+			c.entry[e].at = int32(len(buf) + 1) // forces a search
+		}
+		en := &c.entry[e]
+		if int(en.at) > from || (en.pos >= 0 && int(en.pos) < from) {
+			j := bytes.IndexByte(buf[from:], b)
+			if j >= 0 {
+				j += from
+			}
+			en.pos, en.at = int32(j), int32(from)
+		}
+		if p := int(en.pos); p >= 0 && (best < 0 || p < best) {
+			best = p
+		}
+	}
+	return best
+}
+
+// sparseSet is a set of instruction numbers with constant-time clear, in
+// insertion order (dense). Marked members are in the set but not in dense.
+type sparseSet struct {
+	dense  []uint32
+	sparse []uint32
+	gen    []uint32
+	cur    uint32
+}
+
+func newSparseSet(n int) sparseSet {
+	return sparseSet{dense: make([]uint32, 0, n), gen: make([]uint32, n), cur: 1}
+}
+
+func (s *sparseSet) clear() {
+	s.dense = s.dense[:0]
+	s.cur++
+}
+
+func (s *sparseSet) has(pc uint32) bool { return s.gen[pc] == s.cur }
+
+func (s *sparseSet) mark(pc uint32) { s.gen[pc] = s.cur }
+
+func (s *sparseSet) add(pc uint32) {
+	s.gen[pc] = s.cur
+	s.dense = append(s.dense, pc)
+}

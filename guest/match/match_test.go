@@ -1,0 +1,166 @@
+package match
+
+import (
+	"bytes"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// refLines is the reference: the pattern compiled by regexp and run on
+// each line alone (lines split at '\n'; text after the last '\n' is a line
+// when not empty). It returns the matching lines' numbers, from 0.
+func refLines(re *regexp.Regexp, text []byte) []int {
+	var hits []int
+	lines := bytes.Split(text, []byte("\n"))
+	if len(lines[len(lines)-1]) == 0 {
+		lines = lines[:len(lines)-1]
+	}
+	for i, l := range lines {
+		if re.Match(l) {
+			hits = append(hits, i)
+		}
+	}
+	return hits
+}
+
+// gotLines runs m.Next over text the way grep does and returns the
+// matching lines' numbers.
+func gotLines(t testing.TB, m *Matcher, text []byte) []int {
+	var hits []int
+	line, pos := 0, 0
+	for pos < len(text) {
+		s, e, ok := m.Next(text[pos:])
+		if !ok {
+			break
+		}
+		s, e = s+pos, e+pos
+		if s > 0 && text[s-1] != '\n' || e < len(text) && text[e] != '\n' || s > e {
+			t.Fatalf("Next returned [%d,%d), not a line of %q", s, e, text)
+		}
+		line += bytes.Count(text[pos:s], []byte("\n"))
+		hits = append(hits, line)
+		pos = e + 1
+		line++
+	}
+	return hits
+}
+
+// check compares the matcher with regexp line by line; ref is compiled
+// from pattern (with (?i) when ignoreCase).
+func check(t testing.TB, pattern string, ignoreCase bool, text []byte) {
+	ref := pattern
+	if ignoreCase {
+		ref = "(?i)" + pattern
+	}
+	re, err := regexp.Compile(ref)
+	m, merr := Compile(pattern, ignoreCase)
+	if (err == nil) != (merr == nil) {
+		t.Fatalf("Compile(%q): %v; regexp: %v", pattern, merr, err)
+	}
+	if err != nil {
+		return
+	}
+	want := refLines(re, text)
+	got := gotLines(t, m, text)
+	if !slices.Equal(got, want) {
+		t.Errorf("pattern %q (ignore case %v) on %q:\n got lines %v\nwant lines %v", pattern, ignoreCase, text, got, want)
+	}
+}
+
+const tricky = "alpha beta\n\nGamma delta\n  indented line\nend.\nfoo\tbar\nfoo\nbar\r\n" +
+	"Ärger über Öl\nx\n\nthe \u212Aelvin sign\nlong \u017Fs\nΑλφα βήτα γάμμα\n" +
+	"bad \xff byte\nhalf \xce rune\nxxxx\n" + "2024-01-31 date\n" +
+	"Errorf( and Fatalf(\nt.Errorf(\"x\")\nTODO: fix\n// todo later\n" +
+	"0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890\n" +
+	"last line without newline"
+
+func TestTricky(t *testing.T) {
+	for _, p := range []string{
+		// Empty pattern and empty matches.
+		"", "x*", "(?:)", "a*", "^", "$", "^$", `\b`, `\B`, `^\B$`,
+		// Case folding: the Kelvin sign and long s fold with k and s.
+		"k", "K", "kelvin", "KELVIN", "s", "ss", "long ſs", "(?i)k", "(?i)ſ",
+		// Unicode classes.
+		`\p{Greek}+`, `\p{Greek}`, `\pL+`, `[^\x00-\x7f]`, `\PL`, `ü`, `(?i)ärger`, `(?i)ÄRGER`,
+		// Counted repetition.
+		`.{80,}`, `.{20,30}`, `^.{0,3}$`, `a{2,}`, `x{4}`, `[0-9]{4}-[0-9]{2}-[0-9]{2}`,
+		// Anchors and word boundaries.
+		"^a", "a$", `\Aa`, `e\z`, `(?m)^foo$`, `^Gamma`, `line$`, `without newline$`,
+		`\bbar\b`, `\w+ta\b`, `over\b`, `\bfoo`, `\Bta`, `^\w+$`, `\r$`, `bar\r`, `bar$`,
+		// Invalid UTF-8: regexp matches U+FFFD (and '.') against an invalid byte.
+		`\x{FFFD}`, `bad . byte`, `half . rune`, `[^a-z ]`, `\xff`,
+		// Newlines can never match within a line.
+		`foo\nbar`, `[\n]`, `[^\n]`, `(?s).+`, `\s+`, `foo\s+bar`, `[[:space:]]`,
+		// Alternations, literals, classes.
+		`(Errorf|Fatalf)\(`, `Errorf|Fatalf`, `todo|fixme`, `(?i)todo`, `TODO`, `x|^$`,
+		`\D\d`, `[a-z]+ line`, `al(pha)+ beta`, `ent.*line`, `(foo|bar)$`, `e.d`,
+		"a|b|c|d|e|f|g|h|i|j", `(?i)(errorf|fatalf)\(`,
+		// Invalid patterns fail as regexp fails.
+		`(`, `[z-a]`, `x{1001}`,
+	} {
+		for _, ic := range []bool{false, true} {
+			check(t, p, ic, []byte(tricky))
+			check(t, p, ic, []byte(strings.ReplaceAll(tricky, "\n", "\r\n")))
+			check(t, p, ic, nil)
+			check(t, p, ic, []byte("\n"))
+			check(t, p, ic, []byte("\n\n"))
+		}
+	}
+}
+
+// TestFoldOrbits pins the fact the prefilter relies on: of the ASCII
+// letters only k and s have case variants beyond ASCII.
+func TestFoldOrbits(t *testing.T) {
+	var got []rune
+	for r := rune(0); r < 0x80; r++ {
+		if !asciiOrbit(r) {
+			got = append(got, r)
+		}
+	}
+	if string(got) != "KSks" {
+		t.Errorf("letters with non-ASCII case variants: %q", string(got))
+	}
+}
+
+// TestCacheOverflow runs a pattern whose DFA needs far more states than the
+// cache holds, so the cache is dropped and the DFA gives up for regexp.
+func TestCacheOverflow(t *testing.T) {
+	var b strings.Builder
+	for i := 0; i < 3000; i++ {
+		for j := 0; j < 40; j++ {
+			b.WriteByte("ab"[(i*7+j*13+i*j)%2])
+		}
+		b.WriteByte('\n')
+	}
+	text := []byte(b.String())
+	for _, p := range []string{`[ac][ab]{12}[cd]`, `[ab]{6}[cd]|b[ab]{8}a$`, `[ac][ab]{12}[bc]`, `[ac][ab]{10}[bc]$`, `[bc][ab]{5}[ac]`} {
+		for _, states := range []int{maxStates, 200, 20} {
+			m, err := Compile(p, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.dfa.maxStates = states
+			want := refLines(m.Regexp(), text)
+			if got := gotLines(t, m, text); !slices.Equal(got, want) {
+				t.Errorf("%s with %d states: got %d lines, want %d", p, states, len(got), len(want))
+			}
+			t.Logf("%s, %d states: failed %v", p, states, m.dfa.failed)
+		}
+	}
+}
+
+func FuzzMatchesRegexp(f *testing.F) {
+	for _, p := range []string{"", "x*", `\p{Greek}+`, "(?i)k", `.{80,}`, `\)$`, `\bfoo\b`, `(Errorf|Fatalf)\(`,
+		`[0-9]{4}-[0-9]{2}`, "^$", `(?i)todo`, `\B`, `ſ`, `a.c`} {
+		f.Add(p, false, tricky)
+		f.Add(p, true, "x\n\xff\n"+tricky[:40])
+	}
+	f.Fuzz(func(t *testing.T, pattern string, ignoreCase bool, text string) {
+		if len(pattern) > 200 || len(text) > 4000 {
+			return
+		}
+		check(t, pattern, ignoreCase, []byte(text))
+	})
+}
