@@ -9,11 +9,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"regexp/syntax"
 	"strings"
 	"testing"
 	"testing/fstest"
 
+	"github.com/moatdev/moat/guest/match"
 	"github.com/moatdev/moat/guest/proto"
 )
 
@@ -164,7 +164,7 @@ func lineGrep(re *regexp.Regexp, data []byte) []int {
 
 // blockGrep runs the block matcher and returns the line numbers it reports.
 func blockGrep(t testing.TB, pattern string, ignoreCase bool, data []byte) ([]int, error) {
-	m, err := compileLineRegexp(pattern, ignoreCase)
+	m, err := match.Compile(pattern, ignoreCase)
 	if err != nil {
 		return nil, err
 	}
@@ -298,27 +298,6 @@ func TestGrepLongLineShowsTheMatch(t *testing.T) {
 		"min.js:2: needle at the start"
 	if got != want {
 		t.Errorf("got %q\nwant %q", got, want)
-	}
-}
-
-func TestRequiredLiteral(t *testing.T) {
-	for p, want := range map[string]string{
-		`[A-Z]\w+_NOHIT\d`: "_NOHIT",
-		`foo.*barbaz`:      "barbaz",
-		`(abc)+x`:          "abc",
-		`(?:abcd){2}`:      "abcd",
-		`(abc)?x`:          "x",
-		`abc|def`:          "",
-		`(?i)abc`:          "",
-		`x*`:               "",
-	} {
-		tree, err := syntax.Parse(p, syntax.Perl)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := requiredLiteral(withoutNewlines(tree)); got != want {
-			t.Errorf("requiredLiteral(%q) = %q, want %q", p, got, want)
-		}
 	}
 }
 
