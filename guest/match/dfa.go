@@ -2,6 +2,7 @@ package match
 
 import (
 	"bytes"
+	"encoding/binary"
 	"regexp/syntax"
 	"slices"
 	"unicode"
@@ -23,10 +24,11 @@ import (
 // DFA declares itself failed and the caller uses regexp.
 type dfa struct {
 	prog  *syntax.Prog
-	class [128]uint8 // ASCII byte -> byte class
+	class [256]uint8 // byte -> byte class
 	rep   []byte     // a byte of each class
-	// stride is the width of a state's row in trans: one entry per class,
-	// then the state's acceleration entry.
+	// stride is the width of a state's row in trans: one entry per class
+	// (the last for bytes beyond ASCII, always transSlow), then the state's
+	// acceleration entry and its transition at the end of a line.
 	stride int
 	// usesBegin and usesWord say whether states must remember the line
 	// start and the previous rune's wordness (fewer states when not).
@@ -66,6 +68,7 @@ const (
 const (
 	transUnknown = -1
 	transMatch   = -2
+	transSlow    = -4 // a byte beyond ASCII: decode the rune
 	// In a row's acceleration entry: not computed yet, or not accelerable.
 	accelUnknown = -1
 	accelNone    = -3
@@ -88,8 +91,9 @@ const (
 // An accelSet is the few bytes that take a state elsewhere: between them
 // the state loops on itself, so IndexByte can skip there.
 type accelSet struct {
-	n int
-	b [maxAccelEscapes]byte
+	n        int
+	b        [maxAccelEscapes]byte
+	nonASCII bool // every byte beyond ASCII escapes too
 }
 
 func newDFA(prog *syntax.Prog) *dfa {
@@ -130,7 +134,10 @@ func newDFA(prog *syntax.Prog) *dfa {
 		}
 		d.class[c] = k
 	}
-	d.stride = len(d.rep) + 1
+	for c := utf8.RuneSelf; c < 256; c++ {
+		d.class[c] = uint8(len(d.rep))
+	}
+	d.stride = len(d.rep) + 3
 	d.reset()
 	return d
 }
@@ -177,7 +184,8 @@ func (d *dfa) intern(s *sparseSet, flags uint8) int32 {
 	for range d.stride {
 		d.trans = append(d.trans, transUnknown)
 	}
-	d.trans[int(off)+d.stride-1] = accelUnknown
+	d.trans[int(off)+d.stride-3] = transSlow
+	d.trans[int(off)+d.stride-2] = accelUnknown
 	return off
 }
 
@@ -297,45 +305,43 @@ func (d *dfa) first(buf []byte) (int, int) {
 	if d.failed {
 		return 0, dfaFailed
 	}
-	stride := d.stride
-	acc := stride - 1
+	accCol := d.stride - 2
 	trans := d.trans
+	class := &d.class
 	s := d.lineStart
 	var cache accelCache
-	i := 0
-	for i < len(buf) {
-		c := buf[i]
-		var ns int32
-		if c < utf8.RuneSelf {
-			ns = trans[int(s)+int(d.class[c])]
+	i, n := 0, len(buf)
+	for {
+		// s was entered before buf[i]: skip ahead while it loops on itself.
+		if a := trans[int(s)+accCol]; a != accelNone {
+			if a == accelUnknown {
+				a = d.computeAccel(s)
+				trans = d.trans
+			}
+			if a >= 0 {
+				if i = cache.next(buf, i, &d.accel[a]); i < 0 {
+					i = n
+				}
+			}
+		}
+	scan:
+		for i < n {
+			c := buf[i]
+			ns := trans[int(s)+int(class[c])]
 			if ns == s {
-				// A self-loop: skip ahead if the state allows it.
-				a := trans[int(s)+acc]
-				if a == accelUnknown {
-					a = d.computeAccel(s)
-					trans = d.trans
-				}
-				if a >= 0 {
-					j := cache.next(buf, i+1, &d.accel[a])
-					if j < 0 {
-						i = len(buf)
-						break
-					}
-					i = j
-					continue
-				}
 				i++
 				continue
 			}
 			if ns >= 0 {
 				s = ns
 				i++
-				continue
+				break scan
 			}
-			if ns == transUnknown {
+			w := 1
+			switch ns {
+			case transUnknown:
 				if d.full() {
-					s = d.dropCache(s, i)
-					if d.failed {
+					if s = d.dropCache(s, i); d.failed {
 						return 0, dfaFailed
 					}
 				}
@@ -345,52 +351,57 @@ func (d *dfa) first(buf []byte) (int, int) {
 				}
 				ns = d.step(s, r)
 				trans = d.trans
-				trans[int(s)+int(d.class[c])] = ns
-				if ns >= 0 {
-					s = ns
-					i++
-					continue
+				trans[int(s)+int(class[c])] = ns
+			case transSlow:
+				// A rune beyond ASCII, or an invalid byte (U+FFFD, as
+				// regexp decodes it).
+				var r rune
+				r, w = utf8.DecodeRune(buf[i:])
+				key := uint64(uint32(s))<<32 | uint64(uint32(r))
+				var ok bool
+				if ns, ok = d.runeTrans[key]; !ok {
+					if d.full() {
+						if s = d.dropCache(s, i); d.failed {
+							return 0, dfaFailed
+						}
+						key = uint64(uint32(s))<<32 | uint64(uint32(r))
+					}
+					ns = d.step(s, r)
+					trans = d.trans
+					d.runeTrans[key] = ns
 				}
 			}
-			d.scanned += i
-			return i, dfaMatch
-		}
-		// A rune beyond ASCII, or an invalid byte (U+FFFD, as regexp).
-		r, w := utf8.DecodeRune(buf[i:])
-		key := uint64(uint32(s))<<32 | uint64(uint32(r))
-		ns, ok := d.runeTrans[key]
-		if !ok {
-			if d.full() {
-				s = d.dropCache(s, i)
-				if d.failed {
-					return 0, dfaFailed
-				}
-				key = uint64(uint32(s))<<32 | uint64(uint32(r))
+			if ns == transMatch {
+				d.scanned += i
+				return i, dfaMatch
 			}
-			ns = d.step(s, r)
-			trans = d.trans
-			d.runeTrans[key] = ns
+			// Entering a state, or staying in one after a rune beyond
+			// ASCII (its acceleration may stop at every such rune): look
+			// at acceleration again.
+			i += w
+			s = ns
+			break scan
 		}
-		if ns == transMatch {
-			d.scanned += i
-			return i, dfaMatch
+		if i >= n {
+			break
 		}
-		s = ns
-		i += w
 	}
-	d.scanned += len(buf)
+	d.scanned += n
 	// The last line, if buf does not end with '\n', ends here.
-	if len(buf) > 0 && buf[len(buf)-1] != '\n' {
-		if d.endStep(s) == transMatch {
-			return len(buf) - 1, dfaMatch
-		}
+	if n > 0 && buf[n-1] != '\n' && d.endStep(s) == transMatch {
+		return n - 1, dfaMatch
 	}
 	return 0, dfaNoMatch
 }
 
-// endStep is the transition at the end of a line not followed by '\n'.
+// endStep is the transition at the end of a line not followed by '\n',
+// cached in the row's last entry.
 func (d *dfa) endStep(s int32) int32 {
-	return d.step(s, endOfLine)
+	e := &d.trans[int(s)+d.stride-1]
+	if *e == transUnknown {
+		*e = d.step(s, endOfLine)
+	}
+	return *e
 }
 
 // matchLine reports whether line (no '\n' in it) holds a match. When the
@@ -410,14 +421,13 @@ func (d *dfa) matchLine(line []byte) bool {
 // its escape bytes. It computes the state's whole row, so it does nothing
 // when the cache has no room left for that.
 func (d *dfa) computeAccel(off int32) int32 {
+	accEntry := &d.trans[int(off)+d.stride-2]
 	if len(d.states)+d.stride >= d.maxStates {
-		// No room to compute a whole row without dropping the cache.
-		d.trans[int(off)+d.stride-1] = accelNone
+		*accEntry = accelNone
 		return accelNone
 	}
 	var a accelSet
-	ok := true
-	for c := 0; c < utf8.RuneSelf && ok; c++ {
+	for c := 0; c < utf8.RuneSelf; c++ {
 		k := int(d.class[c])
 		ns := d.trans[int(off)+k]
 		if ns == transUnknown {
@@ -430,23 +440,17 @@ func (d *dfa) computeAccel(off int32) int32 {
 		}
 		if ns != off {
 			if a.n == maxAccelEscapes {
-				ok = false
-				break
+				d.trans[int(off)+d.stride-2] = accelNone
+				return accelNone
 			}
 			a.b[a.n] = byte(c)
 			a.n++
 		}
 	}
-	if ok && !d.selfLoopsBeyondASCII(off) {
-		ok = false
-	}
-	if !ok {
-		d.trans[int(off)+d.stride-1] = accelNone
-		return accelNone
-	}
+	a.nonASCII = !d.selfLoopsBeyondASCII(off)
 	d.accel = append(d.accel, a)
 	i := int32(len(d.accel) - 1)
-	d.trans[int(off)+d.stride-1] = i
+	d.trans[int(off)+d.stride-2] = i
 	return i
 }
 
@@ -543,7 +547,33 @@ func (c *accelCache) next(buf []byte, from int, a *accelSet) int {
 			best = p
 		}
 	}
+	if a.nonASCII {
+		lim := len(buf)
+		if best >= 0 {
+			lim = best
+		}
+		if j := indexNonASCII(buf[from:lim]); j >= 0 {
+			best = from + j
+		}
+	}
 	return best
+}
+
+// indexNonASCII returns the offset of the first byte of b beyond ASCII, or
+// -1, looking at eight bytes at a time.
+func indexNonASCII(b []byte) int {
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		if binary.LittleEndian.Uint64(b[i:])&0x8080808080808080 != 0 {
+			break
+		}
+	}
+	for ; i < len(b); i++ {
+		if b[i] >= utf8.RuneSelf {
+			return i
+		}
+	}
+	return -1
 }
 
 // sparseSet is a set of instruction numbers with constant-time clear, in
