@@ -164,3 +164,52 @@ func FuzzMatchesRegexp(f *testing.F) {
 		check(t, pattern, ignoreCase, []byte(text))
 	})
 }
+
+// TestPrefilterLeftmost checks that the prefilter finds the leftmost
+// occurrence of any of its literals, with scans and with Horspool.
+func TestPrefilterLeftmost(t *testing.T) {
+	for _, c := range []struct {
+		pattern string
+		ic      bool
+	}{{`xxxxxA|Bzz`, false}, {`(Errorf|Fatalf)\(`, false}, {`todo|fixme`, true}, {`abcd`, true}, {`ab|cd`, false}} {
+		m, err := Compile(c.pattern, c.ic)
+		if err != nil || m.pre == nil {
+			t.Fatalf("%s: no prefilter (%v)", c.pattern, err)
+		}
+		// Text dense in every scan byte, so that the scan gives up for
+		// Horspool, with the literals at varying places.
+		var b strings.Builder
+		for i := 0; i < 400; i++ {
+			b.WriteString(string(m.pre.scan))
+			b.WriteString(" ")
+			if i%37 == 5 {
+				b.WriteString("xxxxxA errorf( Fatalf( FIXME tOdO ABCD cd\n")
+			}
+			if i%53 == 7 {
+				b.WriteString("Bzz\n")
+			}
+		}
+		check(t, c.pattern, c.ic, []byte(b.String()))
+		text := []byte(b.String())
+		for from := 0; from < len(text); from += 97 {
+			want := -1
+			for _, l := range m.pre.lits {
+				var k int
+				if l.fold {
+					k = bytes.Index(bytes.ToLower(text[from:]), l.b)
+				} else {
+					k = bytes.Index(text[from:], l.b)
+				}
+				if k >= 0 && (want < 0 || k < want) {
+					want = k
+				}
+			}
+			if got := m.pre.index(text[from:]); got != want {
+				t.Errorf("%s: index from %d = %d, want %d", c.pattern, from, got, want)
+			}
+			if got := m.pre.horspool(text[from:]); got != want {
+				t.Errorf("%s: horspool from %d = %d, want %d", c.pattern, from, got, want)
+			}
+		}
+	}
+}

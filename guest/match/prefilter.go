@@ -23,6 +23,14 @@ type prefilter struct {
 	// scan is the bytes to look for: each literal's rarest byte, both
 	// cases of it for a folded literal.
 	scan []byte
+	// Boyer-Moore-Horspool over the set, for when the scan bytes turn out
+	// to be common in the text: the window is the shortest literal's
+	// length; skip[c] is how far the window may move when its last byte is
+	// c, and last[c] says c can end a match's window.
+	window int
+	maxLen int
+	skip   [256]uint8
+	last   [256]bool
 }
 
 // A plit is one literal of a prefilter.
@@ -84,7 +92,73 @@ func newPrefilter(re *syntax.Regexp) *prefilter {
 	if len(p.scan) > maxScanBytes {
 		return nil
 	}
+	p.initSkip()
 	return p
+}
+
+// initSkip builds the Horspool tables over each literal's first window
+// bytes, both cases of a folded literal's letters.
+func (p *prefilter) initSkip() {
+	p.window = 1 << 30
+	for _, l := range p.lits {
+		p.window = min(p.window, len(l.b))
+		p.maxLen = max(p.maxLen, len(l.b))
+	}
+	if p.window > 255 {
+		p.window = 255
+	}
+	m := p.window
+	for i := range p.skip {
+		p.skip[i] = uint8(m)
+	}
+	for _, l := range p.lits {
+		for i := 0; i < m; i++ {
+			for _, c := range [2]byte{l.b[i], upper(l.b[i])} {
+				if !l.fold && c != l.b[i] {
+					continue
+				}
+				if i == m-1 {
+					p.last[c] = true
+				} else {
+					p.skip[c] = min(p.skip[c], uint8(m-1-i))
+				}
+			}
+		}
+	}
+}
+
+// horspool returns the offset in b of the first occurrence of one of the
+// literals, or -1.
+func (p *prefilter) horspool(b []byte) int {
+	m := p.window
+	for i := m - 1; i < len(b); {
+		c := b[i]
+		if p.last[c] {
+			if j := p.verify(b, i-m+1); j >= 0 {
+				return j
+			}
+		}
+		i += int(p.skip[c])
+	}
+	return -1
+}
+
+// verify returns start if one of the literals occurs there, else -1.
+func (p *prefilter) verify(b []byte, start int) int {
+	for i := range p.lits {
+		l := &p.lits[i]
+		if start+len(l.b) > len(b) {
+			continue
+		}
+		if l.fold {
+			if equalFold(b[start:start+len(l.b)], l.b) {
+				return start
+			}
+		} else if bytes.Equal(b[start:start+len(l.b)], l.b) {
+			return start
+		}
+	}
+	return -1
 }
 
 func (p *prefilter) addScan(c byte) {
@@ -123,6 +197,7 @@ func (p *prefilter) index(b []byte) int {
 		return p.one.index(b)
 	}
 	var pos [maxScanBytes]int
+	misses := 0
 	for k, c := range p.scan {
 		pos[k] = indexFrom(b, 0, c)
 	}
@@ -153,6 +228,16 @@ func (p *prefilter) index(b []byte) int {
 			}
 		}
 		pos[k] = indexFrom(b, at+1, p.scan[k])
+		// Scan bytes that are common in this text: switch to Horspool,
+		// which skips up to a window per step whatever the text.
+		if misses++; p.window >= minSkipLen && misses >= rareMinFalse && misses*rareSpan > at {
+			// Every occurrence not yet found has its scan byte after at.
+			base := max(0, at+1-(p.maxLen-1))
+			if j := p.horspool(b[base:]); j >= 0 {
+				return base + j
+			}
+			return -1
+		}
 	}
 }
 
@@ -214,18 +299,19 @@ func requiredSet(re *syntax.Regexp) ([]lit, bool) {
 }
 
 // setCost estimates how often a set's literals turn up in text: each
-// literal by its rarest byte, less for longer literals.
+// literal by its rarest byte's rank (taken as a doubling of frequency every
+// 16 ranks), each further byte making a false hit rarer.
 func setCost(set []lit) int {
 	cost := 0
 	for _, l := range set {
-		best := 1 << 30
+		best := 255
 		for _, c := range l.b {
 			if l.fold {
 				c = lower(c)
 			}
 			best = min(best, foldRank(c, l.fold))
 		}
-		cost += best + 256 - 32*min(len(l.b), 8)
+		cost += (1 << 20 >> (15 - best/16)) >> (2 * min(len(l.b)-1, 8))
 	}
 	return cost
 }
