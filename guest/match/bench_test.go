@@ -27,9 +27,14 @@ var benchClasses = []struct {
 	{"many-hits-regex", `\w+\(`, false},
 }
 
-// benchCorpus is up to 8 MB of Go's own source, read once: the *.go files
-// under $GOROOT/src (set by `make bench-guest`) in walk order.
-func benchCorpus(b *testing.B) []byte {
+// benchCorpus is up to 8 MB of Go's own source: the *.go files under
+// $GOROOT/src (set by `make bench-guest`) in walk order.
+func benchCorpus(b testing.TB) []byte {
+	return corpus(b, 8<<20)
+}
+
+// corpus is up to limit bytes of Go's own source.
+func corpus(b testing.TB, limit int) []byte {
 	root := os.Getenv("GOROOT")
 	if root == "" {
 		root = runtime.GOROOT()
@@ -39,7 +44,7 @@ func benchCorpus(b *testing.B) []byte {
 	}
 	var buf bytes.Buffer
 	filepath.WalkDir(filepath.Join(root, "src"), func(p string, d fs.DirEntry, err error) error {
-		if err != nil || buf.Len() > 8<<20 {
+		if err != nil || buf.Len() > limit {
 			return fs.SkipAll
 		}
 		if d.Type().IsRegular() && strings.HasSuffix(p, ".go") {
@@ -69,6 +74,23 @@ func blocks(text []byte) [][]byte {
 		text = text[n:]
 	}
 	return out
+}
+
+// TestCorpusMatchesRegexp compares the matcher with regexp, line by line,
+// on a few MB of real source for every benchmark class and then some.
+func TestCorpusMatchesRegexp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads a corpus")
+	}
+	text := corpus(t, 1<<20)
+	for _, c := range benchClasses {
+		check(t, c.pattern, c.ignoreCase, text)
+	}
+	for _, p := range []string{`(?i)errorf|fatalf`, `^\s*//`, `[A-Z]{3,}`, `\d+\.\d+`, `\w+\s*:=\s*\w+\(`,
+		`(?i)kind`, `\bfunc\b.*\berror\b$`, `[^\x00-\x7f]`, `.{100,}`, `^$`, `"[^"]*"`, `x*`} {
+		check(t, p, false, text)
+		check(t, p, true, text)
+	}
 }
 
 func BenchmarkNext(b *testing.B) {

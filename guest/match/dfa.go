@@ -404,17 +404,20 @@ func (d *dfa) endStep(s int32) int32 {
 	return *e
 }
 
-// matchLine reports whether line (no '\n' in it) holds a match. When the
-// DFA has failed it answers true, leaving the decision to regexp.
-func (d *dfa) matchLine(line []byte) bool {
+// matchLine reports whether line (no '\n' in it) holds a match:
+// dfaMatch, dfaNoMatch, or dfaFailed when the DFA gave up.
+func (d *dfa) matchLine(line []byte) int {
+	if d.failed {
+		return dfaFailed
+	}
 	if len(line) == 0 {
-		if d.failed {
-			return true
+		if d.endStep(d.lineStart) == transMatch {
+			return dfaMatch
 		}
-		return d.step(d.lineStart, endOfLine) == transMatch
+		return dfaNoMatch
 	}
 	_, res := d.first(line)
-	return res != dfaNoMatch
+	return res
 }
 
 // computeAccel fills the acceleration entry of the state at off, finding
