@@ -12,9 +12,12 @@
 //
 //   - a prefilter: a set of literals one of which every match must contain
 //     (a plain or case-folded literal, the branches of an alternation, the
-//     longest literal of a concatenation), found with bytes.IndexByte on
+//     rarest literal of a concatenation), found with bytes.IndexByte on
 //     each literal's rarest byte (the only scan with assembly under wasm),
-//     picks candidate lines;
+//     or Boyer-Moore-Horspool over the set when those bytes are common,
+//     picks candidate lines. (A word-at-a-time test of two bytes per
+//     literal was tried and dropped: Go's wasm code for it ran at half
+//     Horspool's speed in wazero.) A plain literal needs nothing more;
 //   - a lazy DFA of its own (dfa.go), built state by state from the
 //     compiled syntax.Prog, says whether a line matches, one table lookup
 //     per ASCII byte. It steps over runes decoded the way regexp decodes
@@ -32,6 +35,14 @@
 //     target FuzzMatchesRegexp (pattern x text, line by line against
 //     regexp) and TestCorpusMatchesRegexp (Go's own source, every
 //     benchmark class) run in `make test`.
+//
+// Why not a DFA for everything: in the guest, IndexByte and Horspool
+// skip over text several times faster than any per-byte loop, so the DFA
+// runs only on the lines a prefilter picks, or, for a pattern with no
+// usable literal, over the text with acceleration: a state that loops on
+// itself for all but a few bytes skips to the next of them with IndexByte
+// (so `^...` waits for the next line, `\p{Greek}` for the next non-ASCII
+// byte).
 //
 // Lines are separated by '\n' only; a "\r" before it is part of the line, as
 // for regexp on that line. Go's regexp matches U+FFFD (and so ".") against
