@@ -39,12 +39,21 @@ type dfa struct {
 	// offset, or unknown or matched.
 	trans     []int32
 	index     map[string]int32 // state key -> row offset
-	runeTrans map[uint64]int32 // row offset<<32 | rune -> next row offset
-	lineStart int32            // row offset of the state at a line's start
+	runeTrans map[uint64]int32 // row offset<<32 | rune class -> next row offset
+	// runeBounds splits the runes beyond ASCII into classes that every
+	// rune instruction treats alike: class k is [runeBounds[k],
+	// runeBounds[k+1]). Without them every distinct rune of a text in
+	// another script would need its own cache entries.
+	runeBounds []rune
+	lineStart  int32 // row offset of the state at a line's start
 
-	maxStates int  // maxStates, or fewer in tests
-	scanned   int  // bytes scanned since the cache was last dropped
-	failed    bool // too many cache drops: regexp must do the work
+	maxStates int // maxStates, or fewer in tests
+	scanned   int // bytes scanned since the cache was last dropped
+	// failed says the cache filled too fast on the current text: the
+	// caller has regexp decide the line at hand. The next scan starts
+	// afresh, unless the DFA has failed maxFailures times in a row.
+	failed   bool
+	failures int
 
 	// Scratch space for building states.
 	set1, set2 sparseSet
@@ -82,6 +91,7 @@ const (
 	maxRuneTrans     = 1 << 14
 	minBytesPerState = 20
 	maxAccelEscapes  = 3
+	maxFailures      = 8
 	dfaNoMatch       = 0
 	dfaMatch         = 1
 	dfaFailed        = 2
@@ -138,6 +148,7 @@ func newDFA(prog *syntax.Prog) *dfa {
 		d.class[c] = uint8(len(d.rep))
 	}
 	d.stride = len(d.rep) + 3
+	d.runeBounds = runeBounds(prog)
 	d.reset()
 	return d
 }
@@ -147,6 +158,50 @@ func b2u(b bool) byte {
 		return 1
 	}
 	return 0
+}
+
+// runeBounds returns the bounds of the classes of runes beyond ASCII
+// (see dfa.runeBounds): every rune an instruction names, every end of
+// its ranges, and every case variant of a folded rune starts a class.
+func runeBounds(prog *syntax.Prog) []rune {
+	b := []rune{utf8.RuneSelf, unicode.MaxRune + 1}
+	add := func(lo, hi rune) { // the runes lo..hi form a class apart
+		if hi >= utf8.RuneSelf {
+			b = append(b, max(lo, utf8.RuneSelf), hi+1)
+		}
+	}
+	for i := range prog.Inst {
+		in := &prog.Inst[i]
+		switch in.Op {
+		case syntax.InstRune1:
+			add(in.Rune[0], in.Rune[0])
+		case syntax.InstRune:
+			if len(in.Rune) == 1 {
+				r := in.Rune[0]
+				add(r, r)
+				if syntax.Flags(in.Arg)&syntax.FoldCase != 0 {
+					for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+						add(f, f)
+					}
+				}
+				continue
+			}
+			for j := 0; j+1 < len(in.Rune); j += 2 {
+				add(in.Rune[j], in.Rune[j+1])
+			}
+		}
+	}
+	slices.Sort(b)
+	return slices.Compact(b)
+}
+
+// runeClass is the class of a rune beyond ASCII.
+func (d *dfa) runeClass(r rune) uint32 {
+	k, found := slices.BinarySearch(d.runeBounds, r)
+	if !found {
+		k--
+	}
+	return uint32(k)
 }
 
 // reset drops every state and builds the line-start state again.
@@ -287,6 +342,7 @@ func (d *dfa) full() bool {
 func (d *dfa) dropCache(off int32, scanned int) int32 {
 	if d.scanned+scanned < minBytesPerState*len(d.states) {
 		d.failed = true
+		d.failures++
 		return 0
 	}
 	st := d.states[int(off)/d.stride]
@@ -299,11 +355,17 @@ func (d *dfa) dropCache(off int32, scanned int) int32 {
 	return d.intern(s, st.flags)
 }
 
-// first returns an offset inside the first line of buf that matches, or
-// dfaNoMatch, or dfaFailed when the DFA gave up (the caller uses regexp).
+// first returns an offset inside the first line of buf that matches and
+// dfaMatch, or dfaNoMatch, or dfaFailed and an offset in the line where
+// the DFA gave up (lines before it do not match; regexp must decide that
+// one).
 func (d *dfa) first(buf []byte) (int, int) {
 	if d.failed {
-		return 0, dfaFailed
+		if d.failures >= maxFailures {
+			return 0, dfaFailed
+		}
+		d.failed = false
+		d.reset()
 	}
 	accCol := d.stride - 2
 	trans := d.trans
@@ -342,7 +404,7 @@ func (d *dfa) first(buf []byte) (int, int) {
 			case transUnknown:
 				if d.full() {
 					if s = d.dropCache(s, i); d.failed {
-						return 0, dfaFailed
+						return i, dfaFailed
 					}
 				}
 				r := rune(c)
@@ -357,14 +419,15 @@ func (d *dfa) first(buf []byte) (int, int) {
 				// regexp decodes it).
 				var r rune
 				r, w = utf8.DecodeRune(buf[i:])
-				key := uint64(uint32(s))<<32 | uint64(uint32(r))
+				rc := d.runeClass(r)
+				key := uint64(uint32(s))<<32 | uint64(rc)
 				var ok bool
 				if ns, ok = d.runeTrans[key]; !ok {
 					if d.full() {
 						if s = d.dropCache(s, i); d.failed {
-							return 0, dfaFailed
+							return i, dfaFailed
 						}
-						key = uint64(uint32(s))<<32 | uint64(uint32(r))
+						key = uint64(uint32(s))<<32 | uint64(rc)
 					}
 					ns = d.step(s, r)
 					trans = d.trans
@@ -387,6 +450,7 @@ func (d *dfa) first(buf []byte) (int, int) {
 		}
 	}
 	d.scanned += n
+	d.failures = 0
 	// The last line, if buf does not end with '\n', ends here.
 	if n > 0 && buf[n-1] != '\n' && d.endStep(s) == transMatch {
 		return n - 1, dfaMatch
@@ -407,10 +471,10 @@ func (d *dfa) endStep(s int32) int32 {
 // matchLine reports whether line (no '\n' in it) holds a match:
 // dfaMatch, dfaNoMatch, or dfaFailed when the DFA gave up.
 func (d *dfa) matchLine(line []byte) int {
-	if d.failed {
-		return dfaFailed
-	}
 	if len(line) == 0 {
+		if d.failed {
+			return dfaFailed
+		}
 		if d.endStep(d.lineStart) == transMatch {
 			return dfaMatch
 		}

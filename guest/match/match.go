@@ -155,27 +155,34 @@ func (m *Matcher) nextCandidate(buf []byte) (int, int, bool) {
 	return 0, 0, false
 }
 
-// scan finds the first line the DFA (or, without one, regexp) says matches.
+// scan finds the first line the DFA (or, without one, regexp) says
+// matches. Where the DFA gives up, regexp decides that line and the DFA
+// goes on after it.
 func (m *Matcher) scan(buf []byte) (int, int, bool) {
-	if m.dfa != nil {
-		if i, res := m.dfa.first(buf); res != dfaFailed {
-			if res == dfaNoMatch {
-				return 0, 0, false
-			}
-			s, e := lineAround(buf, i)
+	if m.dfa == nil || m.dfa.failures >= maxFailures {
+		loc := m.re.FindIndex(buf)
+		if loc == nil {
+			return 0, 0, false
+		}
+		if loc[0] == len(buf) && loc[0] > 0 && buf[loc[0]-1] == '\n' {
+			// An empty match after the last newline: not a line.
+			return 0, 0, false
+		}
+		s, e := lineAround(buf, loc[0])
+		return s, e, true
+	}
+	for from := 0; from < len(buf); {
+		i, res := m.dfa.first(buf[from:])
+		if res == dfaNoMatch {
+			return 0, 0, false
+		}
+		s, e := lineAround(buf, from+i)
+		if res == dfaMatch || m.re.Match(buf[s:e]) {
 			return s, e, true
 		}
+		from = e + 1
 	}
-	loc := m.re.FindIndex(buf)
-	if loc == nil {
-		return 0, 0, false
-	}
-	if loc[0] == len(buf) && loc[0] > 0 && buf[loc[0]-1] == '\n' {
-		// An empty match after the last newline: not a line.
-		return 0, 0, false
-	}
-	s, e := lineAround(buf, loc[0])
-	return s, e, true
+	return 0, 0, false
 }
 
 // lineAround returns the bounds of the line of b holding offset i, without

@@ -74,6 +74,7 @@ const tricky = "alpha beta\n\nGamma delta\n  indented line\nend.\nfoo\tbar\nfoo\
 	"bad \xff byte\nhalf \xce rune\nxxxx\n" + "2024-01-31 date\n" +
 	"Errorf( and Fatalf(\nt.Errorf(\"x\")\nTODO: fix\n// todo later\n" +
 	"0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890\n" +
+	"한국어 텍스트 검색 日本語のテキスト Ελληνικά\n" +
 	"last line without newline"
 
 func TestTricky(t *testing.T) {
@@ -84,6 +85,8 @@ func TestTricky(t *testing.T) {
 		"k", "K", "kelvin", "KELVIN", "s", "ss", "long ſs", "(?i)k", "(?i)ſ",
 		// Unicode classes.
 		`\p{Greek}+`, `\p{Greek}`, `\pL+`, `[^\x00-\x7f]`, `\PL`, `ü`, `(?i)ärger`, `(?i)ÄRGER`,
+		// Other scripts.
+		`[^ ]{5,}`, `\p{Hangul}+`, `[가-힣]{3}`, `검색$`, `(?i)ελληνικά`, `\p{Han}.\p{Hiragana}`,
 		// Counted repetition.
 		`.{80,}`, `.{20,30}`, `^.{0,3}$`, `a{2,}`, `x{4}`, `[0-9]{4}-[0-9]{2}-[0-9]{2}`,
 		// Anchors and word boundaries.
@@ -146,7 +149,7 @@ func TestCacheOverflow(t *testing.T) {
 			if got := gotLines(t, m, text); !slices.Equal(got, want) {
 				t.Errorf("%s with %d states: got %d lines, want %d", p, states, len(got), len(want))
 			}
-			t.Logf("%s, %d states: failed %v", p, states, m.dfa.failed)
+			t.Logf("%s, %d states: failed %v, %d times in a row", p, states, m.dfa.failed, m.dfa.failures)
 		}
 	}
 }
