@@ -50,8 +50,9 @@ type dfa struct {
 	maxStates int // maxStates, or fewer in tests
 	scanned   int // bytes scanned since the cache was last dropped
 	// failed says the cache filled too fast on the current text: the
-	// caller has regexp decide the line at hand. The next scan starts
-	// afresh, unless the DFA has failed maxFailures times in a row.
+	// caller has regexp decide the line at hand, and the next scan starts
+	// afresh. failures counts failures in a row: after maxFailures the
+	// caller lets regexp do the rest of its buffer.
 	failed   bool
 	failures int
 
@@ -361,9 +362,6 @@ func (d *dfa) dropCache(off int32, scanned int) int32 {
 // one).
 func (d *dfa) first(buf []byte) (int, int) {
 	if d.failed {
-		if d.failures >= maxFailures {
-			return 0, dfaFailed
-		}
 		d.failed = false
 		d.reset()
 	}

@@ -157,21 +157,18 @@ func (m *Matcher) nextCandidate(buf []byte) (int, int, bool) {
 
 // scan finds the first line the DFA (or, without one, regexp) says
 // matches. Where the DFA gives up, regexp decides that line and the DFA
-// goes on after it.
+// goes on after it; after maxFailures in a row, regexp does the rest of
+// buf.
 func (m *Matcher) scan(buf []byte) (int, int, bool) {
-	if m.dfa == nil || m.dfa.failures >= maxFailures {
-		loc := m.re.FindIndex(buf)
-		if loc == nil {
-			return 0, 0, false
-		}
-		if loc[0] == len(buf) && loc[0] > 0 && buf[loc[0]-1] == '\n' {
-			// An empty match after the last newline: not a line.
-			return 0, 0, false
-		}
-		s, e := lineAround(buf, loc[0])
-		return s, e, true
+	if m.dfa == nil {
+		return m.scanRegexp(buf)
 	}
 	for from := 0; from < len(buf); {
+		if m.dfa.failures >= maxFailures {
+			m.dfa.failures = 0 // the next buffer may suit the DFA better
+			s, e, ok := m.scanRegexp(buf[from:])
+			return s + from, e + from, ok
+		}
 		i, res := m.dfa.first(buf[from:])
 		if res == dfaNoMatch {
 			return 0, 0, false
@@ -183,6 +180,20 @@ func (m *Matcher) scan(buf []byte) (int, int, bool) {
 		from = e + 1
 	}
 	return 0, 0, false
+}
+
+// scanRegexp is scan with regexp alone.
+func (m *Matcher) scanRegexp(buf []byte) (int, int, bool) {
+	loc := m.re.FindIndex(buf)
+	if loc == nil {
+		return 0, 0, false
+	}
+	if loc[0] == len(buf) && loc[0] > 0 && buf[loc[0]-1] == '\n' {
+		// An empty match after the last newline: not a line.
+		return 0, 0, false
+	}
+	s, e := lineAround(buf, loc[0])
+	return s, e, true
 }
 
 // lineAround returns the bounds of the line of b holding offset i, without
