@@ -79,6 +79,8 @@ const (
 	transUnknown = -1
 	transMatch   = -2
 	transSlow    = -4 // a byte beyond ASCII: decode the rune
+	// tagAccel marks an entry leading to a state that may skip ahead.
+	tagAccel = 1 << 30
 	// In a row's acceleration entry: not computed yet, or not accelerable.
 	accelUnknown = -1
 	accelNone    = -3
@@ -360,92 +362,92 @@ func (d *dfa) dropCache(off int32, scanned int) int32 {
 // dfaMatch, or dfaNoMatch, or dfaFailed and an offset in the line where
 // the DFA gave up (lines before it do not match; regexp must decide that
 // one).
+//
+// The loop does one table lookup per ASCII byte. An entry tagged with
+// tagAccel leads to a state that may skip ahead (or is not yet known not
+// to): only those leave the loop's fast path, and an entry found to lead
+// to a state that cannot skip loses its tag.
 func (d *dfa) first(buf []byte) (int, int) {
 	if d.failed {
 		d.failed = false
 		d.reset()
 	}
-	accCol := d.stride - 2
 	trans := d.trans
 	class := &d.class
 	s := d.lineStart
 	var cache accelCache
-	i, n := 0, len(buf)
-	for {
-		// s was entered before buf[i]: skip ahead while it loops on itself.
-		if a := trans[int(s)+accCol]; a != accelNone {
-			if a == accelUnknown {
-				a = d.computeAccel(s)
-				trans = d.trans
+	n := len(buf)
+	i := d.accelerate(s, buf, 0, &cache)
+	trans = d.trans
+	for i < n {
+		c := buf[i]
+		ns := trans[int(s)+int(class[c])]
+		if uint32(ns) < tagAccel {
+			s = ns
+			i++
+			continue
+		}
+		if ns >= 0 {
+			// A state that may skip ahead.
+			ns &^= tagAccel
+			a := trans[int(ns)+d.stride-2]
+			if a == accelNone {
+				trans[int(s)+int(class[c])] = ns
 			}
-			if a >= 0 {
-				if i = cache.next(buf, i, &d.accel[a]); i < 0 {
-					i = n
+			s = ns
+			i = d.accelerate(s, buf, i+1, &cache)
+			trans = d.trans
+			continue
+		}
+		w := 1
+		switch ns {
+		case transUnknown:
+			if d.full() {
+				if s = d.dropCache(s, i); d.failed {
+					return i, dfaFailed
 				}
 			}
-		}
-	scan:
-		for i < n {
-			c := buf[i]
-			ns := trans[int(s)+int(class[c])]
-			if ns == s {
-				i++
-				continue
+			r := rune(c)
+			if c == '\n' {
+				r = endOfLine
 			}
-			if ns >= 0 {
-				s = ns
-				i++
-				break scan
+			ns = d.step(s, r)
+			trans = d.trans
+			if ns >= 0 && trans[int(ns)+d.stride-2] != accelNone {
+				trans[int(s)+int(class[c])] = ns | tagAccel
+			} else {
+				trans[int(s)+int(class[c])] = ns
 			}
-			w := 1
-			switch ns {
-			case transUnknown:
+		case transSlow:
+			// A rune beyond ASCII, or an invalid byte (U+FFFD, as
+			// regexp decodes it).
+			var r rune
+			r, w = utf8.DecodeRune(buf[i:])
+			rc := d.runeClass(r)
+			key := uint64(uint32(s))<<32 | uint64(rc)
+			var ok bool
+			if ns, ok = d.runeTrans[key]; !ok {
 				if d.full() {
 					if s = d.dropCache(s, i); d.failed {
 						return i, dfaFailed
 					}
-				}
-				r := rune(c)
-				if c == '\n' {
-					r = endOfLine
+					key = uint64(uint32(s))<<32 | uint64(rc)
 				}
 				ns = d.step(s, r)
 				trans = d.trans
-				trans[int(s)+int(class[c])] = ns
-			case transSlow:
-				// A rune beyond ASCII, or an invalid byte (U+FFFD, as
-				// regexp decodes it).
-				var r rune
-				r, w = utf8.DecodeRune(buf[i:])
-				rc := d.runeClass(r)
-				key := uint64(uint32(s))<<32 | uint64(rc)
-				var ok bool
-				if ns, ok = d.runeTrans[key]; !ok {
-					if d.full() {
-						if s = d.dropCache(s, i); d.failed {
-							return i, dfaFailed
-						}
-						key = uint64(uint32(s))<<32 | uint64(rc)
-					}
-					ns = d.step(s, r)
-					trans = d.trans
-					d.runeTrans[key] = ns
-				}
+				d.runeTrans[key] = ns
 			}
-			if ns == transMatch {
-				d.scanned += i
-				return i, dfaMatch
-			}
-			// Entering a state, or staying in one after a rune beyond
-			// ASCII (its acceleration may stop at every such rune): look
-			// at acceleration again.
-			i += w
-			s = ns
-			break scan
 		}
-		if i >= n {
-			break
+		if ns == transMatch {
+			d.scanned += i
+			return i, dfaMatch
 		}
+		s = ns
+		// The state may skip ahead (a state that skips to the next byte
+		// beyond ASCII stops at every one of them, so look again after
+		// one).
+		i = d.accelerate(s, buf, i+w, &cache)
+		trans = d.trans
 	}
 	d.scanned += n
 	d.failures = 0
@@ -454,6 +456,25 @@ func (d *dfa) first(buf []byte) (int, int) {
 		return n - 1, dfaMatch
 	}
 	return 0, dfaNoMatch
+}
+
+// accelerate returns where the state at off, entered before buf[i], next
+// needs looking at: i, or the next of its escape bytes when it has few, or
+// len(buf) when none follows.
+func (d *dfa) accelerate(off int32, buf []byte, i int, cache *accelCache) int {
+	a := d.trans[int(off)+d.stride-2]
+	if a == accelNone {
+		return i
+	}
+	if a == accelUnknown {
+		if a = d.computeAccel(off); a < 0 {
+			return i
+		}
+	}
+	if j := cache.next(buf, i, &d.accel[a]); j >= 0 {
+		return j
+	}
+	return len(buf)
 }
 
 // endStep is the transition at the end of a line not followed by '\n',
@@ -486,9 +507,8 @@ func (d *dfa) matchLine(line []byte) int {
 // its escape bytes. It computes the state's whole row, so it does nothing
 // when the cache has no room left for that.
 func (d *dfa) computeAccel(off int32) int32 {
-	accEntry := &d.trans[int(off)+d.stride-2]
 	if len(d.states)+d.stride >= d.maxStates {
-		*accEntry = accelNone
+		d.trans[int(off)+d.stride-2] = accelNone
 		return accelNone
 	}
 	var a accelSet
@@ -502,6 +522,9 @@ func (d *dfa) computeAccel(off int32) int32 {
 			}
 			ns = d.step(off, r)
 			d.trans[int(off)+k] = ns
+		}
+		if ns >= 0 {
+			ns &^= tagAccel
 		}
 		if ns != off {
 			if a.n == maxAccelEscapes {
