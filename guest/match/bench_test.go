@@ -25,6 +25,8 @@ var benchClasses = []struct {
 	{"unicode", `\p{Greek}+`, false},
 	{"many-hits", `err`, false},
 	{"many-hits-regex", `\w+\(`, false},
+	{"no-literal", `[a-z]+[0-9]+[A-Z]`, false},
+	{"counted", `[^ ]{100,}`, false},
 }
 
 // benchCorpus is up to 8 MB of Go's own source: the *.go files under
