@@ -49,6 +49,7 @@ type dfa struct {
 
 	maxStates int // maxStates, or fewer in tests
 	scanned   int // bytes scanned since the cache was last dropped
+	threads   int // the states' threads in all
 	// failed says the cache filled too fast on the current text: the
 	// caller has regexp decide the line at hand, and the next scan starts
 	// afresh. failures counts failures in a row: after maxFailures the
@@ -86,20 +87,27 @@ const (
 	accelNone    = -3
 )
 
-// Cache bounds: states and non-ASCII transitions kept before the cache is
-// dropped, and the bytes per state a scan must get through between drops
-// for the DFA to be worth it.
+// Cache bounds: states, their threads in all (a few MB at most) and
+// non-ASCII transitions kept before the cache is dropped, and the bytes per
+// state a scan must get through between drops for the DFA to be worth it.
 const (
 	maxStates        = 2000
+	maxThreads       = 1 << 19
 	maxRuneTrans     = 1 << 14
 	minBytesPerState = 20
 	maxAccelEscapes  = 3
 	maxFailures      = 8
-	dfaNoMatch       = 0
-	dfaMatch         = 1
-	dfaFailed        = 2
-	endOfLine        = -1
 )
+
+// What first and matchLine found.
+const (
+	dfaNoMatch = iota
+	dfaMatch
+	dfaFailed
+)
+
+// endOfLine is the rune step takes at the end of a line.
+const endOfLine = -1
 
 // An accelSet is the few bytes that take a state elsewhere: between them
 // the state loops on itself, so IndexByte can skip there.
@@ -215,6 +223,7 @@ func (d *dfa) reset() {
 	d.index = map[string]int32{}
 	d.runeTrans = map[uint64]int32{}
 	d.scanned = 0
+	d.threads = 0
 	s := &d.set1
 	s.clear()
 	d.addThread(s, uint32(d.prog.Start), 0, false)
@@ -239,6 +248,7 @@ func (d *dfa) intern(s *sparseSet, flags uint8) int32 {
 	off := int32(len(d.trans))
 	d.index[string(d.key)] = off
 	d.states = append(d.states, dstate{pcs: slices.Clone(pcs), flags: flags})
+	d.threads += len(pcs)
 	for range d.stride {
 		d.trans = append(d.trans, transUnknown)
 	}
@@ -337,7 +347,7 @@ func (d *dfa) step(off int32, r rune) int32 {
 
 // full reports whether the cache must be dropped before adding a state.
 func (d *dfa) full() bool {
-	return len(d.states) >= d.maxStates || len(d.runeTrans) >= maxRuneTrans
+	return len(d.states) >= d.maxStates || d.threads >= maxThreads || len(d.runeTrans) >= maxRuneTrans
 }
 
 // dropCache empties the cache keeping the state at off, whose new row
