@@ -3,6 +3,7 @@ package match
 import (
 	"bytes"
 	"regexp"
+	"regexp/syntax"
 	"slices"
 	"strings"
 	"testing"
@@ -213,6 +214,41 @@ func TestPrefilterLeftmost(t *testing.T) {
 			if got := m.pre.horspool(text[from:]); got != want {
 				t.Errorf("%s: horspool from %d = %d, want %d", c.pattern, from, got, want)
 			}
+		}
+	}
+}
+
+// TestRequiredSet pins which literals the prefilter looks for.
+func TestRequiredSet(t *testing.T) {
+	for p, want := range map[string]string{
+		`[A-Z]\w+_NOHIT\d`:  "_NOHIT",
+		`foo.*barbaz`:       "barbaz",
+		`(abc)+x`:           "abc",
+		`(?:abcd){2}`:       "abcd",
+		`(Errorf|Fatalf)\(`: "Errorf Fatalf",
+		`(?i)todo`:          "todo/i",
+		`(?i)kelvin`:        "elvin/i", // k also matches the Kelvin sign
+		`(?i)ärger`:         "rger/i",
+		"a\uFFFDbc":         "bc",
+		`abc|x*`:            "",
+		`(abc)?`:            "",
+		`x*`:                "",
+	} {
+		tree, err := syntax.Parse(p, syntax.Perl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		set, _ := requiredSet(withoutNewlines(tree))
+		var got []string
+		for _, l := range set {
+			s := string(l.b)
+			if l.fold {
+				s = strings.ToLower(s) + "/i"
+			}
+			got = append(got, s)
+		}
+		if strings.Join(got, " ") != want {
+			t.Errorf("requiredSet(%q) = %q, want %q", p, got, want)
 		}
 	}
 }
