@@ -390,6 +390,34 @@ func (d *dfa) first(buf []byte) (int, int) {
 	i := d.accelerate(s, buf, 0, &cache)
 	trans = d.trans
 	for i < n {
+		// Four bytes a step while every entry is a plain state (the
+		// loop's own overhead is much of its cost under wasm).
+		for ; i+4 <= n; i += 4 {
+			b := buf[i : i+4 : i+4]
+			n0 := trans[int(s)+int(class[b[0]])]
+			if uint32(n0) >= tagAccel {
+				break
+			}
+			n1 := trans[int(n0)+int(class[b[1]])]
+			if uint32(n1) >= tagAccel {
+				s, i = n0, i+1
+				break
+			}
+			n2 := trans[int(n1)+int(class[b[2]])]
+			if uint32(n2) >= tagAccel {
+				s, i = n1, i+2
+				break
+			}
+			n3 := trans[int(n2)+int(class[b[3]])]
+			if uint32(n3) >= tagAccel {
+				s, i = n2, i+3
+				break
+			}
+			s = n3
+		}
+		if i >= n {
+			break
+		}
 		c := buf[i]
 		ns := trans[int(s)+int(class[c])]
 		if uint32(ns) < tagAccel {
