@@ -65,6 +65,15 @@ func check(t testing.TB, pattern string, ignoreCase bool, text []byte) {
 	}
 	want := refLines(re, text)
 	got := gotLines(t, m, text)
+	for _, l := range bytes.Split(text, []byte("\n")) {
+		w := -1
+		if loc := m.Regexp().FindIndex(l); loc != nil {
+			w = loc[0]
+		}
+		if s := m.Start(l); s != w {
+			t.Errorf("pattern %q (ignore case %v): Start(%q) = %d, regexp finds %d", pattern, ignoreCase, l, s, w)
+		}
+	}
 	if !slices.Equal(got, want) {
 		t.Errorf("pattern %q (ignore case %v) on %q:\n got lines %v\nwant lines %v", pattern, ignoreCase, text, got, want)
 	}

@@ -395,10 +395,7 @@ func (g *grepper) hitOffset(line []byte, midLine bool) int {
 	if !midLine && len(line) <= proto.MaxLineBytes-hitContext {
 		return 0 // printLine shows the line from its start
 	}
-	if loc := g.m.Regexp().FindIndex(line); loc != nil {
-		return loc[0]
-	}
-	return 0
+	return max(g.m.Start(line), 0)
 }
 
 // hitContext is how much text before a match is shown when the match is
