@@ -145,13 +145,38 @@ func run() int {
 	}
 	fmt.Fprintf(os.Stderr, "moat-bench: %d runs per row, %s, %d CPUs\n", *runs, runtime.Version(), runtime.NumCPU())
 
-	// 1. grep over GOROOT/src.
-	for _, c := range []struct{ name, pat string }{
-		{"grep full scan (no hits)", "zzqqxx_nohit"},
-		{"grep literal, few hits", "func NewReplacer"},
+	// 1. grep over GOROOT/src: a full scan for each class of pattern (see
+	// guest/match), and a search with many hits stopped at the default cap.
+	for _, c := range []struct {
+		name, pat  string
+		ignoreCase bool
+		capped     bool // moat's default max_results; the others piped to head
+		native     bool // also the guest's tool code run natively
+	}{
+		{"grep full scan (no hits)", "zzqqxx_nohit", false, false, true},
+		{"grep literal, few hits", "func NewReplacer", false, false, true},
+		{"grep case-insensitive literal", "todo", true, false, false},
+		{"grep alternation", `(Errorf|Fatalf)\(`, false, false, false},
+		{"grep class only", `[0-9]{4}-[0-9]{2}-[0-9]{2}`, false, false, false},
+		{"grep many hits, capped at 100", `err`, false, true, false},
 	} {
 		fmt.Fprintln(os.Stderr, "moat-bench:", c.name)
-		args := fmt.Sprintf(`{"pattern":%q,"max_results":100000}`, c.pat)
+		args := fmt.Sprintf(`{"pattern":%q,"ignore_case":%v,"max_results":100000}`, c.pat, c.ignoreCase)
+		if c.capped {
+			args = fmt.Sprintf(`{"pattern":%q,"ignore_case":%v}`, c.pat, c.ignoreCase)
+		}
+		flags := "-n"
+		if c.ignoreCase {
+			flags = "-in"
+		}
+		// The same search as a user would type it; capped searches stop
+		// at the first 100 lines, as moat does.
+		other := func(argv ...string) []string {
+			if !c.capped {
+				return argv
+			}
+			return []string{"sh", "-c", shellJoin(argv) + " | head -n 100"}
+		}
 		// Every command of a row runs once per round, in turn, so that the
 		// machine's slow moments fall on all of them alike.
 		cmds := [][]string{
@@ -160,10 +185,10 @@ func run() int {
 		}
 		names := []string{"moat (isolate off)", "moat (isolated)"}
 		if _, err := exec.LookPath("grep"); err == nil {
-			cmds, names = append(cmds, []string{"grep", "-rn", c.pat, src}), append(names, "GNU grep -rn")
+			cmds, names = append(cmds, other("grep", "-r"+flags[1:], "-E", "-e", c.pat, src)), append(names, "GNU grep -r"+flags[1:]+"E")
 		}
 		if _, err := exec.LookPath("rg"); err == nil {
-			cmds, names = append(cmds, []string{"rg", "-n", "--no-messages", c.pat, src}), append(names, "ripgrep -n")
+			cmds, names = append(cmds, other("rg", flags, "--no-messages", "-e", c.pat, src)), append(names, "ripgrep "+flags)
 		}
 		med, err := measureSide(*runs, cmds)
 		if err != nil {
@@ -177,8 +202,10 @@ func run() int {
 		for i := 2; i < len(cmds); i++ {
 			rows = append(rows, row{"  vs " + names[i], ms(m), ms(med[i]), fmt.Sprintf("%.2fx", ratio(m, med[i]))})
 		}
-		nat := nativeGrep(src, c.pat, *runs)
-		rows = append(rows, row{"  vs the same tool code, native Go", ms(m), ms(nat), fmt.Sprintf("%.2fx", ratio(m, nat))})
+		if c.native {
+			nat := nativeGrep(src, c.pat, *runs)
+			rows = append(rows, row{"  vs the same tool code, native Go", ms(m), ms(nat), fmt.Sprintf("%.2fx", ratio(m, nat))})
+		}
 	}
 
 	// 2. One-shot latency.
@@ -261,6 +288,15 @@ func run() int {
 	}
 	tw.Flush()
 	return 0
+}
+
+// shellJoin quotes argv for sh -c.
+func shellJoin(argv []string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
 }
 
 func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/moatdev/moat/guest/match"
 	"github.com/moatdev/moat/guest/proto"
 )
 
@@ -332,9 +333,9 @@ func runGrep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits, shard, shards int) 
 	if a.Context < 0 || a.BeforeContext < 0 || a.AfterContext < 0 {
 		return nil, errorf("context lines must be 0 or more")
 	}
-	m, err := compileLineRegexp(a.Pattern, a.IgnoreCase)
+	m, err := match.Compile(a.Pattern, a.IgnoreCase)
 	if err != nil {
-		return nil, err
+		return nil, errorf("%s", err.Error())
 	}
 	strict, err := strictRegexp(a.Pattern, a.IgnoreCase)
 	if err != nil {
@@ -431,22 +432,11 @@ func globMatch(pattern, p string) bool {
 	return matchGlob(pattern, p)
 }
 
-// lineAround returns the bounds of the line of b holding offset i, without
-// its newline.
-func lineAround(b []byte, i int) (start, end int) {
-	start = bytes.LastIndexByte(b[:i], '\n') + 1
-	end = bytes.IndexByte(b[i:], '\n')
-	if end < 0 {
-		return start, len(b)
-	}
-	return start, end + i
-}
-
 // grepper carries one grep call's state across files: the read buffer, the
 // parts so far and the output of the file being searched.
 type grepper struct {
 	fsys   fs.FS
-	m      *lineMatcher
+	m      *match.Matcher
 	strict *regexp.Regexp // see strictRegexp; nil when it is not needed
 	buf    []byte
 	maxBuf int // how far buf may grow (maxLineBuf, less in tests)
@@ -600,6 +590,13 @@ func (g *grepper) searchFile(p string) (sc fileScan, nulAt int64, err error) {
 	carry := 0    // bytes of an unfinished line kept at the start of buf
 	var off int64 // file offset of buf[0]
 	for {
+		if off+int64(carry) > 0 && g.dl.passed() {
+			// Every read, not only every piece: a line with no end (a
+			// sparse file's hole, a minified bundle) is read a whole
+			// buffer at a time, up to maxLineBuf, with no piece between.
+			g.late = true
+			return sc, -1, nil
+		}
 		if carry == len(g.buf) && len(g.buf) < g.maxBuf {
 			nb := make([]byte, min(2*len(g.buf), g.maxBuf))
 			copy(nb, g.buf[:carry])
@@ -752,15 +749,11 @@ func (g *grepper) searchBlock(sc *fileScan, block []byte, last bool) {
 	sc.last = last
 	tail := false // the block's last line has a hit
 	for pos := 0; pos < len(block) && !g.stop && !sc.done; {
-		i, ok := g.m.find(block[pos:])
+		s, e, ok := g.m.Next(block[pos:])
 		if !ok {
 			break
 		}
-		hit := pos + i
-		if hit == len(block) && block[hit-1] == '\n' {
-			break // an empty match where the next block's first line starts
-		}
-		start, end := lineAround(block, hit)
+		start, end := pos+s, pos+e
 		pos = end + 1
 		if g.strict != nil && !utf8.Valid(block[start:end]) && !g.strict.Match(strictLine(block[start:end])) {
 			continue // matched only by taking an invalid byte for U+FFFD (see strictRegexp)
@@ -776,7 +769,7 @@ func (g *grepper) searchBlock(sc *fileScan, block []byte, last bool) {
 		case proto.GrepCount:
 			sc.count++
 		default:
-			g.hitLine(sc, block, start, end, hit)
+			g.hitLine(sc, block, start, end, start+g.hitOffset(block[start:end], start == 0 && sc.midLine))
 		}
 	}
 	if n := len(block); n > 0 && block[n-1] != '\n' {
@@ -916,6 +909,16 @@ func (g *grepper) keepTail(sc *fileScan, block []byte) {
 	if len(sc.ring) > g.before {
 		sc.ring = slices.Delete(sc.ring, 0, len(sc.ring)-g.before)
 	}
+}
+
+// hitOffset is where the first match of a matching line starts, when
+// emit needs it: only for a line too long to show from its start, or a
+// piece of a longer one (finding it costs a second look at the line).
+func (g *grepper) hitOffset(line []byte, midLine bool) int {
+	if !midLine && len(line) <= proto.MaxLineBytes-hitContext {
+		return 0 // emit shows the line from its start
+	}
+	return max(g.m.Start(line), 0)
 }
 
 // hitContext is how much text before a match is shown when the match is

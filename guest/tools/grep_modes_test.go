@@ -12,6 +12,7 @@ import (
 	"testing/fstest"
 	"unicode/utf8"
 
+	"github.com/moatdev/moat/guest/match"
 	"github.com/moatdev/moat/guest/proto"
 )
 
@@ -145,7 +146,7 @@ func TestGrepContextBlocks(t *testing.T) {
 		pat := patterns[rng.IntN(len(patterns))]
 		before, after := rng.IntN(4), rng.IntN(4)
 		fsys := fstest.MapFS{"f": file(data)}
-		m, err := compileLineRegexp(pat, false)
+		m, err := match.Compile(pat, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -319,7 +320,7 @@ func FuzzGrepContext(f *testing.F) {
 		if err != nil {
 			return
 		}
-		m, err := compileLineRegexp(pattern, ignoreCase)
+		m, err := match.Compile(pattern, ignoreCase)
 		if err != nil {
 			t.Fatalf("%q compiles with regexp but not for grep: %v", pattern, err)
 		}
@@ -352,7 +353,7 @@ func TestGrepLinePastMaxBuffer(t *testing.T) {
 	data := "short hit\n" + strings.Repeat("hit ", 40) + "\nlast\n" + strings.Repeat("y", 50) + "hit" + strings.Repeat("z", 50)
 	fsys := fstest.MapFS{"f": file(data)}
 	for _, mode := range []string{proto.GrepContent, proto.GrepCount} {
-		m, _ := compileLineRegexp("hit", false)
+		m, _ := match.Compile("hit", false)
 		g := &grepper{fsys: fsys, m: m, buf: make([]byte, 8), maxBuf: 32, max: 100, mode: mode}
 		if err := g.search("f"); err != nil {
 			t.Fatal(err)
@@ -366,7 +367,7 @@ func TestGrepLinePastMaxBuffer(t *testing.T) {
 			t.Errorf("%s: got %q, want %q", mode, got, want)
 		}
 	} // With context the pieces still give each line one number.
-	m, _ := compileLineRegexp("hit", false)
+	m, _ := match.Compile("hit", false)
 	g := &grepper{fsys: fsys, m: m, buf: make([]byte, 8), maxBuf: 32, max: 100, mode: proto.GrepContent, before: 2, after: 2}
 	if err := g.search("f"); err != nil {
 		t.Fatal(err)

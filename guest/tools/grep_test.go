@@ -9,11 +9,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"regexp/syntax"
 	"strings"
 	"testing"
 	"testing/fstest"
 
+	"github.com/moatdev/moat/guest/match"
 	"github.com/moatdev/moat/guest/proto"
 )
 
@@ -166,7 +166,7 @@ func lineGrep(re *regexp.Regexp, data []byte) []int {
 
 // blockGrep runs the block matcher and returns the line numbers it reports.
 func blockGrep(t testing.TB, pattern string, ignoreCase bool, data []byte) ([]int, error) {
-	m, err := compileLineRegexp(pattern, ignoreCase)
+	m, err := match.Compile(pattern, ignoreCase)
 	if err != nil {
 		return nil, err
 	}
@@ -303,44 +303,6 @@ func TestGrepLongLineShowsTheMatch(t *testing.T) {
 	}
 }
 
-func TestRequiredLiteral(t *testing.T) {
-	for p, want := range map[string]string{
-		`[A-Z]\w+_NOHIT\d`: "_NOHIT",
-		`foo.*barbaz`:      "barbaz",
-		`(abc)+x`:          "abc",
-		`(?:abcd){2}`:      "abcd",
-		`(abc)?x`:          "x",
-		`abc|def`:          "",
-		`(?i)abc`:          "",
-		`x*`:               "",
-	} {
-		tree, err := syntax.Parse(p, syntax.Perl)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := requiredLiteral(withoutNewlines(tree)); got != want {
-			t.Errorf("requiredLiteral(%q) = %q, want %q", p, got, want)
-		}
-	}
-}
-
-// TestFinderCommonRareByte covers a text full of the pattern's rarest byte,
-// where the finder gives up scanning for it and switches to
-// Boyer-Moore-Horspool part way through.
-func TestFinderCommonRareByte(t *testing.T) {
-	pat := []byte("qqjqz")
-	for _, hay := range []string{
-		strings.Repeat("qqjq_", 5000) + "qqjqz" + strings.Repeat("q", 100),
-		strings.Repeat("zjq", 5000) + "qqjqz",
-		strings.Repeat("qqjq_", 5000),
-		strings.Repeat("j", rareSpan*rareMinFalse) + "qqjqz",
-	} {
-		if got, want := newFinder(pat).index([]byte(hay)), bytes.Index([]byte(hay), pat); got != want {
-			t.Errorf("index in %d bytes = %d, want %d", len(hay), got, want)
-		}
-	}
-}
-
 func FuzzCountNewlines(f *testing.F) {
 	f.Add([]byte("a\nb\n\n\xff\x8a\x0a\x0b\x09 and a longer tail\n\n\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -348,21 +310,6 @@ func FuzzCountNewlines(f *testing.F) {
 			if got, want := countNewlines(b[i:]), bytes.Count(b[i:], []byte{'\n'}); got != want {
 				t.Fatalf("countNewlines(%q) = %d, want %d", b[i:], got, want)
 			}
-		}
-	})
-}
-
-func FuzzFinder(f *testing.F) {
-	f.Add(bytes.Repeat([]byte("zjq"), 200), []byte("qqjqz"))
-	f.Add([]byte("the quick brown fox"), []byte("brown"))
-	f.Add([]byte("aaaaab"), []byte("aab"))
-	f.Add([]byte("abcabcabd"), []byte("abcabd"))
-	f.Fuzz(func(t *testing.T, hay, pat []byte) {
-		if len(pat) == 0 {
-			return
-		}
-		if got, want := newFinder(pat).index(hay), bytes.Index(hay, pat); got != want {
-			t.Fatalf("index(%q, %q) = %d, want %d", hay, pat, got, want)
 		}
 	})
 }

@@ -1,0 +1,129 @@
+package match
+
+import (
+	"bytes"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// benchClasses are the classes of pattern grep must be fast for, as in
+// cmd/moat-bench.
+var benchClasses = []struct {
+	name, pattern string
+	ignoreCase    bool
+}{
+	{"literal", "func NewReplacer", false},
+	{"case-insensitive", "todo", true},
+	{"alternation", `(Errorf|Fatalf)\(`, false},
+	{"class-only", `[0-9]{4}-[0-9]{2}-[0-9]{2}`, false},
+	{"anchored", `^\t+return \w+, nil$`, false},
+	{"word", `\bctx\b`, false},
+	{"unicode", `\p{Greek}+`, false},
+	{"many-hits", `err`, false},
+	{"many-hits-regex", `\w+\(`, false},
+	{"no-literal", `[a-z]+[0-9]+[A-Z]`, false},
+	{"counted", `[^ ]{100,}`, false},
+}
+
+// benchCorpus is up to 8 MB of Go's own source: the *.go files under
+// $GOROOT/src (set by `make bench-guest`) in walk order.
+func benchCorpus(b testing.TB) []byte {
+	return corpus(b, 8<<20)
+}
+
+// corpus is up to limit bytes of Go's own source.
+func corpus(b testing.TB, limit int) []byte {
+	root := os.Getenv("GOROOT")
+	if root == "" {
+		root = runtime.GOROOT()
+	}
+	if root == "" {
+		b.Skip("no GOROOT to read a corpus from")
+	}
+	var buf bytes.Buffer
+	filepath.WalkDir(filepath.Join(root, "src"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || buf.Len() > limit {
+			return fs.SkipAll
+		}
+		if d.Type().IsRegular() && strings.HasSuffix(p, ".go") {
+			data, err := os.ReadFile(p)
+			if err == nil {
+				buf.Write(data)
+			}
+		}
+		return nil
+	})
+	if buf.Len() == 0 {
+		b.Skip("no Go source under " + root)
+	}
+	return buf.Bytes()
+}
+
+// blocks cuts text into blocks of whole lines of about 256 KiB, grep's
+// buffer.
+func blocks(text []byte) [][]byte {
+	var out [][]byte
+	for len(text) > 0 {
+		n := min(len(text), 256<<10)
+		if nl := bytes.LastIndexByte(text[:n], '\n'); nl >= 0 && n < len(text) {
+			n = nl + 1
+		}
+		out = append(out, text[:n])
+		text = text[n:]
+	}
+	return out
+}
+
+// TestCorpusMatchesRegexp compares the matcher with regexp, line by line,
+// on a few MB of real source for every benchmark class and then some.
+func TestCorpusMatchesRegexp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads a corpus")
+	}
+	size := 1 << 20
+	if runtime.GOOS == "wasip1" {
+		size = 256 << 10 // regexp line by line is slow there
+	}
+	text := corpus(t, size)
+	for _, c := range benchClasses {
+		check(t, c.pattern, c.ignoreCase, text)
+	}
+	for _, p := range []string{`(?i)errorf|fatalf`, `^\s*//`, `[A-Z]{3,}`, `\d+\.\d+`, `\w+\s*:=\s*\w+\(`,
+		`(?i)kind`, `\bfunc\b.*\berror\b$`, `[^\x00-\x7f]`, `.{100,}`, `^$`, `"[^"]*"`, `x*`} {
+		check(t, p, false, text)
+		check(t, p, true, text)
+	}
+}
+
+func BenchmarkNext(b *testing.B) {
+	text := benchCorpus(b)
+	bl := blocks(text)
+	for _, c := range benchClasses {
+		b.Run(c.name, func(b *testing.B) {
+			m, err := Compile(c.pattern, c.ignoreCase)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(text)))
+			hits := 0
+			for b.Loop() {
+				hits = 0
+				for _, blk := range bl {
+					for pos := 0; pos < len(blk); {
+						_, e, ok := m.Next(blk[pos:])
+						if !ok {
+							break
+						}
+						hits++
+						pos += e + 1
+					}
+				}
+			}
+			b.ReportMetric(float64(hits), "lines")
+		})
+	}
+}

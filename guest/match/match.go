@@ -1,0 +1,299 @@
+// Package match finds the lines of a text that hold a match of an RE2
+// pattern, with exactly the answers of Go's regexp run on each line alone,
+// fast for every class of pattern inside the wasm guest.
+//
+// Go's regexp has no DFA: without a literal prefix it runs its NFA (or
+// backtracker) over every byte, 100-250x slower than ripgrep in the guest.
+// Third-party engines with a DFA (coregex, measured) disagree with regexp on
+// Unicode classes, case folding, counted repetition and empty matches, and
+// have pathological cases. So this package keeps regexp/syntax as the only
+// parser and compiler and adds three layers, each of which only narrows
+// where to look:
+//
+//   - a prefilter: a set of literals one of which every match must contain
+//     (a plain or case-folded literal, the branches of an alternation, the
+//     rarest literal of a concatenation), found with bytes.IndexByte on
+//     each literal's rarest byte (the only scan with assembly under wasm),
+//     or Boyer-Moore-Horspool over the set when those bytes are common,
+//     picks candidate lines. (A word-at-a-time test of two bytes per
+//     literal was tried and dropped: Go's wasm code for it ran at half
+//     Horspool's speed in wazero.) A plain literal needs nothing more;
+//   - a lazy DFA of its own (dfa.go), built state by state from the
+//     compiled syntax.Prog, says whether a line matches, one table lookup
+//     per ASCII byte. It steps over runes decoded the way regexp decodes
+//     them (invalid UTF-8 is U+FFFD, one byte at a time) and tests runes
+//     with the Prog's own Inst.MatchRune, so Unicode classes and case
+//     folding are regexp's by construction; it only needs "is there a
+//     match", so leftmost-first order and captures do not arise. When its
+//     state cache overflows too often it gives up and regexp does the work;
+//   - regexp decides a line only where the DFA cannot (a program too big
+//     for it, or a cache that overflowed). Confirming each of the DFA's
+//     lines with regexp too was measured first: regexp's per-call cost in
+//     the guest made that 2-6x slower for patterns with many hit lines
+//     (the alternation and case-insensitive rows of the benchmarks), so
+//     the DFA's answers stand on their proof instead: the differential fuzz
+//     target FuzzMatchesRegexp (pattern x text, line by line against
+//     regexp) and TestCorpusMatchesRegexp (Go's own source, every
+//     benchmark class) run in `make test`.
+//
+// Why not a DFA for everything: in the guest, IndexByte and Horspool
+// skip over text several times faster than any per-byte loop, so the DFA
+// runs only on the lines a prefilter picks, or, for a pattern with no
+// usable literal, over the text with acceleration: a state that loops on
+// itself for all but a few bytes skips to the next of them with IndexByte
+// (so `^...` waits for the next line, `\p{Greek}` for the next non-ASCII
+// byte).
+//
+// Lines are separated by '\n' only; a "\r" before it is part of the line, as
+// for regexp on that line. Go's regexp matches U+FFFD (and so ".") against
+// a byte of invalid UTF-8 where ripgrep does not: this package follows
+// regexp, and whether to report such lines is grep's policy.
+package match
+
+import (
+	"bytes"
+	"errors"
+	"regexp"
+	"regexp/syntax"
+	"strings"
+	"unicode/utf8"
+)
+
+// Matcher finds lines matching one pattern. It is not safe for concurrent
+// use (the DFA fills its cache as it goes).
+type Matcher struct {
+	re *regexp.Regexp
+	// lazy is re with every repetition made non-greedy, compiled at the
+	// first call of Start (or nil if that failed).
+	lazy     *regexp.Regexp
+	lazyDone bool
+	expr     string
+	// literal is set when the pattern is a plain literal: finding it is the
+	// whole search.
+	literal *finder
+	// pre, when set, finds candidate lines: every match holds one of its
+	// literals.
+	pre *prefilter
+	// dfa decides whether a line matches; nil when the pattern's program is
+	// too big for it (regexp then does the work).
+	dfa *dfa
+}
+
+// maxProgInsts bounds the programs the DFA takes on: the states of a bigger
+// one are costly to build and would blow the cache anyway.
+const maxProgInsts = 2000
+
+// Compile builds a matcher for an RE2 pattern with Go regexp semantics,
+// applied to each line alone: no match spans a newline, ^ and \A match at
+// the start of a line, $ and \z at its end. ignoreCase is (?i).
+func Compile(pattern string, ignoreCase bool) (*Matcher, error) {
+	flags := syntax.Perl
+	if ignoreCase {
+		flags |= syntax.FoldCase
+	}
+	tree, err := syntax.Parse(pattern, flags)
+	if err != nil {
+		return nil, errors.New("invalid pattern: " + err.Error())
+	}
+	tree = withoutNewlines(tree)
+	expr := tree.String()
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return nil, errors.New("invalid pattern: " + err.Error())
+	}
+	m := &Matcher{re: re, expr: expr}
+	if prefix, complete := re.LiteralPrefix(); complete && usableLiteral(prefix) {
+		m.literal = newFinder([]byte(prefix))
+		return m, nil
+	}
+	// The program regexp runs: the same parse and simplification of the
+	// same string (regexp.Compile does exactly this).
+	if t, err := syntax.Parse(expr, syntax.Perl); err == nil {
+		if prog, err := syntax.Compile(t.Simplify()); err == nil && len(prog.Inst) <= maxProgInsts {
+			m.dfa = newDFA(prog)
+		}
+	}
+	m.pre = newPrefilter(tree)
+	return m, nil
+}
+
+// Regexp is the compiled regexp that decides every hit: the pattern
+// rewritten for single lines (see Compile), for match positions and -o.
+func (m *Matcher) Regexp() *regexp.Regexp { return m.re }
+
+// Start returns where the match Regexp().FindIndex(line) finds starts, or
+// -1 when line holds none. It is cheaper: the leftmost match starts at the
+// same place whatever the repetitions prefer, so it asks a copy of the
+// pattern whose repetitions are all non-greedy, which stops at the
+// shortest match instead of running on to the longest (for `[^ ]{200,}`
+// over a line of 400 KB, the whole line times 200 threads).
+func (m *Matcher) Start(line []byte) int {
+	if !m.lazyDone {
+		m.lazyDone = true
+		if t, err := syntax.Parse(m.expr, syntax.Perl); err == nil {
+			m.lazy, _ = regexp.Compile(nonGreedy(t).String())
+		}
+	}
+	re := m.lazy
+	if re == nil {
+		re = m.re
+	}
+	if loc := re.FindIndex(line); loc != nil {
+		return loc[0]
+	}
+	return -1
+}
+
+// nonGreedy makes every repetition in re prefer fewer.
+func nonGreedy(re *syntax.Regexp) *syntax.Regexp {
+	for _, sub := range re.Sub {
+		nonGreedy(sub)
+	}
+	switch re.Op {
+	case syntax.OpStar, syntax.OpPlus, syntax.OpQuest, syntax.OpRepeat:
+		re.Flags |= syntax.NonGreedy
+	}
+	return re
+}
+
+// Next returns the bounds [start,end) of the first line in buf that holds a
+// match, end excluding the '\n'. buf holds whole lines; text after its last
+// '\n' is a line when it is not empty. ok is false when no line matches.
+func (m *Matcher) Next(buf []byte) (start, end int, ok bool) {
+	if m.literal != nil {
+		i := m.literal.index(buf)
+		if i < 0 {
+			return 0, 0, false
+		}
+		start, end = lineAround(buf, i)
+		return start, end, true
+	}
+	if m.pre != nil {
+		return m.nextCandidate(buf)
+	}
+	return m.scan(buf)
+}
+
+// nextCandidate runs the prefilter, then checks each candidate line.
+func (m *Matcher) nextCandidate(buf []byte) (int, int, bool) {
+	for from := 0; from < len(buf); {
+		i := m.pre.index(buf[from:])
+		if i < 0 {
+			return 0, 0, false
+		}
+		s, e := lineAround(buf, from+i)
+		line := buf[s:e]
+		res := dfaFailed
+		if m.dfa != nil {
+			res = m.dfa.matchLine(line)
+		}
+		if res == dfaMatch || res == dfaFailed && m.re.Match(line) {
+			return s, e, true
+		}
+		from = e + 1
+	}
+	return 0, 0, false
+}
+
+// scan finds the first line the DFA (or, without one, regexp) says
+// matches. Where the DFA gives up, regexp decides that line and the DFA
+// goes on after it; after maxFailures in a row, regexp does the rest of
+// buf.
+func (m *Matcher) scan(buf []byte) (int, int, bool) {
+	if m.dfa == nil {
+		return m.scanRegexp(buf)
+	}
+	for from := 0; from < len(buf); {
+		if m.dfa.failures >= maxFailures {
+			m.dfa.failures = 0 // the next buffer may suit the DFA better
+			s, e, ok := m.scanRegexp(buf[from:])
+			return s + from, e + from, ok
+		}
+		i, res := m.dfa.first(buf[from:])
+		if res == dfaNoMatch {
+			return 0, 0, false
+		}
+		s, e := lineAround(buf, from+i)
+		if res == dfaMatch || m.re.Match(buf[s:e]) {
+			return s, e, true
+		}
+		from = e + 1
+	}
+	return 0, 0, false
+}
+
+// scanRegexp is scan with regexp alone.
+func (m *Matcher) scanRegexp(buf []byte) (int, int, bool) {
+	loc := m.re.FindIndex(buf)
+	if loc == nil {
+		return 0, 0, false
+	}
+	if loc[0] == len(buf) && loc[0] > 0 && buf[loc[0]-1] == '\n' {
+		// An empty match after the last newline: not a line.
+		return 0, 0, false
+	}
+	s, e := lineAround(buf, loc[0])
+	return s, e, true
+}
+
+// lineAround returns the bounds of the line of b holding offset i, without
+// its newline.
+func lineAround(b []byte, i int) (start, end int) {
+	start = bytes.LastIndexByte(b[:i], '\n') + 1
+	end = bytes.IndexByte(b[i:], '\n')
+	if end < 0 {
+		return start, len(b)
+	}
+	return start, end + i
+}
+
+// usableLiteral reports whether searching for s with bytes.Index finds
+// what the regexp finds: not for "", and not when s holds U+FFFD, which the
+// regexp also matches against any invalid UTF-8 byte.
+func usableLiteral(s string) bool {
+	return s != "" && !strings.ContainsRune(s, utf8.RuneError)
+}
+
+// withoutNewlines rewrites a parsed regexp so that it cannot match "\n"
+// and its text anchors are line anchors: run over a block of lines, it
+// finds what it finds on each line alone.
+func withoutNewlines(re *syntax.Regexp) *syntax.Regexp {
+	for i, sub := range re.Sub {
+		re.Sub[i] = withoutNewlines(sub)
+	}
+	switch re.Op {
+	case syntax.OpAnyChar:
+		re.Op = syntax.OpAnyCharNotNL
+	case syntax.OpBeginText:
+		re.Op = syntax.OpBeginLine
+	case syntax.OpEndText:
+		re.Op = syntax.OpEndLine
+		re.Flags &^= syntax.WasDollar
+	case syntax.OpLiteral:
+		for _, r := range re.Rune {
+			if r == '\n' {
+				return &syntax.Regexp{Op: syntax.OpNoMatch}
+			}
+		}
+	case syntax.OpCharClass:
+		var out []rune
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			lo, hi := re.Rune[i], re.Rune[i+1]
+			if lo <= '\n' && '\n' <= hi {
+				if lo < '\n' {
+					out = append(out, lo, '\n'-1)
+				}
+				if hi > '\n' {
+					out = append(out, '\n'+1, hi)
+				}
+				continue
+			}
+			out = append(out, lo, hi)
+		}
+		if len(out) == 0 {
+			return &syntax.Regexp{Op: syntax.OpNoMatch}
+		}
+		re.Rune = out
+	}
+	return re
+}

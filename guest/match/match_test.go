@@ -1,0 +1,263 @@
+package match
+
+import (
+	"bytes"
+	"regexp"
+	"regexp/syntax"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// refLines is the reference: the pattern compiled by regexp and run on
+// each line alone (lines split at '\n'; text after the last '\n' is a line
+// when not empty). It returns the matching lines' numbers, from 0.
+func refLines(re *regexp.Regexp, text []byte) []int {
+	var hits []int
+	lines := bytes.Split(text, []byte("\n"))
+	if len(lines[len(lines)-1]) == 0 {
+		lines = lines[:len(lines)-1]
+	}
+	for i, l := range lines {
+		if re.Match(l) {
+			hits = append(hits, i)
+		}
+	}
+	return hits
+}
+
+// gotLines runs m.Next over text the way grep does and returns the
+// matching lines' numbers.
+func gotLines(t testing.TB, m *Matcher, text []byte) []int {
+	var hits []int
+	line, pos := 0, 0
+	for pos < len(text) {
+		s, e, ok := m.Next(text[pos:])
+		if !ok {
+			break
+		}
+		s, e = s+pos, e+pos
+		if s > 0 && text[s-1] != '\n' || e < len(text) && text[e] != '\n' || s > e {
+			t.Fatalf("Next returned [%d,%d), not a line of %q", s, e, text)
+		}
+		line += bytes.Count(text[pos:s], []byte("\n"))
+		hits = append(hits, line)
+		pos = e + 1
+		line++
+	}
+	return hits
+}
+
+// check compares the matcher with regexp line by line; ref is compiled
+// from pattern (with (?i) when ignoreCase).
+func check(t testing.TB, pattern string, ignoreCase bool, text []byte) {
+	ref := pattern
+	if ignoreCase {
+		ref = "(?i)" + pattern
+	}
+	re, err := regexp.Compile(ref)
+	m, merr := Compile(pattern, ignoreCase)
+	if (err == nil) != (merr == nil) {
+		t.Fatalf("Compile(%q): %v; regexp: %v", pattern, merr, err)
+	}
+	if err != nil {
+		return
+	}
+	want := refLines(re, text)
+	got := gotLines(t, m, text)
+	for _, l := range bytes.Split(text, []byte("\n")) {
+		w := -1
+		if loc := m.Regexp().FindIndex(l); loc != nil {
+			w = loc[0]
+		}
+		if s := m.Start(l); s != w {
+			t.Errorf("pattern %q (ignore case %v): Start(%q) = %d, regexp finds %d", pattern, ignoreCase, l, s, w)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("pattern %q (ignore case %v) on %q:\n got lines %v\nwant lines %v", pattern, ignoreCase, text, got, want)
+	}
+}
+
+const tricky = "alpha beta\n\nGamma delta\n  indented line\nend.\nfoo\tbar\nfoo\nbar\r\n" +
+	"Ärger über Öl\nx\n\nthe \u212Aelvin sign\nlong \u017Fs\nΑλφα βήτα γάμμα\n" +
+	"bad \xff byte\nhalf \xce rune\nxxxx\n" + "2024-01-31 date\n" +
+	"Errorf( and Fatalf(\nt.Errorf(\"x\")\nTODO: fix\n// todo later\n" +
+	"0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890\n" +
+	"한국어 텍스트 검색 日本語のテキスト Ελληνικά\n" +
+	"last line without newline"
+
+func TestTricky(t *testing.T) {
+	for _, p := range []string{
+		// Empty pattern and empty matches.
+		"", "x*", "(?:)", "a*", "^", "$", "^$", `\b`, `\B`, `^\B$`,
+		// Case folding: the Kelvin sign and long s fold with k and s.
+		"k", "K", "kelvin", "KELVIN", "s", "ss", "long ſs", "(?i)k", "(?i)ſ",
+		// Unicode classes.
+		`\p{Greek}+`, `\p{Greek}`, `\pL+`, `[^\x00-\x7f]`, `\PL`, `ü`, `(?i)ärger`, `(?i)ÄRGER`,
+		// Other scripts.
+		`[^ ]{5,}`, `\p{Hangul}+`, `[가-힣]{3}`, `검색$`, `(?i)ελληνικά`, `\p{Han}.\p{Hiragana}`,
+		// Counted repetition.
+		`.{80,}`, `.{20,30}`, `^.{0,3}$`, `a{2,}`, `x{4}`, `[0-9]{4}-[0-9]{2}-[0-9]{2}`,
+		// Anchors and word boundaries.
+		"^a", "a$", `\Aa`, `e\z`, `(?m)^foo$`, `^Gamma`, `line$`, `without newline$`,
+		`\bbar\b`, `\w+ta\b`, `over\b`, `\bfoo`, `\Bta`, `^\w+$`, `\r$`, `bar\r`, `bar$`,
+		// Invalid UTF-8: regexp matches U+FFFD (and '.') against an invalid byte.
+		`\x{FFFD}`, `bad . byte`, `half . rune`, `[^a-z ]`, `\xff`,
+		// Newlines can never match within a line.
+		`foo\nbar`, `[\n]`, `[^\n]`, `(?s).+`, `\s+`, `foo\s+bar`, `[[:space:]]`,
+		// Alternations, literals, classes.
+		`(Errorf|Fatalf)\(`, `Errorf|Fatalf`, `todo|fixme`, `(?i)todo`, `TODO`, `x|^$`,
+		`\D\d`, `[a-z]+ line`, `al(pha)+ beta`, `ent.*line`, `(foo|bar)$`, `e.d`,
+		"a|b|c|d|e|f|g|h|i|j", `(?i)(errorf|fatalf)\(`,
+		// Invalid patterns fail as regexp fails.
+		`(`, `[z-a]`, `x{1001}`,
+	} {
+		for _, ic := range []bool{false, true} {
+			check(t, p, ic, []byte(tricky))
+			check(t, p, ic, []byte(strings.ReplaceAll(tricky, "\n", "\r\n")))
+			check(t, p, ic, nil)
+			check(t, p, ic, []byte("\n"))
+			check(t, p, ic, []byte("\n\n"))
+		}
+	}
+}
+
+// TestFoldOrbits pins the fact the prefilter relies on: of the ASCII
+// letters only k and s have case variants beyond ASCII.
+func TestFoldOrbits(t *testing.T) {
+	var got []rune
+	for r := rune(0); r < 0x80; r++ {
+		if !asciiOrbit(r) {
+			got = append(got, r)
+		}
+	}
+	if string(got) != "KSks" {
+		t.Errorf("letters with non-ASCII case variants: %q", string(got))
+	}
+}
+
+// TestCacheOverflow runs a pattern whose DFA needs far more states than the
+// cache holds, so the cache is dropped and the DFA gives up for regexp.
+func TestCacheOverflow(t *testing.T) {
+	var b strings.Builder
+	for i := 0; i < 3000; i++ {
+		for j := 0; j < 40; j++ {
+			b.WriteByte("ab"[(i*7+j*13+i*j)%2])
+		}
+		b.WriteByte('\n')
+	}
+	text := []byte(b.String())
+	for _, p := range []string{`[ac][ab]{12}[cd]`, `[ab]{6}[cd]|b[ab]{8}a$`, `[ac][ab]{12}[bc]`, `[ac][ab]{10}[bc]$`, `[bc][ab]{5}[ac]`} {
+		for _, states := range []int{maxStates, 200, 20} {
+			m, err := Compile(p, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.dfa.maxStates = states
+			want := refLines(m.Regexp(), text)
+			if got := gotLines(t, m, text); !slices.Equal(got, want) {
+				t.Errorf("%s with %d states: got %d lines, want %d", p, states, len(got), len(want))
+			}
+			t.Logf("%s, %d states: failed %v, %d times in a row", p, states, m.dfa.failed, m.dfa.failures)
+		}
+	}
+}
+
+func FuzzMatchesRegexp(f *testing.F) {
+	for _, p := range []string{"", "x*", `\p{Greek}+`, "(?i)k", `.{80,}`, `\)$`, `\bfoo\b`, `(Errorf|Fatalf)\(`,
+		`[0-9]{4}-[0-9]{2}`, "^$", `(?i)todo`, `\B`, `ſ`, `a.c`} {
+		f.Add(p, false, tricky)
+		f.Add(p, true, "x\n\xff\n"+tricky[:40])
+	}
+	f.Fuzz(func(t *testing.T, pattern string, ignoreCase bool, text string) {
+		if len(pattern) > 200 || len(text) > 4000 {
+			return
+		}
+		check(t, pattern, ignoreCase, []byte(text))
+	})
+}
+
+// TestPrefilterLeftmost checks that the prefilter finds the leftmost
+// occurrence of any of its literals, with scans and with Horspool.
+func TestPrefilterLeftmost(t *testing.T) {
+	for _, c := range []struct {
+		pattern string
+		ic      bool
+	}{{`xxxxxA|Bzz`, false}, {`(Errorf|Fatalf)\(`, false}, {`todo|fixme`, true}, {`abcd`, true}, {`ab|cd`, false}} {
+		m, err := Compile(c.pattern, c.ic)
+		if err != nil || m.pre == nil {
+			t.Fatalf("%s: no prefilter (%v)", c.pattern, err)
+		}
+		// Text dense in every scan byte, so that the scan gives up for
+		// Horspool, with the literals at varying places.
+		var b strings.Builder
+		for i := 0; i < 400; i++ {
+			b.WriteString(string(m.pre.scan))
+			b.WriteString(" ")
+			if i%37 == 5 {
+				b.WriteString("xxxxxA errorf( Fatalf( FIXME tOdO ABCD cd\n")
+			}
+			if i%53 == 7 {
+				b.WriteString("Bzz\n")
+			}
+		}
+		check(t, c.pattern, c.ic, []byte(b.String()))
+		text := []byte(b.String())
+		for from := 0; from < len(text); from += 97 {
+			want := -1
+			for _, l := range m.pre.lits {
+				var k int
+				if l.fold {
+					k = bytes.Index(bytes.ToLower(text[from:]), l.b)
+				} else {
+					k = bytes.Index(text[from:], l.b)
+				}
+				if k >= 0 && (want < 0 || k < want) {
+					want = k
+				}
+			}
+			if got := m.pre.index(text[from:]); got != want {
+				t.Errorf("%s: index from %d = %d, want %d", c.pattern, from, got, want)
+			}
+			if got := m.pre.horspool(text[from:]); got != want {
+				t.Errorf("%s: horspool from %d = %d, want %d", c.pattern, from, got, want)
+			}
+		}
+	}
+}
+
+// TestRequiredSet pins which literals the prefilter looks for.
+func TestRequiredSet(t *testing.T) {
+	for p, want := range map[string]string{
+		`[A-Z]\w+_NOHIT\d`:  "_NOHIT",
+		`foo.*barbaz`:       "barbaz",
+		`(abc)+x`:           "abc",
+		`(?:abcd){2}`:       "abcd",
+		`(Errorf|Fatalf)\(`: "Errorf Fatalf",
+		`(?i)todo`:          "todo/i",
+		`(?i)kelvin`:        "elvin/i", // k also matches the Kelvin sign
+		`(?i)ärger`:         "rger/i",
+		"a\uFFFDbc":         "bc",
+		`abc|x*`:            "",
+		`(abc)?`:            "",
+		`x*`:                "",
+	} {
+		tree, err := syntax.Parse(p, syntax.Perl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		set, _ := requiredSet(withoutNewlines(tree))
+		var got []string
+		for _, l := range set {
+			s := string(l.b)
+			if l.fold {
+				s = strings.ToLower(s) + "/i"
+			}
+			got = append(got, s)
+		}
+		if strings.Join(got, " ") != want {
+			t.Errorf("requiredSet(%q) = %q, want %q", p, got, want)
+		}
+	}
+}

@@ -1,0 +1,349 @@
+package match
+
+import (
+	"bytes"
+	"regexp/syntax"
+	"unicode"
+	"unicode/utf8"
+)
+
+// A prefilter finds the places where a match may be: every match of the
+// pattern holds one of its literals. It is exact about the literals and
+// says nothing about the rest of the pattern; the DFA and regexp decide.
+//
+// Each literal is found by scanning (bytes.IndexByte) for its rarest byte,
+// both cases of it for a case-folded literal, and comparing the whole
+// literal around each occurrence. A case-folded literal keeps only runes
+// whose case variants are all ASCII: 'k' also matches the Kelvin sign
+// U+212A and 's' the long s U+017F under (?i), so they (and non-ASCII
+// runes) end a literal rather than be compared bytewise.
+type prefilter struct {
+	one  *finder // the only literal, when it is not case-folded
+	lits []plit
+	// scan is the bytes to look for: each literal's rarest byte, both
+	// cases of it for a folded literal.
+	scan []byte
+	// Boyer-Moore-Horspool over the set, for when the scan bytes turn out
+	// to be common in the text: the window is the shortest literal's
+	// length; skip[c] is how far the window may move when its last byte is
+	// c, and last[c] says c can end a match's window.
+	window int
+	maxLen int
+	skip   [256]uint8
+	last   [256]bool
+}
+
+// A plit is one literal of a prefilter.
+type plit struct {
+	b    []byte // lower-cased when fold
+	fold bool
+	off  int // offset of the rarest byte
+}
+
+// A lit is a literal every match holds (one of a set of them).
+type lit struct {
+	b    []byte
+	fold bool
+}
+
+// Bounds on a prefilter: literals in a set, distinct bytes to scan for,
+// and how common (by byteRank) a one-byte literal may be and still help.
+const (
+	maxLits        = 8
+	maxScanBytes   = 4
+	maxOneByteRank = 200
+)
+
+// newPrefilter returns the prefilter of the (line-rewritten) pattern, or
+// nil when it has no literal worth scanning for.
+func newPrefilter(re *syntax.Regexp) *prefilter {
+	set, ok := requiredSet(re)
+	if !ok {
+		return nil
+	}
+	p := &prefilter{}
+	if len(set) == 1 && !set[0].fold && (len(set[0].b) > 1 || int(byteRank[set[0].b[0]]) <= maxOneByteRank) {
+		p.one = newFinder(set[0].b)
+		return p
+	}
+	for _, l := range set {
+		pl := plit{b: l.b, fold: l.fold}
+		if l.fold {
+			pl.b = bytes.Clone(l.b)
+			for i, c := range pl.b {
+				pl.b[i] = lower(c)
+			}
+		}
+		for i := range pl.b {
+			if foldRank(pl.b[i], l.fold) < foldRank(pl.b[pl.off], l.fold) {
+				pl.off = i
+			}
+		}
+		if len(pl.b) == 1 && foldRank(pl.b[0], l.fold) > maxOneByteRank {
+			return nil
+		}
+		c := pl.b[pl.off]
+		p.addScan(c)
+		if l.fold && upper(c) != c {
+			p.addScan(upper(c))
+		}
+		p.lits = append(p.lits, pl)
+	}
+	if len(p.scan) > maxScanBytes {
+		return nil
+	}
+	p.initSkip()
+	return p
+}
+
+// initSkip builds the Horspool tables over each literal's first window
+// bytes, both cases of a folded literal's letters.
+func (p *prefilter) initSkip() {
+	p.window = 1 << 30
+	for _, l := range p.lits {
+		p.window = min(p.window, len(l.b))
+		p.maxLen = max(p.maxLen, len(l.b))
+	}
+	if p.window > 255 {
+		p.window = 255
+	}
+	m := p.window
+	for i := range p.skip {
+		p.skip[i] = uint8(m)
+	}
+	for _, l := range p.lits {
+		for i := 0; i < m; i++ {
+			for _, c := range [2]byte{l.b[i], upper(l.b[i])} {
+				if !l.fold && c != l.b[i] {
+					continue
+				}
+				if i == m-1 {
+					p.last[c] = true
+				} else {
+					p.skip[c] = min(p.skip[c], uint8(m-1-i))
+				}
+			}
+		}
+	}
+}
+
+// horspool returns the offset in b of the first occurrence of one of the
+// literals, or -1.
+func (p *prefilter) horspool(b []byte) int {
+	m := p.window
+	for i := m - 1; i < len(b); {
+		c := b[i]
+		if p.last[c] {
+			if j := p.verify(b, i-m+1); j >= 0 {
+				return j
+			}
+		}
+		i += int(p.skip[c])
+	}
+	return -1
+}
+
+// verify returns start if one of the literals occurs there, else -1.
+func (p *prefilter) verify(b []byte, start int) int {
+	for i := range p.lits {
+		l := &p.lits[i]
+		if start+len(l.b) > len(b) {
+			continue
+		}
+		if l.fold {
+			if equalFold(b[start:start+len(l.b)], l.b) {
+				return start
+			}
+		} else if bytes.Equal(b[start:start+len(l.b)], l.b) {
+			return start
+		}
+	}
+	return -1
+}
+
+func (p *prefilter) addScan(c byte) {
+	if bytes.IndexByte(p.scan, c) < 0 {
+		p.scan = append(p.scan, c)
+	}
+}
+
+// foldRank is how common c is (byteRank), counting both cases when fold.
+func foldRank(c byte, fold bool) int {
+	r := int(byteRank[c])
+	if fold {
+		r = max(r, int(byteRank[upper(c)]), int(byteRank[lower(c)]))
+	}
+	return r
+}
+
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+func upper(c byte) byte {
+	if 'a' <= c && c <= 'z' {
+		return c - ('a' - 'A')
+	}
+	return c
+}
+
+// index returns the offset in b of the first occurrence of one of the
+// literals, or -1.
+func (p *prefilter) index(b []byte) int {
+	if p.one != nil {
+		return p.one.index(b)
+	}
+	var pos [maxScanBytes]int
+	misses := 0
+	for k, c := range p.scan {
+		pos[k] = indexFrom(b, 0, c)
+	}
+	for {
+		// The scan byte that occurs first.
+		k, at := -1, len(b)
+		for j := range p.scan {
+			if pos[j] >= 0 && pos[j] < at {
+				k, at = j, pos[j]
+			}
+		}
+		if k < 0 {
+			return -1
+		}
+		c := b[at]
+		for i := range p.lits {
+			l := &p.lits[i]
+			start := at - l.off
+			if start < 0 || start+len(l.b) > len(b) {
+				continue
+			}
+			if l.fold {
+				if lower(c) == l.b[l.off] && equalFold(b[start:start+len(l.b)], l.b) {
+					return start
+				}
+			} else if c == l.b[l.off] && bytes.Equal(b[start:start+len(l.b)], l.b) {
+				return start
+			}
+		}
+		pos[k] = indexFrom(b, at+1, p.scan[k])
+		// Scan bytes that are common in this text: switch to Horspool,
+		// which skips up to a window per step whatever the text.
+		if misses++; p.window >= minSkipLen && misses >= rareMinFalse && misses*rareSpan > at {
+			// Every occurrence not yet found has its scan byte after at.
+			base := max(0, at+1-(p.maxLen-1))
+			if j := p.horspool(b[base:]); j >= 0 {
+				return base + j
+			}
+			return -1
+		}
+	}
+}
+
+func indexFrom(b []byte, from int, c byte) int {
+	i := bytes.IndexByte(b[from:], c)
+	if i < 0 {
+		return -1
+	}
+	return from + i
+}
+
+// equalFold reports whether s equals the lower-case ASCII lit, ignoring
+// the case of ASCII letters.
+func equalFold(s, lit []byte) bool {
+	for i, c := range s {
+		if lower(c) != lit[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// requiredSet returns literals one of which every match of re holds, or
+// ok false when it finds none. It looks through groups, repetitions of at
+// least one, concatenations (keeping the best set of their parts) and
+// alternations (the union of their branches' sets); anything else has no
+// literal, which is always safe.
+func requiredSet(re *syntax.Regexp) ([]lit, bool) {
+	switch re.Op {
+	case syntax.OpLiteral:
+		l := searchable(re.Rune, re.Flags&syntax.FoldCase != 0)
+		return []lit{l}, len(l.b) > 0
+	case syntax.OpCapture, syntax.OpPlus:
+		return requiredSet(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Min >= 1 {
+			return requiredSet(re.Sub[0])
+		}
+	case syntax.OpConcat:
+		var best []lit
+		for _, sub := range re.Sub {
+			if set, ok := requiredSet(sub); ok && (best == nil || setCost(set) < setCost(best)) {
+				best = set
+			}
+		}
+		return best, best != nil
+	case syntax.OpAlternate:
+		var all []lit
+		for _, sub := range re.Sub {
+			set, ok := requiredSet(sub)
+			if !ok || len(all)+len(set) > maxLits {
+				return nil, false
+			}
+			all = append(all, set...)
+		}
+		return all, true
+	}
+	return nil, false
+}
+
+// setCost estimates how often a set's literals turn up in text: each
+// literal by its rarest byte's rank (taken as a doubling of frequency every
+// 16 ranks), each further byte making a false hit rarer.
+func setCost(set []lit) int {
+	cost := 0
+	for _, l := range set {
+		best := 255
+		for _, c := range l.b {
+			if l.fold {
+				c = lower(c)
+			}
+			best = min(best, foldRank(c, l.fold))
+		}
+		cost += (1 << 20 >> (15 - best/16)) >> (2 * min(len(l.b)-1, 8))
+	}
+	return cost
+}
+
+// searchable returns the longest part of a literal that bytewise search
+// finds exactly: without U+FFFD (which also matches invalid bytes), and
+// when folded, of ASCII runes whose case variants are all ASCII.
+func searchable(runes []rune, fold bool) lit {
+	var best, cur []rune
+	for _, r := range runes {
+		ok := r != utf8.RuneError && r != '\n'
+		if fold {
+			ok = ok && r < utf8.RuneSelf && asciiOrbit(r)
+		}
+		if ok {
+			cur = append(cur, r)
+			if len(cur) > len(best) {
+				best = cur
+			}
+		} else {
+			cur = nil
+		}
+	}
+	return lit{b: []byte(string(best)), fold: fold}
+}
+
+// asciiOrbit reports whether every case variant of r is ASCII.
+func asciiOrbit(r rune) bool {
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		if f >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
