@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -41,7 +42,11 @@ const idPrefixBytes = 64 << 10
 //     64 KiB show it), and the session goes on.
 //
 // Replies to requests already in flight are not lost: the SDK never sees
-// the bad line.
+// the bad line. Nor are they lost at the end of the input: a client that
+// sends its requests and closes the server's stdin (a script, or a client
+// shutting down as the MCP spec describes) still gets every reply, since
+// the end of input reaches the SDK only once the requests passed on have
+// been answered (or after DrainTimeout).
 //
 // Why a wrapper: the SDK's stdio connection (go-sdk v1.8.0, mcp/transport.go
 // ioConn and its read loop) returns the first decoding error, or its frame
@@ -65,7 +70,15 @@ type StdioTransport struct {
 	MaxMessageBytes int
 	// Logger receives one line per message refused; nil discards.
 	Logger *slog.Logger
+	// DrainTimeout bounds the wait for replies at the end of the input;
+	// 0 means DefaultDrainTimeout.
+	DrainTimeout time.Duration
 }
+
+// DefaultDrainTimeout is how long the end of input waits for the replies
+// still owed: longer than a tool call may take, so that only a request the
+// SDK never answers is cut off.
+const DefaultDrainTimeout = 2 * time.Minute
 
 // Connect implements mcp.Transport.
 func (t *StdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -77,10 +90,15 @@ func (t *StdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	w := &lineWriter{w: t.Writer}
-	f := &lineFilter{src: bufio.NewReaderSize(t.Reader, 64<<10), out: w, limit: limit, log: log}
+	drain := t.DrainTimeout
+	if drain <= 0 {
+		drain = DefaultDrainTimeout
+	}
+	owed := &owed{ids: map[string]bool{}, asking: map[string]bool{}, closed: make(chan struct{})}
+	w := &lineWriter{w: t.Writer, owed: owed}
+	f := &lineFilter{src: bufio.NewReaderSize(t.Reader, 64<<10), out: w, limit: limit, log: log, owed: owed, drain: drain}
 	inner := &mcp.IOTransport{
-		Reader: readCloser{f, t.Reader},
+		Reader: readCloser{f, t.Reader, owed},
 		Writer: w,
 		// The filter enforces the limit before the SDK sees a byte.
 		MaxLineLength: -1,
@@ -88,16 +106,120 @@ func (t *StdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	return inner.Connect(ctx)
 }
 
-// lineWriter serialises whole-line writes from the SDK and the filter.
+// lineWriter serialises whole-line writes from the SDK and the filter, and
+// crosses off each reply the SDK writes.
 type lineWriter struct {
-	mu sync.Mutex
-	w  io.WriteCloser
+	mu   sync.Mutex
+	w    io.WriteCloser
+	owed *owed
 }
 
 func (l *lineWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(p)
+	n, err := l.w.Write(p)
+	l.owed.answered(p)
+	return n, err
+}
+
+// owed is the set of the client's requests passed to the SDK and not yet
+// answered, by id, and of the server's requests to the client (an
+// approval dialog) not yet answered by it.
+type owed struct {
+	mu   sync.Mutex
+	ids  map[string]bool
+	none chan struct{} // closed when ids becomes empty; nil while it is
+	// asking counts the server's requests the client has not answered:
+	// after the end of input they never will be, so the drain stops.
+	asking map[string]bool
+	closed chan struct{} // closed by release
+	once   sync.Once
+}
+
+// release ends any wait: the session is closing.
+func (o *owed) release() { o.once.Do(func() { close(o.closed) }) }
+
+// asked records the ids of the calls (requests with an id) in msg, one
+// message or a batch.
+func (o *owed) asked(msg []byte) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, m := range elements(msg) {
+		var r struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(m, &r) == nil && r.Method == "" {
+			delete(o.asking, string(validID(r.ID))) // the client's answer to the server
+		}
+		if json.Unmarshal(m, &r) == nil && r.Method != "" {
+			if id := validID(r.ID); id != nil {
+				if len(o.ids) == 0 {
+					o.none = make(chan struct{})
+				}
+				o.ids[string(id)] = true
+			}
+		}
+	}
+}
+
+// answered crosses off the ids of the responses in p (one line, a
+// message or a batch); requests the server sends the client are not
+// responses.
+func (o *owed) answered(p []byte) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, m := range elements(bytes.TrimSpace(p)) {
+		var r struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(m, &r) != nil {
+			continue
+		}
+		if r.Method == "" {
+			delete(o.ids, string(validID(r.ID)))
+		} else if id := validID(r.ID); id != nil {
+			o.asking[string(id)] = true
+		}
+	}
+	if len(o.ids) == 0 && o.none != nil {
+		close(o.none)
+		o.none = nil
+	}
+}
+
+// wait returns once nothing is owed, once the server waits on the client
+// (which has stopped talking), when the session closes, or after d.
+func (o *owed) wait(d time.Duration) {
+	deadline := time.Now().Add(d)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for time.Now().Before(deadline) {
+		o.mu.Lock()
+		none, asking := o.none, len(o.asking)
+		o.mu.Unlock()
+		if none == nil || asking > 0 {
+			return
+		}
+		select {
+		case <-none:
+			return
+		case <-o.closed:
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// elements is a batch's messages, or msg itself.
+func elements(msg []byte) []json.RawMessage {
+	if len(msg) > 0 && msg[0] == '[' {
+		var elems []json.RawMessage
+		json.Unmarshal(msg, &elems)
+		return elems
+	}
+	return []json.RawMessage{msg}
 }
 
 func (l *lineWriter) Close() error { return l.w.Close() }
@@ -106,10 +228,14 @@ func (l *lineWriter) Close() error { return l.w.Close() }
 // how the SDK unblocks a pending read when the session ends.
 type readCloser struct {
 	io.Reader
-	c io.Closer
+	c    io.Closer
+	owed *owed
 }
 
-func (r readCloser) Close() error { return r.c.Close() }
+func (r readCloser) Close() error {
+	r.owed.release()
+	return r.c.Close()
+}
 
 // lineFilter reads the client's lines and passes on only those the SDK can
 // take without ending the session, answering the others itself.
@@ -120,6 +246,8 @@ type lineFilter struct {
 	log     *slog.Logger
 	pending []byte // the rest of the line being passed on
 	err     error  // the input's error, returned once pending is empty
+	owed    *owed  // requests passed on and not yet answered
+	drain   time.Duration
 	// noBatch is set once the client asked for a protocol version without
 	// JSON-RPC batches (2025-06-18 and later, or one the server does not
 	// know, which it answers with its newest): the SDK ends the session on
@@ -130,6 +258,9 @@ type lineFilter struct {
 func (f *lineFilter) Read(p []byte) (int, error) {
 	for len(f.pending) == 0 {
 		if f.err != nil {
+			// The SDK ends the session at the end of input: first let it
+			// answer what it was asked.
+			f.owed.wait(f.drain)
 			return 0, f.err
 		}
 		line, size, err := f.readLine()
@@ -140,6 +271,7 @@ func (f *lineFilter) Read(p []byte) (int, error) {
 			continue
 		}
 		if ok := f.check(line, size); ok {
+			f.owed.asked(bytes.TrimSpace(line))
 			f.pending = append(line, '\n')
 		}
 	}

@@ -236,3 +236,44 @@ func TestStdioBatchInOldProtocol(t *testing.T) {
 	}
 	s.close()
 }
+
+// End of input with calls still in flight: every reply is written before
+// the session ends, as a script piping requests in and closing its end
+// expects.
+func TestStdioEndOfInputWaitsForReplies(t *testing.T) {
+	s := startRaw(t, 0)
+	s.send(call(2, "a.txt"))
+	s.send(call(3, "b.txt"))
+	<-s.exec.entered
+	s.in.Close() // the client is done sending
+	got := make(chan []string, 1)
+	go func() {
+		var lines []string
+		for {
+			l, err := s.out.ReadString('\n')
+			if err != nil {
+				got <- lines
+				return
+			}
+			lines = append(lines, l)
+		}
+	}()
+	time.Sleep(100 * time.Millisecond) // the end of input has reached the filter
+	s.exec.release <- struct{}{}
+	<-s.exec.entered
+	s.exec.release <- struct{}{}
+	select {
+	case lines := <-got:
+		all := strings.Join(lines, "")
+		for _, id := range []string{`"id":2,"result"`, `"id":3,"result"`} {
+			if !strings.Contains(all, id) {
+				t.Errorf("no reply %s before the session ended:\n%s", id, all)
+			}
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the session did not end after its replies")
+	}
+	if err := <-s.done; err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+}
