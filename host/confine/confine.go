@@ -43,6 +43,7 @@ package confine
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -76,8 +77,9 @@ var (
 // resolver opens canonical (symlink-free, cleaned, root-relative) paths.
 type resolver interface {
 	// open opens a regular file or folder read-only without blocking and
-	// without following a final symlink.
-	open(rel string) (*os.File, error)
+	// without following a final symlink, and describes what it opened
+	// (fstat of the open file, for the identity check).
+	open(rel string) (handle, fs.FileInfo, error)
 	lstat(rel string) (fs.FileInfo, error)
 	readlink(rel string) (string, error)
 	close() error
@@ -246,7 +248,7 @@ func hasVolume(p string) bool { return len(p) >= 2 && p[1] == ':' }
 
 // open resolves and opens name, refusing special files and paths that
 // changed between the walk and the open.
-func (f *FS) open(name string) (*os.File, string, error) {
+func (f *FS) open(name string) (handle, string, error) {
 	rel, fi, err := f.resolve(name, true)
 	if err != nil {
 		return nil, "", err
@@ -254,20 +256,45 @@ func (f *FS) open(name string) (*os.File, string, error) {
 	if !fi.Mode().IsRegular() && !fi.IsDir() {
 		return nil, "", ErrSpecial
 	}
-	file, err := f.r.open(rel)
+	file, got, err := f.r.open(rel)
 	if err != nil {
 		return nil, "", err
 	}
-	got, err := file.Stat()
-	if err != nil {
-		file.Close()
-		return nil, "", err
-	}
-	if !os.SameFile(fi, got) || (!got.Mode().IsRegular() && !got.IsDir()) {
+	if !sameFile(fi, got) || (!got.Mode().IsRegular() && !got.IsDir()) {
 		file.Close()
 		return nil, "", ErrChanged
 	}
 	return file, rel, nil
+}
+
+// handle is an open file or folder: an *os.File, or for the openat2
+// resolver's regular files a bare descriptor (rawFile), which spares each
+// open the runtime poller's bookkeeping (an fcntl, a failed epoll_ctl and a
+// finalizer) that a file read once from start to end never needs.
+type handle interface {
+	io.Reader
+	io.ReaderAt
+	io.Seeker
+	io.Closer
+	Stat() (fs.FileInfo, error)
+	ReadDir(n int) ([]fs.DirEntry, error)
+}
+
+// fileID is a FileInfo that knows its file's identity (device and inode).
+type fileID interface{ id() [2]uint64 }
+
+// sameFile is os.SameFile for FileInfos that os did not make (statInfo)
+// too: the same device and inode.
+func sameFile(a, b fs.FileInfo) bool {
+	x, ok1 := a.(fileID)
+	y, ok2 := b.(fileID)
+	if ok1 && ok2 {
+		return x.id() == y.id()
+	}
+	if ok1 || ok2 {
+		return false // one of each: a resolver mixing them is a bug, refuse
+	}
+	return os.SameFile(a, b)
 }
 
 // Open implements fs.FS over the confined view, for host-side use and tests.
@@ -323,7 +350,7 @@ func (f *FS) ReadLink(name string) (string, error) {
 // embed *os.File: wazero's adapter prefers an os.File's Readdir and Fd when
 // it can see them, which would bypass the deny-list filter below.
 type file_ struct {
-	f   *os.File
+	f   handle
 	rel string
 	pol *policy.Policy
 }
