@@ -4,6 +4,7 @@ import (
 	"errors"
 	"hash/fnv"
 	"io/fs"
+	"path"
 	"strings"
 	"syscall"
 	"time"
@@ -25,7 +26,7 @@ func walkTree(fsys fs.FS, start string, noIgnore bool, dl *deadline, notes *walk
 	if !noIgnore {
 		ig = newIgnorer(fsys, start, notes)
 	}
-	return fs.WalkDir(fsys, start, func(p string, d fs.DirEntry, err error) error {
+	return walkDir(fsys, start, func(p string, d fs.DirEntry, err error) error {
 		notes.walkAt(p)
 		if err != nil {
 			if p == start {
@@ -64,6 +65,65 @@ func walkTree(fsys fs.FS, start string, noIgnore bool, dl *deadline, notes *walk
 		}
 		return nil
 	})
+}
+
+// walkDir is fs.WalkDir, call for call, but for how it names entries:
+// fs.WalkDir's path.Join cleans every path it builds, which under wasm was
+// a twentieth of a grep's guest time; a folder's path here is clean already
+// and a listed name is one component, so joinPath's concatenation gives the
+// same path (path.Join still takes any name that is not one component).
+func walkDir(fsys fs.FS, root string, fn fs.WalkDirFunc) error {
+	if path.Clean(root) != root {
+		return fs.WalkDir(fsys, root, fn) // the callers clean it; just in case
+	}
+	info, err := fs.Stat(fsys, root)
+	if err != nil {
+		err = fn(root, nil, err)
+	} else {
+		err = walkDirFrom(fsys, root, fs.FileInfoToDirEntry(info), fn)
+	}
+	if err == fs.SkipDir || err == fs.SkipAll {
+		return nil
+	}
+	return err
+}
+
+// walkDirFrom is io/fs's walkDir with joinEntry for path.Join.
+func walkDirFrom(fsys fs.FS, name string, d fs.DirEntry, fn fs.WalkDirFunc) error {
+	if err := fn(name, d, nil); err != nil || !d.IsDir() {
+		if err == fs.SkipDir && d.IsDir() {
+			err = nil // the folder was skipped
+		}
+		return err
+	}
+	dirs, err := fs.ReadDir(fsys, name)
+	if err != nil {
+		// A second call, to report the ReadDir error.
+		if err = fn(name, d, err); err != nil {
+			if err == fs.SkipDir && d.IsDir() {
+				err = nil
+			}
+			return err
+		}
+	}
+	for _, d1 := range dirs {
+		if err := walkDirFrom(fsys, joinEntry(name, d1.Name()), d1, fn); err != nil {
+			if err == fs.SkipDir {
+				break
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// joinEntry is path.Join(dir, name) for a clean dir, without cleaning
+// again when name is one plain component (as listed names are).
+func joinEntry(dir, name string) string {
+	if name == "" || name == "." || name == ".." || strings.IndexByte(name, '/') >= 0 || dir == "" {
+		return path.Join(dir, name)
+	}
+	return joinPath(dir, name)
 }
 
 // noteWalkTimeUp is the note of a walk stopped at its deadline.

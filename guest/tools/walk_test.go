@@ -1,7 +1,9 @@
 package tools
 
 import (
+	"fmt"
 	"io/fs"
+	"path"
 	"runtime"
 	"strconv"
 	"strings"
@@ -230,5 +232,36 @@ func TestWalkNotesLongPath(t *testing.T) {
 	want := "[not searched: the contents of " + strings.Repeat("d/", 40) + "…" + strings.Repeat("/d", 40) + ", 2048 levels deep (its path is longer than the file system allows)]\n"
 	if b.String() != want {
 		t.Errorf("got %q\nwant %q", b.String(), want)
+	}
+}
+
+// TestWalkDirIsFSWalkDir: walkDir visits what fs.WalkDir visits, with the
+// same paths, errors and skips, from a clean root and from one that is not.
+func TestWalkDirIsFSWalkDir(t *testing.T) {
+	fsys := fstest.MapFS{
+		"a/b/c.txt": {Data: []byte("x")}, "a/b/d/e.txt": {}, "a/f.txt": {}, "g/h.txt": {},
+		"g/skip/i.txt": {}, "g/stop/j.txt": {}, "g/zz.txt": {}, "top.txt": {},
+	}
+	for _, root := range []string{".", "a", "a/b", "g", "./a", "a/", "missing"} {
+		visit := func(out *[]string) fs.WalkDirFunc {
+			return func(p string, d fs.DirEntry, err error) error {
+				*out = append(*out, fmt.Sprint(p, d != nil && d.IsDir(), err != nil))
+				switch path.Base(p) {
+				case "skip":
+					return fs.SkipDir
+				case "h.txt":
+					return fs.SkipDir // a file's SkipDir skips the rest of its folder
+				case "stop":
+					return fs.SkipAll
+				}
+				return nil
+			}
+		}
+		var got, want []string
+		gerr := walkDir(fsys, root, visit(&got))
+		werr := fs.WalkDir(fsys, root, visit(&want))
+		if fmt.Sprint(got, gerr) != fmt.Sprint(want, werr) {
+			t.Errorf("root %q:\nwalkDir    %v %v\nfs.WalkDir %v %v", root, got, gerr, want, werr)
+		}
 	}
 }

@@ -7,6 +7,6 @@ import "syscall"
 // openRoot: natively Open goes through syscall.Open by path.
 func openRoot(string) int { return -1 }
 
-func (f *FS) open(_, full string) (int, error) {
-	return syscall.Open(full, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+func (f *FS) open(name string) (int, error) {
+	return syscall.Open(full(f.root, name), syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 }

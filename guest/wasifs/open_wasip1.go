@@ -33,11 +33,10 @@ const (
 func pathOpen(dirFD int32, dirflags uint32, path *byte, pathLen uint32, oflags uint32, rightsBase uint64, rightsInheriting uint64, fdflags uint32, fd *int32) syscall.Errno
 
 // open opens name (valid and relative) under the root folder for reading;
-// full is the same file's path from the preopen, for when there is no root
-// descriptor.
-func (f *FS) open(name, full string) (int, error) {
+// without a root descriptor, by its path from the preopen (full).
+func (f *FS) open(name string) (int, error) {
 	if f.rootFD < 0 || name == "." {
-		return syscall.Open(full, syscall.O_RDONLY, 0)
+		return syscall.Open(full(f.root, name), syscall.O_RDONLY, 0)
 	}
 	var fd int32
 	if errno := pathOpen(int32(f.rootFD), lookupFollow, unsafe.StringData(name), uint32(len(name)), 0,

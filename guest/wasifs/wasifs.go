@@ -45,15 +45,21 @@ func (f *FS) Open(name string) (fs.File, error) {
 	if !fs.ValidPath(name) {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
 	}
-	p := f.root + name
-	if name == "." {
-		p = f.root
-	}
-	fd, err := f.open(name, p)
+	fd, err := f.open(name)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
-	return &file{fd: fd, name: name, path: p}, nil
+	return &file{fd: fd, name: name, root: f.root}, nil
+}
+
+// full is name from the preopen. It is built only when needed: most files
+// are read and closed, and a string per file showed in a grep's
+// allocations.
+func full(root, name string) string {
+	if name == "." {
+		return root
+	}
+	return root + name
 }
 
 // Stat is os.DirFS's.
@@ -73,7 +79,7 @@ func (f *FS) ReadLink(name string) (string, error) { return fs.ReadLink(f.dir, n
 type file struct {
 	fd     int
 	name   string   // as opened, for errors
-	path   string   // from the preopen, for the os.File: its ReadDir entries stat by it
+	root   string   // the FS's root: full(root, name) names the os.File, whose ReadDir entries stat by it
 	os     *os.File // made by Stat or ReadDir; owns fd from then on
 	closed bool
 }
@@ -115,7 +121,7 @@ func (f *file) osFile() (*os.File, error) {
 		return nil, fs.ErrClosed
 	}
 	if f.os == nil {
-		f.os = os.NewFile(uintptr(f.fd), f.path)
+		f.os = os.NewFile(uintptr(f.fd), full(f.root, f.name))
 	}
 	return f.os, nil
 }

@@ -28,7 +28,9 @@
 //
 // After opening, the file's identity is compared with what the walker saw,
 // so a path swapped between check and open (a rename or a re-pointed
-// symlink) is refused rather than read.
+// symlink) is refused rather than read. A regular file that the guest's
+// own folder listing showed is opened without the walk (see
+// FS.openListedFile): a grep opens little else.
 //
 // # Isolation
 //
@@ -43,10 +45,12 @@ package confine
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 
@@ -76,8 +80,9 @@ var (
 // resolver opens canonical (symlink-free, cleaned, root-relative) paths.
 type resolver interface {
 	// open opens a regular file or folder read-only without blocking and
-	// without following a final symlink.
-	open(rel string) (*os.File, error)
+	// without following a final symlink, and describes what it opened
+	// (fstat of the open file, for the identity check).
+	open(rel string) (handle, fs.FileInfo, error)
 	lstat(rel string) (fs.FileInfo, error)
 	readlink(rel string) (string, error)
 	close() error
@@ -246,7 +251,7 @@ func hasVolume(p string) bool { return len(p) >= 2 && p[1] == ':' }
 
 // open resolves and opens name, refusing special files and paths that
 // changed between the walk and the open.
-func (f *FS) open(name string) (*os.File, string, error) {
+func (f *FS) open(name string) (handle, string, error) {
 	rel, fi, err := f.resolve(name, true)
 	if err != nil {
 		return nil, "", err
@@ -254,30 +259,141 @@ func (f *FS) open(name string) (*os.File, string, error) {
 	if !fi.Mode().IsRegular() && !fi.IsDir() {
 		return nil, "", ErrSpecial
 	}
-	file, err := f.r.open(rel)
+	file, got, err := f.r.open(rel)
 	if err != nil {
 		return nil, "", err
 	}
-	got, err := file.Stat()
-	if err != nil {
-		file.Close()
-		return nil, "", err
-	}
-	if !os.SameFile(fi, got) || (!got.Mode().IsRegular() && !got.IsDir()) {
+	if !sameFile(fi, got) || (!got.Mode().IsRegular() && !got.IsDir()) {
 		file.Close()
 		return nil, "", ErrChanged
 	}
 	return file, rel, nil
 }
 
+// handle is an open file or folder: an *os.File, or for the openat2
+// resolver's regular files a bare descriptor (rawFile), which spares each
+// open the runtime poller's bookkeeping (an fcntl, a failed epoll_ctl and a
+// finalizer) that a file read once from start to end never needs.
+type handle interface {
+	io.Reader
+	io.ReaderAt
+	io.Seeker
+	io.Closer
+	Stat() (fs.FileInfo, error)
+	ReadDir(n int) ([]fs.DirEntry, error)
+}
+
+// fileID is a FileInfo that knows its file's identity (device and inode).
+type fileID interface{ id() [2]uint64 }
+
+// sameFile is os.SameFile for FileInfos that os did not make (statInfo)
+// too: the same device and inode.
+func sameFile(a, b fs.FileInfo) bool {
+	x, ok1 := a.(fileID)
+	y, ok2 := b.(fileID)
+	if ok1 && ok2 {
+		return x.id() == y.id()
+	}
+	if ok1 || ok2 {
+		return false // one of each: a resolver mixing them is a bug, refuse
+	}
+	return os.SameFile(a, b)
+}
+
 // Open implements fs.FS over the confined view, for host-side use and tests.
 // Folder listings leave out denied entries.
 func (f *FS) Open(name string) (fs.File, error) {
+	return f.openListed(name, nil)
+}
+
+// openListed is Open for one guest's mount: with seen, folder listings
+// record their regular files, and opening one of those goes straight to
+// the kernel (openListedFile).
+func (f *FS) openListed(name string, seen *listing) (fs.File, error) {
+	if file, rel, ok := f.openListedFile(name, seen); ok {
+		return &file_{f: file, rel: rel, pol: f.pol, seen: seen}, nil
+	}
 	file, rel, err := f.open(name)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
-	return &file_{f: file, rel: rel, pol: f.pol}, nil
+	return &file_{f: file, rel: rel, pol: f.pol, seen: seen}, nil
+}
+
+// openListedFile opens, in one openat2 and one fstat, a regular file that
+// this guest's own listing of its folder showed (a walk opens little
+// else). What the walker's lstat before the open establishes is then
+// known already:
+//
+//   - that no symlink is on the way, so the lexical path is the real one
+//     and the deny-list check on it is exact: the resolver's open refuses
+//     any symlink on the way (openat2 RESOLVE_NO_SYMLINKS, O_NOFOLLOW),
+//     the lstat is only a second proof of it;
+//   - that the file is regular, so that a FIFO or device is never opened:
+//     the listing (getdents' d_type, or os's lstat where the file system
+//     gives no type) said so.
+//
+// As after the walker's lstat, a file swapped for another between that
+// check and the open is caught by the fstat of what was opened: anything
+// but a regular file is closed and the walker decides (the race window is
+// the one the walker has between its lstat and its open, only longer). A
+// listed name serves one open; ok is false whenever the walker must decide.
+func (f *FS) openListedFile(name string, seen *listing) (h handle, rel string, ok bool) {
+	r, isBeneath := f.r.(interface {
+		openBeneath(rel string) (handle, fs.FileInfo, error)
+	})
+	if seen == nil || !isBeneath || strings.IndexByte(name, 0) >= 0 || strings.Contains(name, "..") || strings.Contains(name, `\`) {
+		return nil, "", false
+	}
+	rel = path.Clean(strings.TrimLeft(name, "/"))
+	if _, denied := f.pol.Denied(rel); denied || !seen.take(rel) {
+		return nil, "", false
+	}
+	h, fi, err := r.openBeneath(rel)
+	if err != nil {
+		return nil, "", false
+	}
+	if !fi.Mode().IsRegular() {
+		h.Close()
+		return nil, "", false
+	}
+	return h, rel, true
+}
+
+// listing holds the regular files one guest's folder listings showed and
+// it has not opened yet, by canonical path. It is bounded: past maxListed
+// names it starts over, and an open it forgot goes through the walker.
+type listing struct {
+	mu    sync.Mutex
+	names map[string]struct{}
+}
+
+// maxListed bounds a listing's memory (about 100 bytes a name).
+const maxListed = 1 << 16
+
+func (l *listing) add(dir string, ents []fs.DirEntry) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, e := range ents {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		if len(l.names) >= maxListed || l.names == nil {
+			l.names = make(map[string]struct{})
+		}
+		l.names[path.Join(dir, e.Name())] = struct{}{}
+	}
+}
+
+// take reports whether rel was listed as a regular file, and forgets it.
+func (l *listing) take(rel string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, ok := l.names[rel]
+	if ok {
+		delete(l.names, rel)
+	}
+	return ok
 }
 
 // Lstat describes name without following a final symlink.
@@ -323,9 +439,10 @@ func (f *FS) ReadLink(name string) (string, error) {
 // embed *os.File: wazero's adapter prefers an os.File's Readdir and Fd when
 // it can see them, which would bypass the deny-list filter below.
 type file_ struct {
-	f   *os.File
-	rel string
-	pol *policy.Policy
+	f    handle
+	rel  string
+	pol  *policy.Policy
+	seen *listing // nil outside a guest's mount
 }
 
 func (d *file_) Stat() (fs.FileInfo, error)                { return d.f.Stat() }
@@ -340,7 +457,11 @@ func (d *file_) visible(name string) bool {
 
 // ReadDir lists the folder without its denied entries.
 func (d *file_) ReadDir(n int) ([]fs.DirEntry, error) {
-	return filterDir(n, d.f.ReadDir, func(e fs.DirEntry) string { return e.Name() }, d.visible)
+	ents, err := filterDir(n, d.f.ReadDir, func(e fs.DirEntry) string { return e.Name() }, d.visible)
+	if d.seen != nil {
+		d.seen.add(d.rel, ents)
+	}
+	return ents, err
 }
 
 // There is deliberately no Readdir ([]fs.FileInfo): wazero would prefer
@@ -373,16 +494,19 @@ func filterDir[T any](n int, read func(int) ([]T, error), name func(T) string, v
 // fails with EIO (proto.ErrnoRevoked). The runner uses it to stop a guest that overran its
 // deadline without wazero's per-loop termination checks (see host/runner).
 func (f *FS) Mount() (m experimentalsys.FS, revoke func()) {
-	mt := &mount{AdaptFS: &sysfs.AdaptFS{FS: errnoFS{f}}, f: f}
+	mt := &mount{AdaptFS: &sysfs.AdaptFS{FS: errnoFS{f, &listing{}}}, f: f}
 	return mt, func() { mt.dead.Store(true) }
 }
 
 // errnoFS reduces errors to their syscall.Errno, the only form wazero's
 // adapter maps to a WASI errno (anything else would reach the guest as EIO).
-type errnoFS struct{ f *FS }
+type errnoFS struct {
+	f    *FS
+	seen *listing
+}
 
 func (e errnoFS) Open(name string) (fs.File, error) {
-	file, err := e.f.Open(name)
+	file, err := e.f.openListed(name, e.seen)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: errnoOf(err)}
 	}

@@ -52,22 +52,41 @@ func (r openat2Resolver) openat2(rel string, flags int) (int, error) {
 	}
 }
 
-func (r openat2Resolver) open(rel string) (*os.File, error) {
+// open opens rel; a regular file is kept on its bare descriptor (rawFile),
+// anything else (a folder, or whatever the caller is about to refuse) goes
+// in an *os.File.
+func (r openat2Resolver) open(rel string) (handle, fs.FileInfo, error) {
 	fd, err := r.openat2(rel, unix.O_RDONLY|unix.O_NONBLOCK)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return os.NewFile(uintptr(fd), rel), nil
+	fi, err := fstat(fd, rel)
+	if err != nil {
+		unix.Close(fd)
+		return nil, nil, err
+	}
+	if fi.Mode().IsRegular() {
+		return &rawFile{fd: fd, rel: rel}, fi, nil
+	}
+	return os.NewFile(uintptr(fd), rel), fi, nil
 }
 
+// openBeneath is open; it is named apart to say what FS.openListedFile
+// relies on: the kernel refuses a symlink anywhere on the way
+// (RESOLVE_NO_SYMLINKS, O_NOFOLLOW), so rel is the real path opened.
+func (r openat2Resolver) openBeneath(rel string) (handle, fs.FileInfo, error) {
+	return r.open(rel)
+}
+
+// lstat describes rel through an O_PATH descriptor, which opens nothing
+// (a FIFO or device is not opened by it).
 func (r openat2Resolver) lstat(rel string) (fs.FileInfo, error) {
 	fd, err := r.openat2(rel, unix.O_PATH)
 	if err != nil {
 		return nil, err
 	}
-	f := os.NewFile(uintptr(fd), rel)
-	defer f.Close()
-	return f.Stat()
+	defer unix.Close(fd)
+	return fstat(fd, rel)
 }
 
 // lstatNoSymlinks is lstat that fails (ELOOP) if any component but the
