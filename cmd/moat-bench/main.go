@@ -25,6 +25,7 @@ import (
 	"github.com/moatdev/moat/guest/proto"
 	"github.com/moatdev/moat/guest/tools"
 	"github.com/moatdev/moat/host/confine"
+	"github.com/moatdev/moat/host/fanout"
 	"github.com/moatdev/moat/host/runner"
 )
 
@@ -214,6 +215,18 @@ func run() int {
 			nat := nativeGrep(src, c.pat, *runs)
 			rows = append(rows, row{"  vs the same tool code, native Go", ms(m), ms(nat), fmt.Sprintf("%.2fx", ratio(m, nat))})
 		}
+		if !c.capped && len(cmds) > 2 {
+			// The same search in guests that are already up, as the model's
+			// own searches run (ask, chat, mcp), beside the same others.
+			in, others, err := sessionGrep(src, cache, c.pat, c.ignoreCase, *runs, cmds[2:])
+			if err != nil {
+				return fail(err)
+			}
+			rows = append(rows, row{c.name + ", in a session (ask, chat, mcp)", ms(in), "", ""})
+			for i, o := range others {
+				rows = append(rows, row{"  vs " + names[i+2], ms(in), ms(o), fmt.Sprintf("%.2fx", ratio(in, o))})
+			}
+		}
 	}
 
 	// 2. One-shot latency.
@@ -328,6 +341,49 @@ func nativeGrep(root, pat string, runs int) time.Duration {
 	}
 	slices.Sort(ds)
 	return ds[len(ds)/2]
+}
+
+// sessionGrep times a full-scan grep as ask, chat and mcp run it: in
+// guests that are already up (the fan-out over one per core, as isolate
+// wires it), so the module load of a one-shot call is not in it. Each
+// round runs the session grep and the other command in turn.
+func sessionGrep(root, cache, pat string, ignoreCase bool, runs int, others [][]string) (time.Duration, []time.Duration, error) {
+	ctx := context.Background()
+	r, err := runner.New(ctx, runner.Config{Root: root, Resolver: confine.Auto, CacheDir: cache})
+	if err != nil {
+		return 0, nil, err
+	}
+	ex := fanout.New(r, r.Parallel())
+	defer ex.Close()
+	args := []byte(fmt.Sprintf(`{"pattern":%q,"ignore_case":%v,"output_mode":"count","max_results":%d}`, pat, ignoreCase, proto.MaxMaxResults))
+	in := []time.Duration{}
+	walls := make([][]time.Duration, len(others))
+	for i := 0; i <= runs; i++ { // round 0 warms up
+		t := time.Now()
+		resp, err := ex.Exec(ctx, proto.Request{ID: uint64(i + 1), Tool: proto.Grep, Args: args})
+		if err != nil || resp.IsError {
+			return 0, nil, fmt.Errorf("grep in a session: %v %s", err, resp.Text)
+		}
+		d := time.Since(t)
+		for j, o := range others {
+			s, err := once("", o)
+			if err != nil {
+				return 0, nil, err
+			}
+			if i > 0 {
+				walls[j] = append(walls[j], s.wall)
+			}
+		}
+		if i > 0 {
+			in = append(in, d)
+		}
+	}
+	med := func(d []time.Duration) time.Duration { slices.Sort(d); return d[len(d)/2] }
+	meds := make([]time.Duration, len(others))
+	for j := range walls {
+		meds[j] = med(walls[j])
+	}
+	return med(in), meds, nil
 }
 
 // perCall measures one list_dir through a persistent guest against the
