@@ -72,7 +72,7 @@ func TestGrepAgreesWithRipgrep(t *testing.T) {
 				want := rgKeys(string(out), mode, binaries, t)
 				got := rgKeys(resp.Text, mode, nil, t)
 				if !slices.Equal(got, want) {
-					t.Errorf("seed %d, %q (ignore case %v), %s:\nmoat: %v\nrg:   %v", seed, p.pattern, p.ignoreCase, mode, diffKeys(got, want), diffKeys(want, got))
+					t.Errorf("seed %d, %q (ignore case %v), %s:\nmoat: %v\nrg:   %v", seed, p.pattern, p.ignoreCase, mode, minus(got, want), minus(want, got))
 				}
 			}
 		}
@@ -111,17 +111,6 @@ func rgKeys(text, mode string, skip map[string]int, t *testing.T) []string {
 	}
 	slices.Sort(keys)
 	return keys
-}
-
-// diffKeys is what a has and b has not, for a short failure message.
-func diffKeys(a, b []string) []string {
-	var d []string
-	for _, k := range a {
-		if !slices.Contains(b, k) {
-			d = append(d, k)
-		}
-	}
-	return d
 }
 
 // writeRgTree writes a random tree under root and returns its binary files

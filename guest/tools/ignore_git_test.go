@@ -3,6 +3,7 @@ package tools
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -177,21 +178,12 @@ func TestIgnoreAgainstGit(t *testing.T) {
 				fmt.Fprintf(&b, "--- %s\n%s", g, files[g])
 			}
 			t.Fatalf("seed %d: glob and git disagree\nonly glob: %q\nonly git: %q\nall files: %q\n%s",
-				seed, minus(got, want), minus(want, got), slices.Sorted(mapKeys(files)), b.String())
+				seed, minus(got, want), minus(want, got), slices.Sorted(maps.Keys(files)), b.String())
 		}
 	}
 }
 
-func mapKeys(m map[string]string) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
-}
-
+// minus is what a has and b has not, for a short failure message.
 func minus(a, b []string) []string {
 	var out []string
 	for _, x := range a {
