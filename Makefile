@@ -22,7 +22,8 @@ test: tools
 	  t0=$$(date +%s); echo "=== make $$s"; \
 	  if $(MAKE) --no-print-directory $$s 2>&1 | tee $$log/$$s; [ $${PIPESTATUS[0]} -eq 0 ]; then r=ok; else r=FAIL; failed=$$((failed+1)); fi; \
 	  ok=$$(grep -cE '^ok ' $$log/$$s || true); bad=$$(grep -cE '^(FAIL|--- FAIL)' $$log/$$s || true); fz=$$(grep -cE '^fuzz ' $$log/$$s || true); \
-	  what=""; [ $$ok -gt 0 ] && what="$$ok packages ok"; [ $$bad -gt 0 ] && what="$$what, $$bad failures"; [ $$fz -gt 0 ] && what="$$fz fuzz targets"; \
+	  pk=packages; [ $$ok = 1 ] && pk=package; \
+	  what=""; [ $$ok -gt 0 ] && what="$$ok $$pk ok"; [ $$bad -gt 0 ] && what="$$what, $$bad failures"; [ $$fz -gt 0 ] && what="$$fz fuzz targets"; \
 	  printf '  %-13s %-4s %5ss  %s\n' $$s $$r $$(( $$(date +%s) - t0 )) "$$what" >> $$log/summary; \
 	done; \
 	echo; echo "=== summary of make test ($$(( $$(date +%s) - start ))s in all)"; cat $$log/summary; \
