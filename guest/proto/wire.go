@@ -542,20 +542,39 @@ func (d *decoder) str(v *string) error {
 // validUTF8 replaces each byte of s that is not part of valid UTF-8 with
 // U+FFFD, as encoding/json does (strings.ToValidUTF8 replaces whole runs).
 func validUTF8(s string) string {
-	if utf8.ValidString(s) {
-		return s
+	s, _ = ValidUTF8(s, nil)
+	return s
+}
+
+// ValidUTF8 is text as the JSON encoding of an answer carries it, each
+// byte of invalid UTF-8 replaced with U+FFFD as encoding/json does, with
+// the byte offsets in cuts moved along: offsets into the text a guest
+// wrote, made offsets into the text the host decodes.
+func ValidUTF8(text string, cuts []int) (string, []int) {
+	if utf8.ValidString(text) {
+		return text, cuts
 	}
 	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
+	b.Grow(len(text) + 8)
+	moved := make([]int, len(cuts))
+	k := 0
+	for i := 0; i < len(text); {
+		for k < len(cuts) && cuts[k] == i {
+			moved[k] = b.Len()
+			k++
+		}
+		r, n := utf8.DecodeRuneInString(text[i:])
+		if r == utf8.RuneError && n == 1 {
 			b.WriteString("\uFFFD")
 		} else {
-			b.WriteString(s[i : i+size])
+			b.WriteString(text[i : i+n])
 		}
-		i += size
+		i += n
 	}
-	return b.String()
+	for ; k < len(cuts); k++ {
+		moved[k] = b.Len()
+	}
+	return b.String(), moved
 }
 
 func (d *decoder) hex4() (rune, bool) {

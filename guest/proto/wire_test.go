@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -209,4 +210,25 @@ func FuzzWire(f *testing.F) {
 		checkGrepShard(t, GrepShardResult{Parts: []GrepPart{{Path: string(in), Text: string(in), Hits: len(in)}}, More: len(in)%2 == 0})
 		checkGrepShard(t, GrepShardResult{StopAt: string(in), Notes: []GrepNote{{At: string(in), Text: string(in)}}, MoreNotes: len(in), TimeUp: string(in)})
 	})
+}
+
+// TestValidUTF8MovesCuts: each invalid byte becomes U+FFFD (3 bytes), as
+// encoding/json writes it, and the offsets after it move by 2.
+func TestValidUTF8MovesCuts(t *testing.T) {
+	text := "a\xfe\n" + "b\n" + "\xff\xffc\n"
+	got, cuts := ValidUTF8(text, []int{3, 5, 9})
+	b, _ := json.Marshal(text)
+	var want string
+	json.Unmarshal(b, &want)
+	if got != want {
+		t.Fatalf("text %q, want %q", got, want)
+	}
+	if want := []int{5, 7, 15}; !slices.Equal(cuts, want) {
+		t.Fatalf("cuts %v, want %v", cuts, want)
+	}
+	for i, c := range cuts {
+		if got[c-1] != '\n' {
+			t.Errorf("cut %d at %d does not end a line in %q", i, c, got)
+		}
+	}
 }

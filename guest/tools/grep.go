@@ -79,45 +79,16 @@ func grepShard(fsys fs.FS, a proto.GrepShardArgs, lim proto.Limits) (string, err
 	if err != nil {
 		return "", err
 	}
+	// The host decodes invalid UTF-8 as U+FFFD: the cuts must index the
+	// text it will have, or the merge would cut a line in the middle.
 	for i := range g.parts {
-		g.parts[i].Text, g.parts[i].Cuts = validUTF8(g.parts[i].Text, g.parts[i].Cuts)
+		g.parts[i].Text, g.parts[i].Cuts = proto.ValidUTF8(g.parts[i].Text, g.parts[i].Cuts)
 	}
 	r := proto.GrepShardResult{Parts: g.parts, More: g.more, StopAt: g.stopAt, MoreNotes: g.notes.more, TimeUp: g.notes.late}
 	for _, n := range g.notes.list {
 		r.Notes = append(r.Notes, proto.GrepNote{At: n.at, Text: n.text})
 	}
 	return string(proto.AppendGrepShard(nil, &r)), nil
-}
-
-// validUTF8 replaces each byte of invalid UTF-8 in text with U+FFFD, as
-// the JSON encoding of an answer does anyway, and moves the cut offsets
-// with it: a shard's cuts must index the text the host decodes, or the
-// merge would cut a line in the middle.
-func validUTF8(text string, cuts []int) (string, []int) {
-	if utf8.ValidString(text) {
-		return text, cuts
-	}
-	var b strings.Builder
-	b.Grow(len(text) + 8)
-	moved := make([]int, len(cuts))
-	k := 0
-	for i := 0; i < len(text); {
-		for k < len(cuts) && cuts[k] == i {
-			moved[k] = b.Len()
-			k++
-		}
-		r, n := utf8.DecodeRuneInString(text[i:])
-		if r == utf8.RuneError && n == 1 {
-			b.WriteString("\uFFFD")
-		} else {
-			b.WriteString(text[i : i+n])
-		}
-		i += n
-	}
-	for ; k < len(cuts); k++ {
-		moved[k] = b.Len()
-	}
-	return b.String(), moved
 }
 
 // MergeGrep joins the answers of a grep's shards (none of them an error)
