@@ -169,6 +169,9 @@ func (o *owed) asked(msg []byte) {
 func (o *owed) answered(p []byte) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if len(o.ids) == 0 && !bytes.Contains(p, []byte(`"method"`)) {
+		return // nothing owed and no request to the client: skip the parse
+	}
 	for _, m := range elements(bytes.TrimSpace(p)) {
 		var r struct {
 			ID     json.RawMessage `json:"id"`
