@@ -201,9 +201,20 @@ type ProposeWriteArgs struct {
 	Content string `json:"content" jsonschema:"the complete new content of the file"`
 }
 
-// ProposeEditArgs are the arguments of propose_edit.
+// ProposeEditArgs are the arguments of propose_edit: one replacement
+// (old_text, new_text, replace_all), or several in Edits, never both. The
+// single-edit fields are optional in the schema only so that Edits can
+// stand alone; the gate requires one form or the other.
 type ProposeEditArgs struct {
 	Path       string `json:"path" jsonschema:"file to edit, relative to the workspace root"`
+	OldText    string `json:"old_text,omitempty" jsonschema:"exact text to replace; must occur exactly once unless replace_all is true (for several replacements use edits instead)"`
+	NewText    string `json:"new_text,omitempty" jsonschema:"replacement text"`
+	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"replace every occurrence of old_text"`
+	Edits      []Edit `json:"edits,omitempty" jsonschema:"several replacements in one proposal, instead of old_text and new_text: applied in order, each to the result of the ones before, all or none"`
+}
+
+// Edit is one replacement of propose_edit's edits.
+type Edit struct {
 	OldText    string `json:"old_text" jsonschema:"exact text to replace; must occur exactly once unless replace_all is true"`
 	NewText    string `json:"new_text" jsonschema:"replacement text"`
 	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"replace every occurrence of old_text"`
