@@ -67,6 +67,7 @@ func startPty(t *testing.T, script string, width int, stderrTTY bool) *ptyChat {
 	t.Setenv("OLLAMA_HOST", srv.URL)
 	t.Setenv("MOAT_ISOLATE", "off")
 	t.Setenv("MOAT_CACHE_DIR", sharedCache(t))
+	t.Setenv("XDG_STATE_HOME", t.TempDir()) // saved sessions, never the real user's
 	master, slave := openPty(t)
 	p := &ptyChat{t: t, master: master, code: make(chan int, 1), srv: srv}
 	if width > 0 {
