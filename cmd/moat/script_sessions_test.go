@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -22,7 +24,7 @@ func TestSessions(t *testing.T) {
 }
 
 // sessionid VAR [N]: set VAR to the ID of the saved session, the Nth
-// oldest by name (IDs sort by time) when there are several.
+// saved (oldest file first) when there are several.
 func cmdSessionID(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 1 || len(args) > 2 {
 		ts.Fatalf("usage: sessionid VAR [N]")
@@ -30,11 +32,15 @@ func cmdSessionID(ts *testscript.TestScript, neg bool, args []string) {
 	des, err := os.ReadDir(filepath.Join(ts.Getenv("XDG_STATE_HOME"), "moat", "sessions"))
 	ts.Check(err)
 	var ids []string
+	mod := map[string]time.Time{}
 	for _, de := range des {
 		if id, ok := strings.CutSuffix(de.Name(), ".jsonl"); ok {
-			ids = append(ids, id)
+			fi, err := de.Info()
+			ts.Check(err)
+			ids, mod[id] = append(ids, id), fi.ModTime()
 		}
 	}
+	sort.Slice(ids, func(i, j int) bool { return mod[ids[i]].Before(mod[ids[j]]) })
 	n := 1
 	if len(args) == 2 {
 		n, err = strconv.Atoi(args[1])

@@ -76,7 +76,7 @@ func listSessions(w io.Writer, st *stored.Store) error {
 	for _, l := range list {
 		when := l.Updated.Local().Format("2006-01-02 15:04")
 		if l.Err != nil {
-			fmt.Fprintf(tw, "%s\t%s\t?\t(unreadable: %s)\t\n", l.ID, when, agent.Sanitize(l.Err.Error(), false))
+			fmt.Fprintf(tw, "%s\t%s\t?\t?\t(unreadable: %s)\n", l.ID, when, agent.Sanitize(l.Err.Error(), false))
 			continue
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", l.ID, when, l.Turns, agent.Sanitize(l.Root, false), agent.Sanitize(l.First, false))

@@ -207,10 +207,9 @@ func (st *Store) prune(keep string) {
 	files, _ := st.files()
 	sort.Slice(files, func(i, j int) bool { return files[i].mod.After(files[j].mod) })
 	limit := st.now().Add(-MaxAge)
-	kept := 0
+	kept := 1 // keep itself
 	for _, f := range files {
 		if f.id == keep {
-			kept++
 			continue
 		}
 		if f.mod.Before(limit) || kept >= MaxCount {
