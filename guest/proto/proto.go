@@ -100,6 +100,9 @@ const (
 	MaxGrepBytes = 128 << 10
 	// MaxContext is the most context lines grep shows on either side of a hit.
 	MaxContext = 50
+	// MaxEdits is the most edits one propose_edit may list: more is not a
+	// change a person reviews in one go, and each edit scans the file.
+	MaxEdits = 100
 )
 
 // Grep output modes (GrepArgs.OutputMode).
@@ -110,10 +113,13 @@ const (
 )
 
 // Bounds returns what the jsonschema tag cannot say about an argument of a
-// tool: its largest value (0: none beyond the host's default) and its
-// allowed values (nil: any). The host puts them in the schema, so the model
-// sees them and the host rejects what breaks them.
+// tool: its largest value, or for a list its most items (0: none beyond the
+// host's default), and its allowed values (nil: any). The host puts them in
+// the schema, so the model sees them and the host rejects what breaks them.
 func Bounds(tool, arg string) (maximum int, enum []string) {
+	if tool == ProposeEdit && arg == "edits" {
+		return MaxEdits, nil
+	}
 	if tool != Grep {
 		return 0, nil
 	}

@@ -162,6 +162,8 @@ func applyEdit(p *proposal, s *snapshot, a proto.ProposeEditArgs) string {
 		edits = []proto.Edit{{OldText: a.OldText, NewText: a.NewText, ReplaceAll: a.ReplaceAll}}
 	} else if len(edits) == 0 {
 		return "edits is empty; give at least one {old_text, new_text}"
+	} else if len(edits) > proto.MaxEdits {
+		return fmt.Sprintf("edits holds %d edits, more than the %d one proposal may; split the change into several proposals", len(edits), proto.MaxEdits)
 	}
 	text, total := string(s.data), 0
 	for i, e := range edits {

@@ -1,8 +1,11 @@
 package gate
 
 import (
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/moatdev/moat/guest/proto"
 )
 
 // TestEdits: propose_edit's list of edits is applied in order, each to the
@@ -44,6 +47,8 @@ func TestEdits(t *testing.T) {
 		{"empty old_text", edits(e{"old_text": "", "new_text": "x"}), "error: edits[0] (edit 1 of 1): old_text is empty", src, nil},
 		{"same", edits(e{"old_text": "b := 2", "new_text": "b := 20"}, e{"old_text": "c", "new_text": "c"}), "error: edits[1] (edit 2 of 2): old_text and new_text are the same", src, nil},
 		{"empty list", edits(), "error: edits is empty", src, nil},
+		{"too many", edits(slices.Repeat([]e{{"old_text": "c := 3", "new_text": "c := 4"}}, proto.MaxEdits+1)...),
+			"error: edits holds 101 edits, more than the 100 one proposal may", src, nil},
 		{"both forms", map[string]any{"path": "x.go", "old_text": "a", "new_text": "b", "edits": []any{e{"old_text": "c", "new_text": "d"}}},
 			"error: propose_edit takes either old_text and new_text (one replacement) or edits (several), not both", src, nil},
 		{"both forms, replace_all", map[string]any{"path": "x.go", "replace_all": true, "edits": []any{e{"old_text": "c", "new_text": "d"}}},

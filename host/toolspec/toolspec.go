@@ -207,7 +207,10 @@ func New() (*Catalog, error) {
 				p.Minimum = jsonschema.Ptr(1.0)
 			}
 			maximum, enum := proto.Bounds(d.name, name)
-			if maximum > 0 {
+			switch {
+			case maximum > 0 && p.Type == "array":
+				p.MaxItems = jsonschema.Ptr(maximum)
+			case maximum > 0:
 				p.Maximum = jsonschema.Ptr(float64(maximum))
 			}
 			for _, v := range enum {
@@ -364,6 +367,9 @@ func fieldMessage(k string, s *jsonschema.Schema, v, given any) string {
 	got := kindOf(v)
 	if s.Type != "" && got != s.Type && !(s.Type == "number" && got == "integer") {
 		return fmt.Sprintf("%s must be %s %s, got %s", k, article(s.Type), s.Type, describe(v))
+	}
+	if l, ok := v.([]any); ok && s.MaxItems != nil && len(l) > *s.MaxItems {
+		return fmt.Sprintf("%s may hold at most %d items, got %d", k, *s.MaxItems, len(l))
 	}
 	if msg, ok := itemMessage(k, s, v); ok {
 		return msg
