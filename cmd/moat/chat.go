@@ -62,6 +62,7 @@ is given.
 --continue goes on with the latest saved session of this root, --resume ID
 with the one named (moat sessions lists them); a session is resumed only in
 the root it was made in. /clear starts a new session.
+
 ` + sessionsHelp + `
 
 Exit status: 0 when the session ends (a failed turn is reported and the
