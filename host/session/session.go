@@ -142,6 +142,9 @@ func (st *Store) Save(s *Session, msgs []agent.Message) (int, error) {
 	if err := os.MkdirAll(st.dir, 0o700); err != nil {
 		return s.Dropped, fmt.Errorf("saving the session: %w", err)
 	}
+	if err := os.Chmod(st.dir, 0o700); err != nil { // private even if made by another program
+		return s.Dropped, fmt.Errorf("saving the session: %w", err)
+	}
 	if err := writeFile(st.dir, st.file(s.ID), data); err != nil {
 		return s.Dropped, fmt.Errorf("saving the session: %w", err)
 	}

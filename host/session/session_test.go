@@ -23,6 +23,7 @@ func conv(qs ...string) []agent.Message {
 
 func TestSaveLoad(t *testing.T) {
 	st := NewStore(filepath.Join(t.TempDir(), "s"), nil)
+	os.Mkdir(st.Path(), 0o755) // made by someone else: made private on save
 	s := st.New("/r", "qwen3")
 	msgs := append(conv("first?", "second?"), agent.Message{Role: "tool", Content: "x", ToolName: "read_file", ToolCallID: "c1"})
 	if _, err := st.Save(s, msgs); err != nil {
