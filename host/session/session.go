@@ -23,7 +23,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -92,9 +91,24 @@ func NewStore(dir string, now func() time.Time) *Store {
 // Path is the store's folder.
 func (st *Store) Path() string { return st.dir }
 
-// idPattern is what NewID makes: sortable by time, unguessable enough to
-// be unique, and never a path.
-var idPattern = regexp.MustCompile(`^[0-9]{8}-[0-9]{6}-[0-9a-f]{6}$`)
+// validID reports whether id is one New makes, "20060102-150405-a1b2c3":
+// sortable by time, random enough to be unique, and never a path.
+func validID(id string) bool {
+	if len(id) != 22 || id[8] != '-' || id[15] != '-' {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		switch {
+		case i == 8 || i == 15:
+		case i < 15 && '0' <= c && c <= '9':
+		case i > 15 && ('0' <= c && c <= '9' || 'a' <= c && c <= 'f'):
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // New starts a session for root, not yet saved.
 func (st *Store) New(root, model string) *Session {
@@ -126,18 +140,7 @@ func (st *Store) Save(s *Session, msgs []agent.Message) (int, error) {
 	s.Updated = st.now().UTC()
 	data, err := s.encode()
 	if err != nil {
-		return 0, err
-	}
-	for len(data) > MaxBytes {
-		rest, ok := dropTurn(s.Messages)
-		if !ok {
-			return s.Dropped, fmt.Errorf("session %s: the latest question alone is more than the %d MiB a session may hold; not saved", s.ID, MaxBytes>>20)
-		}
-		s.Messages = rest
-		s.Dropped++
-		if data, err = s.encode(); err != nil {
-			return 0, err
-		}
+		return s.Dropped, err
 	}
 	if err := os.MkdirAll(st.dir, 0o700); err != nil {
 		return s.Dropped, fmt.Errorf("saving the session: %w", err)
@@ -152,29 +155,44 @@ func (st *Store) Save(s *Session, msgs []agent.Message) (int, error) {
 	return s.Dropped, nil
 }
 
-// dropTurn removes the oldest question and every message up to the next
-// one; ok is false when only one question is left.
-func dropTurn(msgs []agent.Message) ([]agent.Message, bool) {
-	for i := 1; i < len(msgs); i++ {
-		if msgs[i].Role == "user" {
-			return msgs[i:], true
-		}
-	}
-	return nil, false
-}
-
+// encode is the file: the header line, then a line per message. When
+// that is over MaxBytes, the oldest questions are left out, each with
+// every message up to the next question, and counted in Dropped. Each
+// message is encoded once, however many are left out.
 func (s *Session) encode() ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	if err := enc.Encode(s.Header); err != nil {
-		return nil, err
-	}
-	for _, m := range s.Messages {
-		if err := enc.Encode(m); err != nil {
+	lines := make([][]byte, len(s.Messages))
+	size := 0
+	for i, m := range s.Messages {
+		b, err := json.Marshal(m)
+		if err != nil {
 			return nil, err
 		}
+		lines[i] = append(b, '\n')
+		size += len(lines[i])
 	}
-	return b.Bytes(), nil
+	start := 0
+	for {
+		head, err := json.Marshal(s.Header)
+		if err != nil {
+			return nil, err
+		}
+		if len(head)+1+size <= MaxBytes {
+			s.Messages = s.Messages[start:]
+			return append(append(head, '\n'), bytes.Join(lines[start:], nil)...), nil
+		}
+		next := start + 1 // the oldest question and what answered it
+		for next < len(s.Messages) && s.Messages[next].Role != "user" {
+			next++
+		}
+		if next >= len(s.Messages) {
+			return nil, fmt.Errorf("session %s: the latest question alone is more than the %d MiB a session may hold; not saved", s.ID, MaxBytes>>20)
+		}
+		for _, l := range lines[start:next] {
+			size -= len(l)
+		}
+		start = next
+		s.Dropped++
+	}
 }
 
 // writeFile replaces name with data through a private temporary file in
@@ -240,7 +258,7 @@ func (st *Store) files() ([]entry, error) {
 	var out []entry
 	for _, de := range des {
 		id, ok := strings.CutSuffix(de.Name(), ".jsonl")
-		if !ok || !idPattern.MatchString(id) || !de.Type().IsRegular() {
+		if !ok || !validID(id) || !de.Type().IsRegular() {
 			continue
 		}
 		info, err := de.Info()
@@ -323,7 +341,7 @@ func parseHeader(line []byte, id string) (Header, error) {
 
 // Load reads a session back, whole.
 func (st *Store) Load(id string) (*Session, error) {
-	if !idPattern.MatchString(id) {
+	if !validID(id) {
 		return nil, fmt.Errorf("%q is not a session ID (they look like 20260102-150405-a1b2c3): %w", id, ErrNotFound)
 	}
 	f, err := os.Open(st.file(id))
