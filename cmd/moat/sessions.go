@@ -93,7 +93,7 @@ type sessionFlags struct {
 
 func (f *sessionFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.cont, "continue", false, "go on with the latest saved session of this root")
-	fs.StringVar(&f.resume, "resume", "", "go on with the saved session of this `id` (moat sessions lists them); it must be of this root")
+	fs.StringVar(&f.resume, "resume", "", "go on with the saved session of this `id`, or of the one ID that starts so (moat sessions lists them); it must be of this root")
 	fs.BoolVar(&f.noSave, "no-save", false, "do not save this chat (it cannot be resumed)")
 }
 
@@ -132,6 +132,16 @@ func (f *sessionFlags) start(e *env, root string) (rec *recorder, prior *stored.
 		rec.off = fmt.Sprintf("the state folder %s is inside the root, where the model could read it; set XDG_STATE_HOME to a folder outside", st.Path())
 	}
 	id := f.resume
+	if id != "" {
+		full, err := st.Resolve(id)
+		switch {
+		case errors.Is(err, stored.ErrNotFound):
+			return nil, nil, usagef("--resume: no saved session %s; 'moat sessions' lists them", agent.Sanitize(id, false))
+		case err != nil:
+			return nil, nil, usagef("--resume: %s", agent.Sanitize(err.Error(), false))
+		}
+		id = full
+	}
 	if f.cont {
 		h, err := st.Last(root)
 		if errors.Is(err, stored.ErrNotFound) {

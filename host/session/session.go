@@ -339,6 +339,40 @@ func parseHeader(line []byte, id string) (Header, error) {
 	return h, nil
 }
 
+// Resolve turns what a person typed for --resume into a session ID: the
+// ID itself, or the start of exactly one saved session's ID (at least the
+// date, "20261201"). ErrNotFound when none matches; an error naming the
+// matches when several do.
+func (st *Store) Resolve(typed string) (string, error) {
+	if validID(typed) {
+		return typed, nil
+	}
+	if len(typed) < 8 || strings.Trim(typed, "0123456789abcdef-") != "" {
+		return "", ErrNotFound
+	}
+	files, err := st.files()
+	if err != nil {
+		return "", err
+	}
+	var ids []string
+	for _, f := range files {
+		if strings.HasPrefix(f.id, typed) {
+			ids = append(ids, f.id)
+		}
+	}
+	switch len(ids) {
+	case 0:
+		return "", ErrNotFound
+	case 1:
+		return ids[0], nil
+	}
+	sort.Strings(ids)
+	if len(ids) > 5 {
+		ids = append(ids[:5], "...")
+	}
+	return "", fmt.Errorf("%s is the start of %d session IDs (%s); give more of it", typed, len(ids), strings.Join(ids, ", "))
+}
+
 // Load reads a session back, whole.
 func (st *Store) Load(id string) (*Session, error) {
 	if !validID(id) {
