@@ -24,10 +24,11 @@ var sessionsHelp = fmt.Sprintf(`Every chat is saved after each answer, in your s
 $XDG_STATE_HOME/moat/sessions, else ~/.local/state/moat/sessions (on macOS
 ~/Library/Application Support/moat/sessions, on Windows
 %%LocalAppData%%\moat\sessions), never inside the root. The files are private
-to you (0600 in a 0700 folder) and hold what the model read. A session is
-kept %d days after its last use, at most %d sessions are kept, and one
-holds at most %d MiB (beyond that its oldest questions are left out of the
-saved copy). --no-save keeps a chat off the disk.`, int(stored.MaxAge.Hours()/24), stored.MaxCount, stored.MaxBytes>>20)
+to you (0600 in a 0700 folder) and hold what the model read. Whenever a
+chat is saved, sessions unused for %d days are deleted and so are the
+oldest beyond %d; one session holds at most %d MiB (beyond that its oldest
+questions are left out of the saved copy). --no-save keeps a chat off the
+disk.`, int(stored.MaxAge.Hours()/24), stored.MaxCount, stored.MaxBytes>>20)
 
 func sessionsCommand(e *env) *ffcli.Command {
 	return &ffcli.Command{
