@@ -121,9 +121,14 @@ type session struct {
 	closers []func() error
 }
 
+// close reports a transcript that could not be written and closes what the
+// session opened. It is also called on a session that failed part way
+// through opening, before the conversation (s.agent) existed.
 func (s *session) close(stderr io.Writer) {
-	if err := s.agent.TranscriptErr(); err != nil {
-		fmt.Fprintln(stderr, "moat: writing the transcript:", err)
+	if s.agent != nil {
+		if err := s.agent.TranscriptErr(); err != nil {
+			fmt.Fprintln(stderr, "moat: writing the transcript:", err)
+		}
 	}
 	for i := len(s.closers) - 1; i >= 0; i-- {
 		s.closers[i]()
@@ -142,7 +147,7 @@ func (a *agentFlags) open(ctx context.Context, e *env, stream io.Writer) (*sessi
 	if a.system != "" {
 		b, err := os.ReadFile(a.system)
 		if err != nil {
-			return nil, usagef("--system: %v", err)
+			return nil, fileError("--system", a.system, err)
 		}
 		if system = string(b); strings.TrimSpace(system) == "" {
 			return nil, usagef("--system: %s is empty", a.system)
@@ -173,7 +178,7 @@ func (a *agentFlags) open(ctx context.Context, e *env, stream io.Writer) (*sessi
 	if a.transcript != "" {
 		f, err := os.OpenFile(a.transcript, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 		if err != nil {
-			return nil, usagef("--transcript: %v", err)
+			return nil, fileError("--transcript", a.transcript, err)
 		}
 		s.closers = append(s.closers, f.Close)
 		tr = f

@@ -6,10 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/moatdev/moat/guest/proto"
@@ -187,4 +189,38 @@ func (s *stringList) String() string { return strings.Join(*s, ",") }
 func (s *stringList) Set(v string) error {
 	*s = append(*s, v)
 	return nil
+}
+
+// fileError words a file named by a flag that could not be opened, in one
+// line that says what to change: `--audit /x/a.jsonl: no such folder: /x`.
+// from is where the name came from: "--audit", or "MOAT_AUDIT" (then the
+// line reads MOAT_AUDIT="/x/a.jsonl").
+func fileError(from, path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	why := err.Error()
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		why = "no such file"
+		if dir := filepath.Dir(path); !isDir(dir) {
+			why = "no such folder: " + dir
+		}
+	case errors.Is(err, fs.ErrPermission):
+		why = "permission denied"
+	case errors.Is(err, syscall.EISDIR) || isDir(path):
+		why = "is a folder, not a file"
+	case errors.Is(err, syscall.ENOTDIR):
+		why = "a part of the path is a file, not a folder"
+	}
+	if strings.HasPrefix(from, "MOAT_") {
+		return usagef("%s=%q: %s", from, path, why)
+	}
+	return usagef("%s %s: %s", from, path, why)
+}
+
+func isDir(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
 }

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
 	"os"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/peterbourgon/ff/v3"
@@ -157,16 +157,12 @@ func ownedBy(cmds []string) string {
 // readConfig applies the config file at path (named by from, --config or
 // MOAT_CONFIG) to the flags not already set.
 func readConfig(fset *flag.FlagSet, path, from string, set map[string]bool, owners keyOwners) error {
+	if isDir(path) {
+		return fileError(from, path, syscall.EISDIR)
+	}
 	f, err := os.Open(path)
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		if from == "--config" {
-			return usagef("--config %q: %v", path, err)
-		}
-		return usagef("%s=%q: %v", from, path, err)
+		return fileError(from, path, err)
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)

@@ -78,7 +78,7 @@ error, 4 when --isolate require cannot isolate.`,
 			if *logFile != "" {
 				f, err := os.OpenFile(*logFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 				if err != nil {
-					return usagef("--log: %v", err)
+					return fileError("--log", *logFile, err)
 				}
 				defer f.Close()
 				logw = f
@@ -88,6 +88,9 @@ error, 4 when --isolate require cannot isolate.`,
 			mk := func(abs string, pol *policy.Policy) (engine.Proposer, error) {
 				if !w.offered() {
 					return nil, nil
+				}
+				if err := w.checkAudit(); err != nil {
+					return nil, err
 				}
 				a, err := mcpserver.NewApprover(*approveTimeout, func(r gate.Reviewer) (engine.Proposer, error) {
 					// The reviewer is the client's elicitation dialog, not the terminal.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -46,10 +47,15 @@ type env struct {
 	getenv         func(string) string
 }
 
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	if code, ok := maybeChild(ctx, args); ok {
 		return code
 	}
+	defer func() {
+		if p := recover(); p != nil {
+			code = crashed(p, debug.Stack(), stderr)
+		}
+	}()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
@@ -115,6 +121,19 @@ func dispatch(ctx context.Context, e *env, root *ffcli.Command, args []string) e
 		return err
 	}
 	return c.Exec(ctx, pos)
+}
+
+// crashed reports a bug in moat in one line instead of a Go stack trace,
+// which goes to a file for the bug report.
+func crashed(p any, stack []byte, stderr io.Writer) int {
+	where := "it could not be saved"
+	if f, err := os.CreateTemp("", "moat-crash-*.txt"); err == nil {
+		fmt.Fprintf(f, "moat %s: panic: %v\n\n%s", moatVersion(), p, stack)
+		f.Close()
+		where = "the details are in " + f.Name()
+	}
+	fmt.Fprintf(stderr, "moat: internal error (a bug in moat: %v); %s, please report it\n", p, where)
+	return exitFailure
 }
 
 func exitCode(err error, stderr io.Writer) int {
