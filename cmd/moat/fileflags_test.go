@@ -151,3 +151,22 @@ func manyTurns(n int) []fakellm.Turn {
 	}
 	return ts
 }
+
+// A panic that escapes a command is one line for the user; the stack goes
+// to a file it names.
+func TestCrashIsOneLine(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	var b bytes.Buffer
+	code := crashed("boom", []byte("goroutine 1 [running]:\nmain.main()\n"), &b)
+	msg := b.String()
+	if code != exitFailure || strings.Count(msg, "\n") != 1 || strings.Contains(msg, "goroutine") {
+		t.Fatalf("exit %d, %q", code, msg)
+	}
+	_, name, ok := strings.Cut(strings.TrimSuffix(msg, ", please report it\n"), "the details are in ")
+	if !ok {
+		t.Fatalf("no file named: %q", msg)
+	}
+	if got, err := os.ReadFile(name); err != nil || !strings.Contains(string(got), "panic: boom") || !strings.Contains(string(got), "goroutine 1") {
+		t.Fatalf("%s: %q, %v", name, got, err)
+	}
+}
