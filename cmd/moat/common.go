@@ -42,8 +42,8 @@ type common struct {
 func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.root, "root", ".", "the sandbox root: the only `folder` the tools can see")
 	fs.StringVar(&c.resolver, "resolver", "auto", "how paths are confined to the root: auto, openat2 (Linux RESOLVE_BENEATH) or root (Go os.Root)")
-	fs.Var(&c.deny, "deny", "also deny paths matching this `glob` (repeatable; a name without / matches at any depth)")
-	fs.Var(&c.allow, "allow", "allow paths matching this `glob` even if the deny-list matches (repeatable), e.g. .env.example")
+	fs.Var(&c.deny, "deny", "also deny paths matching this `glob` (repeatable, or a comma-separated list; a name without / matches at any depth)")
+	fs.Var(&c.allow, "allow", "allow paths matching this `glob` even if the deny-list matches (repeatable, or a comma-separated list), e.g. .env.example")
 	fs.Int64Var(&c.maxReadBytes, "max-read-bytes", proto.DefaultMaxReadBytes, "most bytes read_file returns in one call; larger files are paged")
 	fs.IntVar(&c.maxResults, "max-results", proto.DefaultMaxResults, "most grep hits or glob matches in one call")
 	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "deadline for one tool call")
@@ -182,15 +182,53 @@ func serverURL(host string, getenv func(string) string) (*url.URL, error) {
 	return u, nil
 }
 
-// stringList is a repeatable string flag.
+// stringList is a repeatable flag of globs. Each value may also be a
+// comma-separated list, so that a variable or a config line can hold
+// several (MOAT_DENY='*.md,*.txt': an MCP client's configuration has only
+// arguments and variables). A comma inside {} or [] belongs to the glob
+// (*.{md,txt} is one glob; [,] matches a comma), and spaces around a glob
+// are dropped.
 type stringList []string
 
 func (s *stringList) String() string { return strings.Join(*s, ",") }
 func (s *stringList) Set(v string) error {
-	*s = append(*s, v)
+	parts := splitList(v)
+	for i, p := range parts {
+		// Spaces after a comma are the list's, not the glob's.
+		if parts[i] = strings.TrimSpace(p); parts[i] == "" {
+			return errors.New("an empty glob in the list (the separator is a comma; a comma in a name is [,])")
+		}
+	}
+	*s = append(*s, parts...)
 	return nil
 }
 
+// listSeparator separates the globs of one value of a repeatable flag.
+const listSeparator = ','
+
+// splitList cuts v at the commas that are outside {} and [].
+func splitList(v string) []string {
+	var parts []string
+	depth, inClass, start := 0, false, 0
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c == '\\':
+			i++ // an escaped character is never a separator
+		case inClass:
+			inClass = c != ']'
+		case c == '[':
+			inClass = true
+		case c == '{':
+			depth++
+		case c == '}' && depth > 0:
+			depth--
+		case c == listSeparator && depth == 0:
+			parts = append(parts, v[start:i])
+			start = i + 1
+		}
+	}
+	return append(parts, v[start:])
+}
 // fileError words a file named by a flag that could not be opened, in one
 // line that says what to change: `--audit /x/a.jsonl: no such folder: /x`.
 // from is where the name came from: "--audit", or "MOAT_AUDIT" (then the

@@ -178,6 +178,10 @@ environment variable (--max-turns is MOAT_MAX_TURNS) or from a config file
 given with --config or MOAT_CONFIG: one "flag value" per line, # starts a
 comment. One file can serve every command: each takes the keys it knows
 and skips those of the other commands. The command line wins over the
-environment, which wins over the file.
+environment, which wins over the file. The repeatable flags (--deny,
+--allow) take a comma-separated list wherever they are given, so one
+variable holds several: MOAT_DENY='*.md,*.txt' (a comma inside {} or []
+belongs to the glob: *.{md,txt} is one). A MOAT_* variable that is no
+flag's is reported, not ignored.
 
 Run 'moat help COMMAND' for a command's flags.`
