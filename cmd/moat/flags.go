@@ -251,6 +251,28 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
+// warnUnknownVars says which MOAT_* variables no command has a flag for:
+// a misspelt one (MOAT_MODLE) would otherwise be ignored without a word.
+func warnUnknownVars(e *env, owners keyOwners) {
+	if e.environ == nil {
+		return
+	}
+	known := make([]string, 0, len(owners))
+	isKnown := map[string]bool{}
+	for name := range owners {
+		known = append(known, envName(name))
+		isKnown[envName(name)] = true
+	}
+	sort.Strings(known) // the same suggestion every time
+	for _, kv := range e.environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(k, "MOAT_") || isKnown[k] {
+			continue
+		}
+		fmt.Fprintf(e.stderr, "moat: warning: %s is not a moat variable%s; it is ignored\n", k, closest(k, known))
+	}
+}
+
 // envName is the variable that sets a flag: --max-turns is MOAT_MAX_TURNS.
 func envName(flagName string) string {
 	return "MOAT_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))

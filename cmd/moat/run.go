@@ -45,6 +45,7 @@ type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	environ        func() []string // every variable, "KEY=value"; nil: none
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
@@ -58,7 +59,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv, environ: os.Environ}
 	return exitCode(dispatch(ctx, e, rootCommand(e), args), stderr)
 }
 
@@ -112,6 +113,7 @@ func dispatch(ctx context.Context, e *env, root *ffcli.Command, args []string) e
 	if c == nil {
 		return usagef("unknown command %q%s; run 'moat help' for the list", args[0], suggestCommand(args[0], root.Subcommands))
 	}
+	warnUnknownVars(e, owners)
 	pos, err := parseFlags(c, args[1:], e.getenv, owners)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(e.stdout, helpText(c, helpWidth(e)))
