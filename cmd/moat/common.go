@@ -37,6 +37,8 @@ type common struct {
 	isolate      string
 	cacheDir     string
 	config       string
+
+	cache *cacheChoice // decided on first use (see chooseCache)
 }
 
 func (c *common) register(fs *flag.FlagSet) {
@@ -103,15 +105,120 @@ func (c *common) sandbox() (runner.Config, isolate.Mode, error) {
 	}, mode, nil
 }
 
-func (c *common) cachePath() string {
-	if c.cacheDir != "" {
-		return c.cacheDir
+// cachePath is the compile cache this command uses.
+func (c *common) cachePath() string { return c.chooseCache().dir }
+
+// cacheChoice is the compile cache a command uses and, when it is not the
+// one asked for (--cache-dir, else the user's cache folder), why.
+type cacheChoice struct {
+	dir    string // "" for none: the guest is compiled for every command
+	wanted string // the folder asked for, when dir is another
+	why    string // why wanted could not be used
+	noted  bool   // the note has been shown
+}
+
+// chooseCache decides the compile cache once per command. A cache that
+// cannot be written does not fail anything, but it makes every command
+// compile the guest again, 15 times slower than loading it: so moat falls
+// back to a private folder of its own under the system's temporary
+// folder, and says so (note).
+func (c *common) chooseCache() *cacheChoice {
+	if c.cache != nil {
+		return c.cache
 	}
-	d, err := os.UserCacheDir()
+	want := c.cacheDir
+	if want == "" {
+		d, err := os.UserCacheDir()
+		if err != nil {
+			c.cache = fallbackCache("", err)
+			return c.cache
+		}
+		want = filepath.Join(d, "moat")
+	}
+	if err := writableCache(want); err != nil {
+		c.cache = fallbackCache(want, err)
+	} else {
+		c.cache = &cacheChoice{dir: want}
+	}
+	return c.cache
+}
+
+// note says once, on w, that the cache is not the one asked for.
+func (ch *cacheChoice) note(w io.Writer) {
+	if ch.why == "" || ch.noted {
+		return
+	}
+	ch.noted = true
+	switch {
+	case ch.dir == "":
+		fmt.Fprintf(w, "moat: no compile cache (%s), so the tools are compiled anew each time (seconds); give a folder you can write with --cache-dir\n", ch.why)
+	case ch.wanted == "":
+		fmt.Fprintf(w, "moat: compile cache in %s (%s); choose one with --cache-dir\n", ch.dir, ch.why)
+	default:
+		fmt.Fprintf(w, "moat: the compile cache %s cannot be written (%s); using %s instead (choose with --cache-dir)\n", ch.wanted, ch.why, ch.dir)
+	}
+}
+
+// fallbackCache is the private cache under the temporary folder, for when
+// wanted cannot be used.
+func fallbackCache(wanted string, err error) *cacheChoice {
+	why := describe(err)
+	if wanted == "" {
+		why = "no user cache folder: " + why
+	}
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("moat-cache-%d", os.Getuid()))
+	if perr := privateCache(dir); perr != nil {
+		// Someone else's, or not a folder: a fresh one, cold, for this
+		// command alone.
+		fresh, ferr := os.MkdirTemp("", "moat-cache-")
+		if ferr != nil {
+			return &cacheChoice{wanted: wanted, why: why}
+		}
+		dir = fresh
+	}
+	return &cacheChoice{dir: dir, wanted: wanted, why: why}
+}
+
+// writableCache makes sure dir (and wazero's folder in it) exists and that
+// a file can be created there.
+func writableCache(dir string) error {
+	sub := filepath.Join(dir, "wazero")
+	if err := os.MkdirAll(sub, 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(sub, ".moat-probe-*")
 	if err != nil {
-		return "" // no cache: compile every time, still correct
+		return err
 	}
-	return filepath.Join(d, "moat")
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// privateCache makes sure dir is a folder only this user can write, not a
+// symbolic link: the temporary folder is shared, and the cache holds
+// native code that moat runs, so a folder another user made (or can
+// write) must not be used.
+func privateCache(dir string) error {
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() || fi.Mode().Perm()&0o022 != 0 || !ownedByMe(fi) {
+		return fmt.Errorf("%s is not a private folder of this user", dir)
+	}
+	return writableCache(dir)
+}
+
+// describe is an error's reason without the path it repeats.
+func describe(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Op + " " + pe.Path + ": " + pe.Err.Error()
+	}
+	return err.Error()
 }
 
 // openEngine builds the whole sandbox for one session: policy, catalogue and
@@ -140,6 +247,7 @@ func (c *common) openEngineWith(ctx context.Context, notes io.Writer, mk propose
 	if err != nil {
 		return nil, err
 	}
+	c.chooseCache().note(notes)
 	pol, err := policy.New(c.deny, c.allow)
 	if err != nil {
 		return nil, usagef("%v", err)

@@ -73,7 +73,7 @@ missing), 1 when a required layer is broken, 2 usage.`,
 			if err != nil {
 				return err
 			}
-			d := &doctor{out: e.stdout}
+			d := &doctor{out: e.stdout, cache: c.chooseCache()}
 			d.run(ctx, cfg, mode, base.String(), *model)
 			if d.failed > 0 {
 				return exitError{code: exitFailure, msg: fmt.Sprintf("%d required layer(s) broken; see the FAIL lines above", d.failed)}
@@ -85,6 +85,7 @@ missing), 1 when a required layer is broken, 2 usage.`,
 
 type doctor struct {
 	out     io.Writer
+	cache   *cacheChoice // the compile cache, and why it is not the one asked for
 	failed  int
 	missing bool
 }
@@ -125,6 +126,13 @@ func (d *doctor) guest(ctx context.Context, cfg runner.Config) {
 			state = "warm"
 		}
 		cache = fmt.Sprintf("compile cache %s (%s)", cfg.CacheDir, state)
+	}
+	if ch := d.cache; ch != nil && ch.why != "" {
+		if ch.wanted != "" {
+			cache += fmt.Sprintf(", as %s cannot be written (%s)", ch.wanted, ch.why)
+		} else {
+			cache += fmt.Sprintf(" (%s)", ch.why)
+		}
 	}
 	r, err := runner.New(ctx, cfg)
 	if err != nil {
