@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -209,4 +210,79 @@ func TestChatKeysWrapAndWaiting(t *testing.T) {
 	if !strings.Contains(screen, "s\r\x1b[KThe quick brown fox\r\njumps over the lazy dog.\r\nmoat> ") {
 		t.Errorf("the waiting line was not erased before the reply, or the reply was not wrapped at 24 columns: %q", screen)
 	}
+}
+
+// Ctrl-C at the approval question stops the reply, and the next line typed
+// at the prompt is the next question: the question's reader, on its own
+// descriptor of the terminal, must not be left to take it. The gate asks on
+// /dev/tty, so moat runs as a child whose controlling terminal is the pty.
+func TestChatCtrlCAtApproval(t *testing.T) {
+	srv := fakellm.Start(fakellm.Script{Turns: []fakellm.Turn{
+		{Calls: []fakellm.Call{{Name: "propose_write", Args: []byte(`{"path":"new.txt","content":"hello\n"}`)}}},
+		{Text: "Two."},
+	}})
+	t.Cleanup(srv.Close)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	if err := os.Symlink(exe, bin+"/moat"); err != nil { // testscript.Main runs "moat" by that name
+		t.Fatal(err)
+	}
+	master, slave := openPty(t)
+	defer master.Close()
+	cmd := exec.Command(bin+"/moat", "chat", "--root", t.TempDir(), "--model", "qwen3")
+	cmd.Env = append(os.Environ(), "OLLAMA_HOST="+srv.URL, "MOAT_ISOLATE=off", "MOAT_CACHE_DIR="+sharedCache(t), "TERM=dumb")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	slave.Close()
+	p := &ptyChat{t: t, master: master, code: make(chan int, 1), srv: srv}
+	go func() {
+		b := make([]byte, 4096)
+		for {
+			n, err := master.Read(b)
+			p.screen.Write(b[:n])
+			if err != nil {
+				return
+			}
+		}
+	}()
+	go func() {
+		cmd.Wait()
+		p.code <- cmd.ProcessState.ExitCode()
+	}()
+	p.waitPrompts(1)
+	p.typeKeys("Write it\r")
+	p.waitScreen("[y]es")
+	p.typeKeys("\x03")
+	p.waitScreen("reply stopped")
+	p.waitPrompts(2)
+	p.typeKeys("Second\r")
+	p.waitPrompts(3)
+	p.typeKeys("\x04")
+	if c := p.exit(); c != exitOK {
+		t.Errorf("exit status %d, want 0; screen %q", c, p.screen.String())
+	}
+	reqs := srv.ChatRequests()
+	if len(reqs) != 2 || !strings.Contains(string(reqs[1].Body), `"content":"Second"`) {
+		t.Errorf("the line typed after Ctrl-C at the question was not the next question (%d requests); screen %q", len(reqs), p.screen.String())
+	}
+	if !strings.Contains(p.screen.String(), "Two.") {
+		t.Errorf("no reply to the second question: %q", p.screen.String())
+	}
+}
+
+// waitScreen waits until the screen shows s.
+func (p *ptyChat) waitScreen(s string) {
+	p.t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(p.screen.String(), s); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			p.t.Fatalf("%q never came; screen %q", s, p.screen.String())
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
 }

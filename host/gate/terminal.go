@@ -101,7 +101,13 @@ func (t *Terminal) Report(_ *Review, msg string) {
 // defaults.
 func terminalSize(tty TTY) (cols, rows int) {
 	if f, ok := tty.(*os.File); ok {
-		cols, rows, _ = term.GetSize(int(f.Fd()))
+		// Through SyscallConn, not f.Fd(): Fd puts the descriptor in
+		// blocking mode, and then closing it does not end a pending read,
+		// which would take the next line typed at chat's prompt after a
+		// question was interrupted with Ctrl-C.
+		if rc, err := f.SyscallConn(); err == nil {
+			rc.Control(func(fd uintptr) { cols, rows, _ = term.GetSize(int(fd)) })
+		}
 	}
 	env := func(name string, have, def int) int {
 		if have > 0 {
