@@ -51,8 +51,8 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "deadline for one tool call")
 	fs.BoolVar(&c.noIgnore, "no-ignore", false, "let grep and glob see files that .gitignore excludes")
 	fs.StringVar(&c.isolate, "isolate", "auto", "OS isolation of the tool process: auto (where the kernel allows), require, or off")
-	fs.StringVar(&c.cacheDir, "cache-dir", "", "where compiled WebAssembly is cached (default: the user cache dir + /moat)")
-	fs.StringVar(&c.config, "config", "", "read flags from this `file`, one \"flag value\" per line (keys of other commands are skipped)")
+	fs.StringVar(&c.cacheDir, "cache-dir", "", "the `folder` where compiled WebAssembly is cached (default: the user cache dir + /moat)")
+	fs.StringVar(&c.config, "config", "", "read flags from this `file`, one \"flag value\" or \"flag = value\" per line (keys of other commands are skipped; default: moat/config in the user config dir, if it is there)")
 	validate(fs, "root", func() error { return checkRoot(c.root) })
 	validate(fs, "resolver", parsedBy(&c.resolver, confine.ParseKind))
 	validate(fs, "isolate", parsedBy(&c.isolate, isolate.ParseMode))
@@ -364,6 +364,11 @@ func fileError(from, path string, err error) error {
 		return usagef("%s=%q: %s", from, path, why)
 	}
 	return usagef("%s %s: %s", from, path, why)
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }
 
 func isDir(path string) bool {

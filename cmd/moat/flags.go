@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -65,6 +66,9 @@ func parseFlags(c *ffcli.Command, args []string, getenv func(string) string, own
 		if v == "" {
 			return
 		}
+		if isPathFlag(f) {
+			v = resolvePath(v, "") // no shell expands ~ in an MCP client's env
+		}
 		if err := setValue(fset, f, v); err != nil {
 			envErr = valueError(key, "=", v, err)
 		}
@@ -75,17 +79,23 @@ func parseFlags(c *ffcli.Command, args []string, getenv func(string) string, own
 	}
 
 	cf := fset.Lookup("config")
-	if cf == nil || cf.Value.String() == "" {
+	if cf == nil {
 		return pos, nil
 	}
-	from := "--config"
+	file, from := cf.Value.String(), "--config"
 	if fromEnv["config"] {
 		from = envName("config")
+	}
+	if file == "" {
+		// The default file is read only if it is there.
+		if file, from = defaultConfig(), "the default config file"; file == "" || !exists(file) {
+			return pos, nil
+		}
 	}
 	for name := range fromEnv {
 		set[name] = true
 	}
-	return pos, readConfig(fset, cf.Value.String(), from, set, owners)
+	return pos, readConfig(fset, file, from, set, owners)
 }
 
 // parseArgs is the command-line step of parseFlags.
@@ -168,7 +178,7 @@ func readConfig(fset *flag.FlagSet, path, from string, set map[string]bool, owne
 	sc := bufio.NewScanner(f)
 	for n := 1; sc.Scan(); n++ {
 		// One line at a time through ff's parser: its syntax, our line numbers.
-		err := ff.PlainParser(strings.NewReader(sc.Text()), func(key, value string) error {
+		err := ff.PlainParser(strings.NewReader(keyValueLine(sc.Text())), func(key, value string) error {
 			key = strings.TrimLeft(key, "-") // "--root x" reads as "root x"
 			fl := fset.Lookup(key)
 			switch {
@@ -180,6 +190,10 @@ func readConfig(fset *flag.FlagSet, path, from string, set map[string]bool, owne
 				return fmt.Errorf("unknown key %q%s", key, suggest(key, owners))
 			case set[key]:
 				return nil // the command line or the environment said otherwise
+			}
+			if isPathFlag(fl) {
+				// Written in the file, a relative path means one beside it.
+				value = resolvePath(value, filepath.Dir(path))
 			}
 			if err := setValue(fset, fl, value); err != nil {
 				return valueError(key, " ", value, err)
@@ -194,6 +208,59 @@ func readConfig(fset *flag.FlagSet, path, from string, set map[string]bool, owne
 		return usagef("%s: %v", path, err)
 	}
 	return nil
+}
+
+// keyValueLine rewrites "key = value" and "key=value" as ff's "key value".
+// A value that itself starts with "=" is written "key = =value".
+func keyValueLine(line string) string {
+	t := strings.TrimSpace(line)
+	if t == "" || t[0] == '#' {
+		return line
+	}
+	key, rest := t, ""
+	if i := strings.IndexAny(t, " \t"); i >= 0 {
+		key, rest = t[:i], strings.TrimSpace(t[i:])
+	}
+	if k, v, ok := strings.Cut(key, "="); ok {
+		return k + " " + strings.TrimSpace(v+" "+rest)
+	}
+	if strings.HasPrefix(rest, "=") {
+		return key + " " + strings.TrimSpace(rest[1:])
+	}
+	return t
+}
+
+// isPathFlag tells the flags whose value is a file or a folder (their
+// usage names it: --root FOLDER, --audit FILE).
+func isPathFlag(f *flag.Flag) bool {
+	arg, _ := flag.UnquoteUsage(f)
+	return arg == "file" || arg == "folder"
+}
+
+// resolvePath expands a leading ~ to the home folder and, if dir is not
+// empty, makes a relative path relative to dir.
+func resolvePath(p, dir string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") || strings.HasPrefix(p, "~"+string(filepath.Separator)) {
+		if home, err := os.UserHomeDir(); err == nil {
+			p = filepath.Join(home, p[1:])
+		}
+	}
+	if dir != "" && p != "" && !filepath.IsAbs(p) {
+		p = filepath.Join(dir, p)
+	}
+	return p
+}
+
+// defaultConfig is the config file read when neither --config nor
+// MOAT_CONFIG names one: moat/config in the user's config folder
+// ($XDG_CONFIG_HOME, else ~/.config, on Linux; ~/Library/Application
+// Support on macOS; %AppData% on Windows). "" when there is none.
+func defaultConfig() string {
+	d, err := os.UserConfigDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(d, "moat", "config")
 }
 
 // suggest names the known key closest to a misspelt one, if one is close.

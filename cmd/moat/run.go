@@ -116,7 +116,7 @@ func dispatch(ctx context.Context, e *env, root *ffcli.Command, args []string) e
 	warnUnknownVars(e, owners)
 	pos, err := parseFlags(c, args[1:], e.getenv, owners)
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintln(e.stdout, helpText(c, helpWidth(e)))
+		fmt.Fprintln(e.stdout, commandHelp(e, c))
 		return nil
 	}
 	if err != nil {
@@ -176,10 +176,13 @@ Start here:
 
 Flags may come anywhere after the command's name; "--" ends them (moat ask
 -- "-v: what does it do?"). Every flag can also come from a MOAT_*
-environment variable (--max-turns is MOAT_MAX_TURNS) or from a config file
-given with --config or MOAT_CONFIG: one "flag value" per line, # starts a
-comment. One file can serve every command: each takes the keys it knows
-and skips those of the other commands. The command line wins over the
+environment variable (--max-turns is MOAT_MAX_TURNS) or from a config file:
+the one --config or MOAT_CONFIG names, else moat/config in the user config
+folder ($XDG_CONFIG_HOME, else ~/.config, on Linux) when it is there. One
+"flag value" or "flag = value" per line, # starts a comment; in the file,
+~ is the home folder and a relative path is relative to the file's folder.
+One file can serve every command: each takes the keys it knows and skips
+those of the other commands; 'moat help COMMAND' says which file it reads. The command line wins over the
 environment, which wins over the file. The repeatable flags (--deny,
 --allow) take a comma-separated list wherever they are given, so one
 variable holds several: MOAT_DENY='*.md,*.txt' (a comma inside {} or []
