@@ -337,6 +337,7 @@ func splitList(v string) []string {
 	}
 	return append(parts, v[start:])
 }
+
 // fileError words a file named by a flag that could not be opened, in one
 // line that says what to change: `--audit /x/a.jsonl: no such folder: /x`.
 // from is where the name came from: "--audit", or "MOAT_AUDIT" (then the
