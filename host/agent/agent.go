@@ -291,7 +291,7 @@ func (s *Session) run(ctx context.Context, c ToolCall) Message {
 			s.written++
 		}
 	}
-	text, cut := truncateResult(res.Text, resultLimit(s.cfg.NumCtx))
+	text, cut := truncateResult(res.Text, resultLimit(s.cfg.NumCtx), resultStart(c))
 	s.activity(c, res, cut)
 	return Message{Role: "tool", Content: text, ToolName: c.Name, ToolCallID: c.ID}
 }
