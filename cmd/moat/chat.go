@@ -52,6 +52,10 @@ sent to the model:
 After a turn in which the model proposed changes, moat says how many
 were written ("moat: 2 changes proposed, 1 written").
 
+When the model uses all --max-turns replies on a question without
+answering, moat asks whether to give it as many again (at a terminal;
+piped, the turn ends with the message and the next line is read).
+
 The whole session shares one sandbox and one conversation: the model
 remembers earlier questions until the context window (--num-ctx) forces
 the oldest tool results out. Run 'moat help ask' for the rules the model
@@ -144,17 +148,35 @@ func (a *agentFlags) chat(ctx context.Context, e *env) error {
 			}
 			continue
 		}
-		tctx, cancel := context.WithCancel(sctx)
-		mu.Lock()
-		cancelTurn = cancel
-		mu.Unlock()
-		s.agent.SetWidth(terminalWidth(e.stdout)) // the window may have been resized
-		_, err := s.agent.Ask(tctx, q)
-		mu.Lock()
-		cancelTurn = nil
-		mu.Unlock()
-		cancel()
-		reportChanges(e.stderr, s.agent)
+		turn := func(run func(context.Context) (string, error)) error {
+			tctx, cancel := context.WithCancel(sctx)
+			mu.Lock()
+			cancelTurn = cancel
+			mu.Unlock()
+			s.agent.SetWidth(terminalWidth(e.stdout)) // the window may have been resized
+			_, err := run(tctx)
+			mu.Lock()
+			cancelTurn = nil
+			mu.Unlock()
+			cancel()
+			reportChanges(e.stderr, s.agent)
+			return err
+		}
+		err := turn(func(ctx context.Context) (string, error) { return s.agent.Ask(ctx, q) })
+		// At the turn cap, a person at the terminal may give the model
+		// more turns on the same question.
+		for errors.Is(err, agent.ErrTurnCap) && in.interactive {
+			n := s.agent.MaxTurns()
+			yes, aerr := in.confirm(sctx, fmt.Sprintf("No answer after %d turns (--max-turns). %d more? [y/N] ", n, n))
+			if aerr != nil || !yes {
+				err = nil
+				if aerr == nil {
+					fmt.Fprintln(e.stderr, "moat: stopped; what it found stays in the conversation")
+				}
+				break
+			}
+			err = turn(s.agent.Continue)
+		}
 		switch {
 		case err == nil:
 		case sctx.Err() != nil:
@@ -300,6 +322,30 @@ func (r *lineReader) readLine() (string, error) {
 	return r.t.ReadLine() // io.EOF on Ctrl-D, errInterrupt on Ctrl-C at an empty prompt
 }
 
+// confirm asks a yes-or-no question at the prompt, in place of "moat> ";
+// anything but y or yes is no, as is Ctrl-C or Ctrl-D. An error means the
+// session is ending.
+func (r *lineReader) confirm(ctx context.Context, question string) (bool, error) {
+	r.t.SetPrompt(question)
+	defer r.t.SetPrompt(chatPrompt)
+	ch := make(chan lineResult, 1)
+	go func() {
+		l, err := r.readLine()
+		ch <- lineResult{l, err}
+	}()
+	select {
+	case lr := <-ch:
+		if lr.err != nil {
+			r.endLine()
+			return false, nil
+		}
+		a := strings.ToLower(strings.TrimSpace(lr.line))
+		return a == "y" || a == "yes", nil
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+}
+
 // endLine moves to a new line after the prompt when the session ends at
 // it, so the shell's prompt does not follow moat's on the same line.
 func (r *lineReader) endLine() {
@@ -307,6 +353,9 @@ func (r *lineReader) endLine() {
 		io.WriteString(r.echo, "\n")
 	}
 }
+
+// chatPrompt is the prompt for a question.
+const chatPrompt = "moat> "
 
 // errInterrupt ends the input: Ctrl-C at an empty prompt.
 var errInterrupt = errors.New("interrupted at the prompt")
@@ -326,7 +375,7 @@ func newEditor(in io.Reader, echo io.Writer) *term.Terminal {
 	t := term.NewTerminal(struct {
 		io.Reader
 		io.Writer
-	}{keys, echo}, "moat> ")
+	}{keys, echo}, chatPrompt)
 	t.AutoCompleteCallback = func(line string, pos int, key rune) (string, int, bool) {
 		if key != keyInterrupt {
 			return "", 0, false

@@ -54,11 +54,13 @@ type ptyChat struct {
 	srv    *fakellm.Server
 }
 
-func startPtyChat(t *testing.T, script string) *ptyChat { return startPty(t, script, 0, false) }
+func startPtyChat(t *testing.T, script string, flags ...string) *ptyChat {
+	return startPty(t, script, 0, false, flags...)
+}
 
 // startPty starts moat chat on a pty of the given width (0: the default),
 // with stderr on the pty too if stderrTTY.
-func startPty(t *testing.T, script string, width int, stderrTTY bool) *ptyChat {
+func startPty(t *testing.T, script string, width int, stderrTTY bool, flags ...string) *ptyChat {
 	sc, err := fakellm.ParseScript([]byte(script))
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +92,8 @@ func startPty(t *testing.T, script string, width int, stderrTTY bool) *ptyChat {
 		}
 	}()
 	go func() {
-		p.code <- run(context.Background(), []string{"chat", "--root", t.TempDir(), "--model", "qwen3", "--writes", "deny"}, slave, slave, stderr)
+		args := append([]string{"chat", "--root", t.TempDir(), "--model", "qwen3", "--writes", "deny"}, flags...)
+		p.code <- run(context.Background(), args, slave, slave, stderr)
 		slave.Close()
 	}()
 	t.Cleanup(func() { master.Close() })
@@ -276,6 +279,17 @@ func TestChatCtrlCAtApproval(t *testing.T) {
 	}
 }
 
+// waitCount waits until the screen shows s n times.
+func (p *ptyChat) waitCount(s string, n int) {
+	p.t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); strings.Count(p.screen.String(), s) < n; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			p.t.Fatalf("%q never came %d times; screen %q", s, n, p.screen.String())
+		}
+	}
+	time.Sleep(50 * time.Millisecond) // the editor is reading after it drew the prompt
+}
+
 // waitScreen waits until the screen shows s.
 func (p *ptyChat) waitScreen(s string) {
 	p.t.Helper()
@@ -285,4 +299,46 @@ func (p *ptyChat) waitScreen(s string) {
 		}
 	}
 	time.Sleep(50 * time.Millisecond)
+}
+
+// At --max-turns, chat asks whether to go on; yes runs the calls the model
+// made in its last reply and gives it as many turns again; no keeps what
+// was found and returns to the prompt.
+func TestChatAsksToContinueAtTheTurnCap(t *testing.T) {
+	p := startPtyChat(t, `{"turns":[
+		{"calls":[{"name":"list_dir","args":{"path":"."}}]},
+		{"calls":[{"name":"stat","args":{"path":"."}}]},
+		{"text":"Found it."},
+		{"calls":[{"name":"list_dir","args":{"path":"."}}]}
+	]}`, "--max-turns", "1")
+	const q = "1 more? [y/N] "
+	p.waitPrompts(1)
+	p.typeKeys("Look\r")
+	p.waitCount(q, 1)
+	p.typeKeys("y\r")
+	p.waitCount(q, 2)
+	p.typeKeys("y\r")
+	p.waitPrompts(2)
+	p.typeKeys("Again\r")
+	p.waitCount(q, 3)
+	p.typeKeys("n\r")
+	p.waitPrompts(3)
+	p.typeKeys("\x04")
+	if c := p.exit(); c != exitOK {
+		t.Errorf("exit status %d, want 0", c)
+	}
+	reqs := p.srv.ChatRequests()
+	if len(reqs) != 4 {
+		t.Fatalf("%d chat requests, want 4; screen %q", len(reqs), p.screen.String())
+	}
+	// The continuation carries the result of the call made at the cap.
+	if b := string(reqs[1].Body); !strings.Contains(b, `"role":"tool"`) || strings.Count(b, `"role":"user"`) != 1 {
+		t.Errorf("the continuation did not run the pending call, or asked anew: %s", b)
+	}
+	if !strings.Contains(p.screen.String(), "Found it.") {
+		t.Errorf("no answer after continuing: %q", p.screen.String())
+	}
+	if !strings.Contains(p.stderr.String(), "moat: stopped; what it found stays in the conversation") {
+		t.Errorf("no word on stopping: %q", p.stderr.String())
+	}
 }
