@@ -85,6 +85,9 @@ type agentFlags struct {
 	modelTimeout time.Duration
 	system       string
 	transcript   string
+
+	fs        *flag.FlagSet // to tell flags given from defaults
+	numCtxWhy string        // where the context window in use came from
 }
 
 // Bounds on the flags: below minNumCtx the system prompt and tool
@@ -95,13 +98,14 @@ const (
 )
 
 func (a *agentFlags) register(fs *flag.FlagSet) {
+	a.fs = fs
 	a.c.register(fs)
 	a.w.register(fs, askAtTerminal)
 	fs.StringVar(&a.api, "api", "ollama", "wire format: ollama (native /api/chat) or openai (/v1/chat/completions, as llama.cpp's server, LM Studio and vLLM speak it)")
 	fs.StringVar(&a.host, "host", "", "the model server, as URL or host:port (default: $OLLAMA_HOST, else "+agent.DefaultHost+")")
 	fs.StringVar(&a.model, "model", "", "the model (default: the first installed model with tool support)")
 	fs.IntVar(&a.maxTurns, "max-turns", agent.DefaultMaxTurns, "most model replies per question; then moat stops with exit status 3")
-	fs.IntVar(&a.numCtx, "num-ctx", agent.DefaultNumCtx, "context window in tokens, sent as num_ctx; tool results and history are kept within it")
+	fs.IntVar(&a.numCtx, "num-ctx", 0, "context window in tokens, sent as num_ctx; tool results and history are kept within it (default: the model's num_ctx parameter, else the context the server runs it with, else $OLLAMA_CONTEXT_LENGTH, else 8192; at most its trained length)")
 	fs.DurationVar(&a.modelTimeout, "model-timeout", 5*time.Minute, "longest wait for one complete model reply (loading a large model counts)")
 	fs.StringVar(&a.system, "system", "", "read the system prompt from this `file` instead of using the built-in one")
 	fs.StringVar(&a.transcript, "transcript", "", "append every message exchanged to this `file`, one JSON object per line")
@@ -153,19 +157,25 @@ func (a *agentFlags) open(ctx context.Context, e *env, stream io.Writer) (*sessi
 			return nil, usagef("--system: %s is empty", a.system)
 		}
 	}
-	base, err := serverURL(a.host, e.getenv)
+	b, _, note, err := modelServer(a.host, a.api, isSet(a.fs, "api"), e.getenv, &http.Client{})
 	if err != nil {
 		return nil, err
 	}
-	hc := &http.Client{}
-	var b agent.Backend = agent.NewOllama(base, hc)
-	if a.api == "openai" {
-		b = agent.NewOpenAI(base, hc)
+	if note != "" {
+		fmt.Fprintln(e.stderr, note)
 	}
 
 	model, err := a.pickModel(ctx, e, b)
 	if err != nil {
 		return nil, err
+	}
+	if a.numCtx == 0 {
+		wctx, cancel := context.WithTimeout(ctx, setupTimeout)
+		w, known, _ := windowOf(wctx, b, model) // unknown: the default
+		cancel()
+		a.numCtx, a.numCtxWhy = contextWindow(w, known, e.getenv)
+	} else {
+		a.numCtxWhy = "--num-ctx"
 	}
 	s := &session{backend: b, model: model, root: a.c.root}
 	ok := false

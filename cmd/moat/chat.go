@@ -115,8 +115,8 @@ func (a *agentFlags) chat(ctx context.Context, e *env) error {
 		if abs, err := filepath.Abs(root); err == nil {
 			root = abs
 		}
-		fmt.Fprintf(e.stderr, "moat chat: %s on %s, root %s\n/help lists the commands. Ctrl-C stops a reply; Ctrl-D or /exit leaves.\n",
-			agent.Sanitize(s.model, false), s.backend, agent.Sanitize(root, false))
+		fmt.Fprintf(e.stderr, "moat chat: %s on %s, root %s\ncontext window %d tokens (%s)\n/help lists the commands. Ctrl-C stops a reply; Ctrl-D or /exit leaves.\n",
+			agent.Sanitize(s.model, false), s.backend, agent.Sanitize(root, false), a.numCtx, a.numCtxWhy)
 	}
 
 	lines := make(chan lineResult, 1)

@@ -338,6 +338,10 @@ func TestChatAsksToContinueAtTheTurnCap(t *testing.T) {
 	if !strings.Contains(p.screen.String(), "Found it.") {
 		t.Errorf("no answer after continuing: %q", p.screen.String())
 	}
+	// The window in use is shown at the start (the fake's model reports none).
+	if !strings.Contains(p.stderr.String(), "\ncontext window 8192 tokens (moat's default; --num-ctx or OLLAMA_CONTEXT_LENGTH sets another)\n") {
+		t.Errorf("no context window at the start: %q", p.stderr.String())
+	}
 	if !strings.Contains(p.stderr.String(), "moat: stopped; what it found stays in the conversation") {
 		t.Errorf("no word on stopping: %q", p.stderr.String())
 	}

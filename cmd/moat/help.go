@@ -126,7 +126,7 @@ func helpText(c *ffcli.Command, width int) string {
 			if !isBool(f) {
 				name += " " + placeholder(f, arg)
 			}
-			if def := f.DefValue; def != "" && def != "false" && def != "[]" {
+			if def := f.DefValue; def != "" && def != "false" && def != "[]" && !strings.Contains(usage, "(default:") {
 				usage += " (default " + def + ")"
 			}
 			rows = append(rows, [2]string{name, usage + " [" + envName(f.Name) + "]"})
