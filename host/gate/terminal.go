@@ -29,13 +29,13 @@ const (
 // question nor hide it.
 //
 // A diff taller than the terminal is paged: each page ends in a "more"
-// line (Enter for the next page, a for the rest at once, n or r to decline
-// at once). "y" is taken only after the last line of the diff was shown.
+// line (Enter for the next page, a for the rest at once, n, q or r to
+// decline at once). "y" is taken only after the last line of the diff was shown.
 // The question is preceded by the file and action in one line (and the
 // warning, for a file that runs code), so what is being decided is on the
 // screen when the person decides, however long the diff.
 //
-// Answers at the question: y or yes writes; n, no or Enter alone declines;
+// Answers at the question: y or yes writes; n, no, q or Enter alone declines;
 // r declines and asks for one line to tell the model why (or "r why"
 // inline); a shows the whole change again. Anything else asks again. End
 // of input is no answer; the context ending is an interruption.
@@ -242,7 +242,7 @@ func (s *ttySession) page(lines []string) (Verdict, bool) {
 			case "a", "all":
 				s.write(lines[pos:]...)
 				return Verdict{}, false
-			case "n", "no":
+			case "n", "no", "q", "quit": // q leaves a pager
 				return s.declined(""), true
 			case "r", "reason":
 				return s.reason(rest), true
@@ -250,7 +250,7 @@ func (s *ttySession) page(lines []string) (Verdict, bool) {
 				s.write(fmt.Sprintf("moat: %d more diff lines to see before you can approve: Enter for the next page, a for all of them.", len(lines)-pos))
 				continue
 			default:
-				s.write("moat: answer Enter (next page), a (all the rest), n (no) or r (no, and tell the model why).")
+				s.write("moat: answer Enter (next page), a (all the rest), n or q (no) or r (no, and tell the model why).")
 				continue
 			}
 			break
@@ -273,7 +273,7 @@ func (s *ttySession) ask() (v Verdict, again bool) {
 		switch word, rest := split(ans); word {
 		case "y", "yes":
 			return Verdict{Outcome: Approved}, false
-		case "", "n", "no":
+		case "", "n", "no", "q", "quit":
 			return s.declined(""), false
 		case "r", "reason":
 			return s.reason(rest), false
