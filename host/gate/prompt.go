@@ -1,8 +1,8 @@
 package gate
 
 import (
-	"path/filepath"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"unicode/utf8"
 
