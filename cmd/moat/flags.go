@@ -117,7 +117,7 @@ func parseArgs(c *ffcli.Command, args []string, owners keyOwners) ([]string, err
 		}
 		f := fset.Lookup(name)
 		if f == nil {
-			return nil, unknownFlag(c.Name, a, name, owners)
+			return nil, unknownFlag(c, a, name, owners)
 		}
 		if !hasValue {
 			if isBool(f) {
@@ -140,15 +140,37 @@ func parseArgs(c *ffcli.Command, args []string, owners keyOwners) ([]string, err
 // unknownFlag words an unknown flag the way it is documented (--name), says
 // which commands have it if any do, and points at the command's help
 // instead of printing all of it.
-func unknownFlag(cmd, arg, name string, owners keyOwners) error {
+func unknownFlag(c *ffcli.Command, arg, name string, owners keyOwners) error {
+	cmd := c.Name
 	msg := fmt.Sprintf("unknown flag --%s", name)
 	switch {
 	case strings.ContainsAny(name, " \t"):
 		msg = fmt.Sprintf("unknown flag %q (to start a question with a dash, put -- before it)", arg)
 	case len(owners[name]) > 0:
 		msg = fmt.Sprintf("moat %s has no --%s flag (%s)", cmd, name, ownedBy(owners[name]))
+	case len([]rune(name)) == 1:
+		msg = fmt.Sprintf("unknown flag %s (moat has no one-letter flags%s)", arg, guessLong(c.FlagSet, name))
 	}
 	return usagef("%s\n%s", msg, helpPointer(cmd))
+}
+
+// guessLong names the long flags a one-letter one may stand for (-r: --root
+// or --resolver), as "; did you mean ...?", or "".
+func guessLong(fs *flag.FlagSet, letter string) string {
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) {
+		if strings.HasPrefix(f.Name, strings.ToLower(letter)) {
+			names = append(names, "--"+f.Name)
+		}
+	})
+	switch n := len(names); {
+	case n == 0:
+		return ""
+	case n == 1:
+		return "; did you mean " + names[0] + "?"
+	default:
+		return "; did you mean " + strings.Join(names[:n-1], ", ") + " or " + names[n-1] + "?"
+	}
 }
 
 func helpPointer(cmd string) string {

@@ -102,7 +102,10 @@ func dispatch(ctx context.Context, e *env, root *ffcli.Command, args []string) e
 		if len(owners[name]) > 0 {
 			return usagef("--%s goes after the command's name, as in: moat %s --%s ...\nRun 'moat help' for the commands.", name, owners[name][0], name)
 		}
-		return usagef("unknown flag --%s\nRun 'moat help' for the commands.", name)
+		if len([]rune(name)) == 1 {
+			return usagef("unknown flag %s (moat has no one-letter flags%s)\nRun 'moat help' for the commands.", a, guessLong(root.FlagSet, name))
+		}
+		return usagef("unknown flag --%s%s\nRun 'moat help' for the commands.", name, closest(name, []string{"version", "help"}))
 	}
 	var c *ffcli.Command
 	for _, s := range root.Subcommands {
