@@ -36,7 +36,7 @@ how many were written:
 
 On a terminal, moat shows how long it has waited for the first word (a
 local model can take a while to load) and wraps the text to the window.
-Ctrl-C stops the answer and keeps what was printed (exit status 1).
+Ctrl-C stops the answer and keeps what was printed (exit status 130).
 
 PROMPT is the rest of the command line; "-" reads it from standard input.
 With no --model, moat picks the first installed model that supports tools
@@ -47,7 +47,8 @@ sub); "--" ends the flags, for a question that starts with a dash.
 
 Exit status: 0 an answer; 1 failure (server unreachable, model missing,
 HTTP or stream error); 2 usage; 3 the model used --max-turns replies
-without answering; 4 --isolate require and isolation cannot start here.
+without answering; 4 --isolate require and isolation cannot start here;
+130 interrupted (Ctrl-C).
 
 The model is told these rules (replace them with --system FILE):
 

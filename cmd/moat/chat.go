@@ -62,8 +62,9 @@ the oldest tool results out. Run 'moat help ask' for the rules the model
 is given.
 
 Exit status: 0 when the session ends (a failed turn is reported and the
-session goes on), 1 when it cannot start (no server, no model), 2 for
-a usage error, 4 when --isolate require and isolation cannot start here.`,
+session goes on), 1 when it cannot start (no server, no model) or, with
+questions piped in, when any of them got no answer; 2 for a usage error,
+4 when --isolate require and isolation cannot start here.`,
 		FlagSet: fs,
 		Exec: func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
@@ -119,6 +120,15 @@ func (a *agentFlags) chat(ctx context.Context, e *env) error {
 			agent.Sanitize(s.model, false), s.backend, agent.Sanitize(root, false), a.numCtx, a.numCtxWhy)
 	}
 
+	// Piped, a script reads the exit status: it says whether every
+	// question got an answer.
+	asked, failed := 0, 0
+	ended := func() error {
+		if in.interactive || failed == 0 {
+			return nil
+		}
+		return exitError{code: exitFailure, msg: fmt.Sprintf("%d of %d questions got no answer (see above)", failed, asked)}
+	}
 	lines := make(chan lineResult, 1)
 	for {
 		go func() {
@@ -133,7 +143,7 @@ func (a *agentFlags) chat(ctx context.Context, e *env) error {
 		}
 		if lr.err == io.EOF || lr.err == errInterrupt {
 			in.endLine() // Ctrl-D or Ctrl-C left the cursor after the prompt
-			return nil
+			return ended()
 		}
 		if lr.err != nil {
 			return fmt.Errorf("reading input: %w", lr.err)
@@ -162,6 +172,7 @@ func (a *agentFlags) chat(ctx context.Context, e *env) error {
 			reportChanges(e.stderr, s.agent)
 			return err
 		}
+		asked++
 		err := turn(func(ctx context.Context) (string, error) { return s.agent.Ask(ctx, q) })
 		// At the turn cap, a person at the terminal may give the model
 		// more turns on the same question.
@@ -176,6 +187,9 @@ func (a *agentFlags) chat(ctx context.Context, e *env) error {
 				break
 			}
 			err = turn(s.agent.Continue)
+		}
+		if err != nil {
+			failed++
 		}
 		switch {
 		case err == nil:

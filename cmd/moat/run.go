@@ -22,6 +22,10 @@ const (
 	exitUsage    = 2 // bad flags or arguments
 	exitTurnCap  = 3 // ask/chat: the model hit --max-turns without answering
 	exitNoIsolat = 4 // --isolate require and isolation cannot start
+	// exitInterrupt is a command stopped by Ctrl-C (SIGINT) or SIGTERM,
+	// 128 + SIGINT's number as shells report it. chat, whose Ctrl-C stops
+	// a reply, and mcp, for which a signal is the normal end, end 0.
+	exitInterrupt = 130
 )
 
 // usageError marks errors that are the caller's fault; they exit 2.
@@ -60,7 +64,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv, environ: os.Environ}
-	return exitCode(dispatch(ctx, e, rootCommand(e), args), stderr)
+	return interrupted(ctx, exitCode(dispatch(ctx, e, rootCommand(e), args), stderr))
+}
+
+// interrupted turns the failure of a command cut short by a signal (ctx
+// ended) into exitInterrupt.
+func interrupted(ctx context.Context, code int) int {
+	if code == exitFailure && ctx.Err() != nil {
+		return exitInterrupt
+	}
+	return code
 }
 
 // rootCommand is the command tree. ffcli's Command describes each command

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"slices"
 	"flag"
 	"fmt"
 	"io"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/peterbourgon/ff/v3/ffcli"
 
+	"github.com/moatdev/moat/guest/proto"
 	"github.com/moatdev/moat/host/toolspec"
 )
 
@@ -30,7 +33,9 @@ it from standard input.
 
 Exit status: 0 when the tool succeeded, 1 when it returned an error (the
 error text, as the model sees it, is still on stdout), 2 for a usage
-error, 4 when --isolate require and isolation cannot start here.
+error (also a tool name that does not exist, or ARGS_JSON that is not
+JSON), 4 when --isolate require and isolation cannot start here, 130 when
+interrupted (Ctrl-C).
 
 Tools ("?" marks an optional argument):
 ` + toolspec.Help() + `
@@ -66,6 +71,11 @@ Examples:
 				io.WriteString(e.stdout, "\n")
 			}
 			if res.IsError {
+				// A name that is no tool's, or arguments that are not JSON,
+				// are the caller's mistake (a model's would be its own).
+				if !slices.Contains(proto.Tools(), name) || !json.Valid([]byte(raw)) {
+					return exitError{code: exitUsage}
+				}
 				return exitError{code: exitFailure}
 			}
 			return nil
