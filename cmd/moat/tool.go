@@ -3,10 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"slices"
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
