@@ -14,6 +14,7 @@ import (
 	"github.com/peterbourgon/ff/v3/ffcli"
 
 	"github.com/moatdev/moat/host/agent"
+	"github.com/moatdev/moat/host/gate"
 )
 
 func askCommand(e *env) *ffcli.Command {
@@ -37,6 +38,10 @@ how many were written:
 On a terminal, moat shows how long it has waited for the first word (a
 local model can take a while to load) and wraps the text to the window.
 Ctrl-C stops the answer and keeps what was printed (exit status 130).
+
+Changes the model proposes are shown on the terminal for a yes or no;
+without a terminal (cron, a service, setsid) the model is not offered
+propose_write and propose_edit at all, as with --writes deny.
 
 PROMPT is the rest of the command line; "-" reads it from standard input.
 With no --model, moat picks the first installed model that supports tools
@@ -194,7 +199,13 @@ func (a *agentFlags) open(ctx context.Context, e *env, stream io.Writer) (*sessi
 		s.closers = append(s.closers, f.Close)
 		tr = f
 	}
-	eng, err := a.c.openEngine(ctx, e.stderr, &a.w)
+	w := a.w
+	if w.offered() && !gate.HasTerminal() {
+		// Every proposal would be refused: better the model not try
+		// (said in help, not on every run of a script).
+		w.writes = "deny"
+	}
+	eng, err := a.c.openEngine(ctx, e.stderr, &w)
 	if err != nil {
 		return nil, err
 	}

@@ -386,3 +386,15 @@ func readLine(ctx context.Context, r *bufio.Reader) (string, error) {
 		return "", ctx.Err()
 	}
 }
+
+// HasTerminal reports whether there is a terminal to ask the person on
+// (what Terminal opens by default): a session without one is better not
+// offered proposals that could only be refused.
+func HasTerminal() bool {
+	tty, err := openTTY()
+	if err != nil {
+		return false
+	}
+	tty.Close()
+	return true
+}
