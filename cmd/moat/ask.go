@@ -157,7 +157,7 @@ func (a *agentFlags) open(ctx context.Context, e *env, stream io.Writer) (*sessi
 	if a.system != "" {
 		b, err := os.ReadFile(a.system)
 		if err != nil {
-			return nil, fileError("--system", a.system, err)
+			return nil, fileError(e.source("system"), a.system, err)
 		}
 		if system = string(b); strings.TrimSpace(system) == "" {
 			return nil, usagef("--system: %s is empty", a.system)
@@ -194,7 +194,7 @@ func (a *agentFlags) open(ctx context.Context, e *env, stream io.Writer) (*sessi
 	if a.transcript != "" {
 		f, err := os.OpenFile(a.transcript, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 		if err != nil {
-			return nil, fileError("--transcript", a.transcript, err)
+			return nil, fileError(e.source("transcript"), a.transcript, err)
 		}
 		s.closers = append(s.closers, f.Close)
 		tr = f

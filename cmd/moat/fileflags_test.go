@@ -131,7 +131,7 @@ func runInProcess(t *testing.T, host string, args []string) (code int, stderr st
 		delete(vars, "MOAT_CACHE_DIR")
 	}
 	var out, errb bytes.Buffer
-	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return vars[k] }}
+	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return vars[k] }, sources: map[string]string{}}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	defer func() {

@@ -46,7 +46,10 @@ func ownersOf(cmds []*ffcli.Command) keyOwners {
 // arguments (moat ask "what is here?" --root sub); "--" ends the flags, so
 // that a question may start with a dash. It returns flag.ErrHelp for -h or
 // --help.
-func parseFlags(c *ffcli.Command, args []string, getenv func(string) string, owners keyOwners) ([]string, error) {
+//
+// sources gets, for each flag set from a variable, the variable's name, so
+// that a later error about its value can name where it came from.
+func parseFlags(c *ffcli.Command, args []string, getenv func(string) string, owners keyOwners, sources map[string]string) ([]string, error) {
 	fset := c.FlagSet
 	pos, err := parseArgs(c, args, owners)
 	if err != nil {
@@ -57,6 +60,11 @@ func parseFlags(c *ffcli.Command, args []string, getenv func(string) string, own
 
 	var envErr error
 	fromEnv := map[string]bool{}
+	defer func() {
+		for name := range fromEnv {
+			sources[name] = envName(name)
+		}
+	}()
 	fset.VisitAll(func(f *flag.Flag) {
 		if envErr != nil || set[f.Name] {
 			return

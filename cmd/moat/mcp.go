@@ -78,7 +78,7 @@ error, 4 when --isolate require cannot isolate.`,
 			if *logFile != "" {
 				f, err := os.OpenFile(*logFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 				if err != nil {
-					return fileError("--log", *logFile, err)
+					return fileError(e.source("log"), *logFile, err)
 				}
 				defer f.Close()
 				logw = f

@@ -50,6 +50,16 @@ type env struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
 	environ        func() []string // every variable, "KEY=value"; nil: none
+	sources        map[string]string // flag name -> the variable it came from
+}
+
+// source names where a flag's value came from, for an error about it:
+// "MOAT_LOG" when the variable set it, else "--log".
+func (e *env) source(flagName string) string {
+	if s := e.sources[flagName]; s != "" {
+		return s
+	}
+	return "--" + flagName
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
@@ -63,7 +73,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv, environ: os.Environ}
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv, environ: os.Environ, sources: map[string]string{}}
 	return interrupted(ctx, exitCode(dispatch(ctx, e, rootCommand(e), args), stderr))
 }
 
@@ -129,8 +139,11 @@ func dispatch(ctx context.Context, e *env, root *ffcli.Command, args []string) e
 	if c == nil {
 		return usagef("unknown command %q%s; run 'moat help' for the list", args[0], suggestCommand(args[0], root.Subcommands))
 	}
+	if e.sources == nil {
+		e.sources = map[string]string{}
+	}
 	warnUnknownVars(e, owners)
-	pos, err := parseFlags(c, args[1:], e.getenv, owners)
+	pos, err := parseFlags(c, args[1:], e.getenv, owners, e.sources)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(e.stdout, commandHelp(e, c))
 		return nil
