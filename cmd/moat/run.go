@@ -49,7 +49,7 @@ type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	getenv         func(string) string
-	environ        func() []string // every variable, "KEY=value"; nil: none
+	environ        func() []string   // every variable, "KEY=value"; nil: none
 	sources        map[string]string // flag name -> the variable it came from
 }
 
