@@ -346,3 +346,29 @@ func TestChatAsksToContinueAtTheTurnCap(t *testing.T) {
 		t.Errorf("no word on stopping: %q", p.stderr.String())
 	}
 }
+
+// moat mcp started at a terminal says what it is: it waits for JSON-RPC
+// from a client, which a person typing there would not guess.
+func TestMCPAtATerminalSaysWhatItIs(t *testing.T) {
+	master, slave := openPty(t)
+	defer master.Close()
+	defer slave.Close()
+	t.Setenv("MOAT_ISOLATE", "off")
+	t.Setenv("MOAT_CACHE_DIR", sharedCache(t))
+	ctx, cancel := context.WithCancel(context.Background())
+	var stderr lockedBuffer
+	code := make(chan int, 1)
+	go func() { code <- run(ctx, []string{"mcp", "--root", t.TempDir()}, slave, io.Discard, &stderr) }()
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(stderr.String(), "moat mcp: serving"); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("not serving; stderr %q", stderr.String())
+		}
+	}
+	cancel() // as a signal does
+	if c := <-code; c != exitOK {
+		t.Errorf("exit status %d, want 0", c)
+	}
+	if !strings.Contains(stderr.String(), "moat mcp: this is an MCP server; it speaks JSON-RPC on standard input and output to an MCP client") {
+		t.Errorf("no word on what it is: %q", stderr.String())
+	}
+}

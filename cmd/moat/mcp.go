@@ -11,6 +11,7 @@ import (
 	"runtime"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/term"
 	"github.com/peterbourgon/ff/v3/ffcli"
 
 	"github.com/moatdev/moat/host/engine"
@@ -84,6 +85,10 @@ error, 4 when --isolate require cannot isolate.`,
 				logw = f
 			}
 			log := slog.New(slog.NewTextHandler(logw, nil))
+			if isTerminal(e.stdin) {
+				// Someone typed moat mcp to try it: say what it is.
+				fmt.Fprintln(e.stderr, "moat mcp: this is an MCP server; it speaks JSON-RPC on standard input and output to an MCP client, which starts it (a client configuration is in 'moat help mcp'). Ctrl-C stops it.")
+			}
 
 			mk := func(abs string, pol *policy.Policy) (engine.Proposer, error) {
 				if !w.offered() {
@@ -119,6 +124,23 @@ error, 4 when --isolate require cannot isolate.`,
 			return nil
 		},
 	}
+}
+
+// isTerminal reports whether r is a terminal. It asks through SyscallConn,
+// not f.Fd(), which would put the descriptor in blocking mode: then closing
+// it no longer ends a read in progress.
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	yes := false
+	rc.Control(func(fd uintptr) { yes = term.IsTerminal(int(fd)) })
+	return yes
 }
 
 // readCloser lets the transport close standard input when it stops, which
