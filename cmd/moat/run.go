@@ -101,7 +101,7 @@ func rootCommand(e *env) *ffcli.Command {
 		},
 	}
 	root.FlagSet.Bool("version", false, "print the version and exit (as 'moat version')")
-	root.Subcommands = append(root.Subcommands, helpCommand(e, root))
+	root.Subcommands = append(root.Subcommands, completionCommand(e, root), helpCommand(e, root))
 	return root
 }
 
