@@ -11,8 +11,8 @@ import (
 	"runtime"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"golang.org/x/term"
 	"github.com/peterbourgon/ff/v3/ffcli"
+	"golang.org/x/term"
 
 	"github.com/moatdev/moat/host/engine"
 	"github.com/moatdev/moat/host/gate"
