@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/peterbourgon/ff/v3/ffcli"
 )
 
 // The bash script, run by bash, completes commands, flags, tool names and
@@ -57,5 +59,19 @@ COMP_WORDS=(`+words+`); COMP_CWORD=$((${#COMP_WORDS[@]}-1)); _moat; echo "${COMP
 	e := &env{stdout: &bytes.Buffer{}, stderr: &errb, getenv: func(string) string { return "" }}
 	if code := exitCode(dispatch(context.Background(), e, rootCommand(e), []string{"completion", "tcsh"}), &errb); code != exitUsage {
 		t.Errorf("an unknown shell: exit %d", code)
+	}
+}
+
+// Every help page fits 80 columns, examples included (they are not
+// wrapped, so that they can be pasted).
+func TestHelpFits80Columns(t *testing.T) {
+	e := &env{getenv: func(string) string { return "" }}
+	root := rootCommand(e)
+	for _, c := range append([]*ffcli.Command{root}, root.Subcommands...) {
+		for i, l := range strings.Split(commandHelp(e, c), "\n") {
+			if n := cols(l); n > 80 {
+				t.Errorf("moat help %s, line %d: %d columns: %s", c.Name, i+1, n, l)
+			}
+		}
 	}
 }

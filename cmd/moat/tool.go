@@ -41,9 +41,10 @@ Tools ("?" marks an optional argument):
 ` + toolspec.Help() + `
 Examples:
   moat tool list_dir '{"path":"."}'
-  moat tool --root ~/src/app read_file '{"path":"README.md","offset":40,"limit":20}'
+  moat tool read_file '{"path":"README.md","offset":40,"limit":20}'
+  moat tool --root ~/src/app stat '{"path":"go.mod"}'
   moat tool grep '{"pattern":"func main","glob":"**/*.go"}'
-  echo '{"path":"go.mod"}' | moat tool stat -`,
+  echo '{"path":"go.mod"}' | moat tool --root ~/src/app stat -`,
 		FlagSet: fs,
 		Exec: func(ctx context.Context, args []string) error {
 			if len(args) < 1 || len(args) > 2 {
