@@ -109,7 +109,7 @@ fuzz:
 	  done; \
 	done
 
-# The performance table of the README: moat side by side with GNU grep,
+# The performance table of BENCHMARKS.md: moat side by side with GNU grep,
 # ripgrep and native Go, medians of several runs (RUNS=n).
 RUNS ?= 7
 bench:
