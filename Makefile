@@ -25,9 +25,9 @@ test: tools
 	  t0=$$(date +%s); echo "=== make $$s"; \
 	  if $(MAKE) --no-print-directory -f $(firstword $(MAKEFILE_LIST)) $$s SUMMARY=$$log/$$s.sum 2>&1 | tee $$log/$$s; [ $${PIPESTATUS[0]} -eq 0 ]; then r=ok; else r=FAIL; failed=$$((failed+1)); fi; \
 	  fz=$$(grep -cE '^fuzz ' $$log/$$s || true); what=""; [ $$fz -gt 0 ] && what="$$fz fuzz targets"; \
-	  [ -s $$log/$$s.sum ] && what=$$(grep -h '^tests: ' $$log/$$s.sum | sed 's/^tests: //' | paste -sd'|' | sed 's/|/ + /g'); \
+	  [ -s $$log/$$s.sum ] && what=$$(grep -h '^packages: ' $$log/$$s.sum | paste -sd'|' | sed 's/|/ + /g'); \
 	  printf '  %-13s %-4s %5ss  %s\n' $$s $$r $$(( $$(date +%s) - t0 )) "$$what" >> $$log/summary; \
-	  [ -s $$log/$$s.sum ] && grep -v '^tests: ' $$log/$$s.sum | sed 's/^/    /' >> $$log/summary; \
+	  [ -s $$log/$$s.sum ] && grep -v '^packages: ' $$log/$$s.sum | sed 's/^/    /' >> $$log/summary; \
 	done; \
 	echo; echo "=== summary of make test ($$(( $$(date +%s) - start ))s in all)"; cat $$log/summary; \
 	if [ $$failed -gt 0 ]; then echo "$$failed step(s) FAILED"; exit 1; fi; echo "all $(words $(TEST_STEPS)) steps passed"

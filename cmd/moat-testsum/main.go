@@ -164,19 +164,14 @@ func (s *summary) anyFailed() bool {
 	return len(s.failedPkgs) > 0 || len(s.failedTests) > 0 || len(s.buildFails) > 0
 }
 
-// ending is the closing block: a count line, then one line per failed
+// ending is the closing block: a count line ("packages: 15 ok, 1 failed;
+// tests: 2 failed, 3 skipped"), then one line per failed
 // test (the innermost: a test whose subtest failed is not named again),
 // per package that failed outside any test, per build failure, and per
 // skipped test.
 func (s *summary) ending() string {
 	var b strings.Builder
-	pk := func(n int) string {
-		if n == 1 {
-			return "1 package"
-		}
-		return fmt.Sprintf("%d packages", n)
-	}
-	fmt.Fprintf(&b, "tests: %s ok", pk(s.okPkgs))
+	fmt.Fprintf(&b, "packages: %d ok", s.okPkgs)
 	if n := len(s.failedPkgs); n > 0 {
 		fmt.Fprintf(&b, ", %d failed", n)
 	}

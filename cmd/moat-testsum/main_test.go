@@ -52,7 +52,7 @@ func TestTable(t *testing.T) {
 	}
 	end := s.ending()
 	for _, want := range []string{
-		"tests: 1 package ok, 2 failed; tests: 2 failed, 1 skipped\n",
+		"packages: 1 ok, 2 failed; tests: 2 failed, 1 skipped\n",
 		"  FAIL example.com/m/a TestFail\n",
 		"  FAIL example.com/m/a TestTable/bad\n",
 		"  FAIL example.com/m/c (build failed)\n",
