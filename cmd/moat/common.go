@@ -72,6 +72,19 @@ func checkRoot(root string) error {
 	case !st.IsDir():
 		return fmt.Errorf("%s is not a folder", root)
 	}
+	// A folder this user cannot list would fail later, deep in the sandbox,
+	// with a message that does not say it is the root.
+	f, err := os.Open(root)
+	if err == nil {
+		_, err = f.Readdirnames(1)
+		f.Close()
+	}
+	if err != nil && err != io.EOF {
+		if errors.Is(err, fs.ErrPermission) {
+			return fmt.Errorf("%s: permission denied (moat must be able to read the root)", root)
+		}
+		return fmt.Errorf("%s: %v", root, describe(err))
+	}
 	return nil
 }
 

@@ -363,8 +363,8 @@ func warnUnknownVars(e *env, owners keyOwners) {
 	sort.Strings(known) // the same suggestion every time
 	for _, kv := range e.environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		if !strings.HasPrefix(k, "MOAT_") || isKnown[k] {
-			continue
+		if !strings.HasPrefix(k, "MOAT_") || isKnown[k] || strings.HasPrefix(k, "MOAT_TEST_") {
+			continue // MOAT_TEST_*: the test suite's own (MOAT_TEST_CACHE)
 		}
 		fmt.Fprintf(e.stderr, "moat: warning: %s is not a moat variable%s; it is ignored\n", k, closest(k, known))
 	}
