@@ -36,14 +36,15 @@ func (f *instructionFlags) register(fs *flag.FlagSet) {
 }
 
 // userFiles reads the --instructions files, on the host: they are the
-// user's, like --system. Errors are usage errors.
-func (f *instructionFlags) userFiles() ([]agent.Instructions, error) {
+// user's, like --system. from is where the names came from, for errors
+// (usage errors).
+func (f *instructionFlags) userFiles(from string) ([]agent.Instructions, error) {
 	var out []agent.Instructions
 	for _, name := range f.files {
 		b, err := os.ReadFile(name)
 		switch {
 		case err != nil:
-			return nil, usagef("--instructions: %v", err)
+			return nil, fileError(from, name, err)
 		case len(b) > maxInstructionBytes:
 			return nil, usagef("--instructions: %s is %s, more than the %s instructions may be", name, proto.FormatSize(int64(len(b))), proto.FormatSize(maxInstructionBytes))
 		case strings.TrimSpace(string(b)) == "":
