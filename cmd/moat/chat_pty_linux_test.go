@@ -237,7 +237,8 @@ func TestChatCtrlCAtApproval(t *testing.T) {
 	master, slave := openPty(t)
 	defer master.Close()
 	cmd := exec.Command(bin+"/moat", "chat", "--root", t.TempDir(), "--model", "qwen3")
-	cmd.Env = append(os.Environ(), "OLLAMA_HOST="+srv.URL, "MOAT_ISOLATE=off", "MOAT_CACHE_DIR="+sharedCache(t), "TERM=dumb")
+	cmd.Env = append(os.Environ(), "OLLAMA_HOST="+srv.URL, "MOAT_ISOLATE=off", "MOAT_CACHE_DIR="+sharedCache(t), "TERM=dumb",
+		"XDG_STATE_HOME="+t.TempDir()) // saved sessions, never the real user's
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
 	if err := cmd.Start(); err != nil {
