@@ -95,7 +95,7 @@ func TestCloneFlagValues(t *testing.T) {
 }
 
 func TestSeccompProgramShape(t *testing.T) {
-	prog := seccompProgram(unix.AUDIT_ARCH_X86_64)
+	prog := seccompProgram(unix.AUDIT_ARCH_X86_64, allowedNumbers())
 	if len(prog) > 255 {
 		t.Fatalf("program of %d instructions: jumps cannot reach its tail", len(prog))
 	}
@@ -125,6 +125,10 @@ func sandboxWithEscapes(t *testing.T) (root, secretPath, secret string) {
 	must(t, os.Symlink(secretPath, filepath.Join(root, "abs-link")))
 	must(t, os.Symlink("../secret.txt", filepath.Join(root, "rel-link")))
 	must(t, os.Symlink("/etc/hostname", filepath.Join(root, "etc-link")))
+	// A file its owner made unreadable: refused to the owner, and so to
+	// the child, which runs as the owner with no capability.
+	must(t, os.WriteFile(filepath.Join(root, "mode000"), []byte(secret), 0o000))
+	must(t, os.Chmod(filepath.Join(root, "mode000"), 0o000))
 	return root, secretPath, secret
 }
 
@@ -141,9 +145,18 @@ func must(t *testing.T, err error) {
 func TestCheck(t *testing.T) {
 	needUserns(t)
 	root, _, _ := sandboxWithEscapes(t)
-	rep, err := check(context.Background(), runner.Config{Root: root, Resolver: confine.Unconfined}, probeSpec{ReadPath: InsideRoot + "/abs-link"})
+	rep, err := check(context.Background(), runner.Config{Root: root, Resolver: confine.Unconfined}, probeSpec{Read: []string{InsideRoot + "/abs-link", InsideRoot + "/mode000"}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if rep.Threads == 0 || rep.NoCaps != rep.Threads {
+		t.Errorf("no capability on %d of %d threads; one holds %s", rep.NoCaps, rep.Threads, rep.CapsSeen)
+	}
+	if !strings.HasPrefix(rep.Keyring, "fresh: ") {
+		t.Errorf("session keyring: %s", rep.Keyring)
+	}
+	if !strings.HasPrefix(rep.Filter, fmt.Sprintf("allow-list, %d calls", len(allowedNumbers())+1)) {
+		t.Errorf("seccomp: %s", rep.Filter)
 	}
 	for _, ns := range rep.Namespaces {
 		if !ns.Own {
@@ -161,11 +174,18 @@ func TestCheck(t *testing.T) {
 	}
 	want := map[string]string{
 		"stat /etc": "ENOENT", "stat /home": "ENOENT", "stat /proc": "ENOENT", "stat /dev": "ENOENT",
-		"write " + InsideRoot: "EROFS", "mkdir in /": "EROFS",
-		"remount " + InsideRoot + " rw": "EPERM", "unshare mount namespace": "EPERM",
-		"read " + InsideRoot + "/abs-link":           "ENOENT",
-		"signal host pid " + fmt.Sprint(os.Getpid()): "ESRCH",
-		"own pid": "1", "no_new_privs": "1",
+		"write " + InsideRoot: "EROFS",
+		// Not on the seccomp allow-list: refused before the kernel
+		// looks at the arguments.
+		"mkdir in /": "ENOSYS", "remount " + InsideRoot + " rw": "ENOSYS", "unshare mount namespace": "ENOSYS",
+		"signal host pid " + fmt.Sprint(os.Getpid()): "ENOSYS",
+		"keyctl read session keyring":                "ENOSYS", "add_key to session keyring": "ENOSYS", "request_key": "ENOSYS",
+		"open_tree_attr /": "ENOSYS", "getppid": "ENOSYS",
+		"read " + InsideRoot + "/abs-link": "ENOENT",
+		// With every capability dropped, the owner's own mode 000 holds
+		// (CAP_DAC_OVERRIDE in the namespace would have read it).
+		"read " + InsideRoot + "/mode000": "EACCES",
+		"own pid":                         "1",
 	}
 	seen := map[string]bool{}
 	for _, p := range rep.Probes {
@@ -188,14 +208,18 @@ func TestCheck(t *testing.T) {
 			t.Errorf("probe %q did not run", name)
 		}
 	}
-	t.Logf("landlock: %s; seccomp: %s; probes: %+v", rep.Landlock, rep.Filter, rep.Probes)
-	if abi, err := LandlockABI(); err != nil || abi < 1 {
+	t.Logf("landlock: %s; seccomp: %s; keyring: %s; probes: %+v", rep.Landlock, rep.Filter, rep.Keyring, rep.Probes)
+	assertLandlock(t, rep, false)
+}
+
+// assertLandlock holds the report to Landlock wherever the kernel has it:
+// applied, on every thread at once, and, with network, refusing TCP bind
+// and connect itself (EACCES) from ABI 4.
+func assertLandlock(t *testing.T, rep *Report, network bool) {
+	t.Helper()
+	abi, err := LandlockABI()
+	if err != nil || abi < 1 {
 		return // the kernel has none: nothing more to hold it to
-	}
-	if strings.Contains(rep.Landlock, "could not mount") {
-		// A container that masks parts of the host's /proc forbids a new
-		// one; the doctor says so, and there is nothing more to check.
-		t.Skipf("Landlock needs a /proc for libpsx in this cgo build, and this environment forbids mounting one: %s", rep.Landlock)
 	}
 	if !strings.HasPrefix(rep.Landlock, "applied") {
 		t.Errorf("the kernel has Landlock but the child did not apply it: %s", rep.Landlock)
@@ -208,17 +232,89 @@ func TestCheck(t *testing.T) {
 				t.Errorf("Landlock did not reach every thread: %s", p.Detail)
 			}
 		}
+		if !network || abi < 4 {
+			continue
+		}
 		if p.Name == "bind tcp *:8080" && p.Detail != "EACCES" {
 			t.Errorf("TCP bind: %s, want Landlock's EACCES", p.Detail)
 		}
 		if strings.HasPrefix(p.Name, "connect ") && !strings.Contains(p.Detail, "EACCES") {
-			if abi, _ := LandlockABI(); abi >= 4 {
-				t.Errorf("TCP connect refused with %s, not by Landlock's network rule (EACCES)", p.Detail)
-			}
+			t.Errorf("TCP connect refused with %s, not by Landlock's network rule (EACCES)", p.Detail)
 		}
 	}
 	if !threads {
 		t.Errorf("the every-thread Landlock probe did not run")
+	}
+}
+
+// TestLocksWithoutSeccomp switches the seccomp filter off, so that the
+// layers beneath it answer for themselves: Landlock refuses the listing
+// of / on every thread and TCP bind and connect, and without any
+// capability the owner's mode 000 file stays unreadable.
+func TestLocksWithoutSeccomp(t *testing.T) {
+	needUserns(t)
+	root, _, _ := sandboxWithEscapes(t)
+	rep, err := check(context.Background(), runner.Config{Root: root, Resolver: confine.Unconfined},
+		probeSpec{Read: []string{InsideRoot + "/mode000"}}, func(p *Plan) { p.Seccomp = false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Filter != "" || rep.Seccomp != 0 {
+		t.Fatalf("seccomp is on: %s, %d threads", rep.Filter, rep.Seccomp)
+	}
+	if rep.Threads == 0 || rep.NoCaps != rep.Threads {
+		t.Errorf("no capability on %d of %d threads; one holds %s", rep.NoCaps, rep.Threads, rep.CapsSeen)
+	}
+	for _, p := range rep.Probes {
+		if p.Name == "read "+InsideRoot+"/mode000" && p.Detail != "EACCES" {
+			t.Errorf("%s: %s, want EACCES", p.Name, p.Detail)
+		}
+	}
+	t.Logf("landlock: %s; probes: %+v", rep.Landlock, rep.Probes)
+	assertLandlock(t, rep, true)
+}
+
+// TestLandlockWithoutProc runs TestCheck and TestLocksWithoutSeccomp again
+// where no procfs can be mounted: in a mount namespace whose /proc has a
+// file masked the way container runtimes mask /proc/kcore and
+// /proc/timer_list (a bind of /dev/null over it), which makes the kernel refuse every new procfs in
+// the namespaces below. Landlock must still be applied, on every thread.
+func TestLandlockWithoutProc(t *testing.T) {
+	if os.Getenv("MOAT_ISOLATE_MASKED_PROC") == "1" {
+		t.Skip("already the masked run")
+	}
+	needUserns(t)
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("needs unshare(1) to mask /proc")
+	}
+	if abi, err := LandlockABI(); err != nil || abi < 1 {
+		t.Skip("the kernel has no Landlock")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Docker masks these (and more) with /dev/null; one is enough.
+	const mask = `for f in /proc/kcore /proc/timer_list /proc/keys; do [ -e $f ] && mount --bind /dev/null $f && break; done`
+	// A new procfs is refused there: shown before the child is asked.
+	probe := exec.Command("unshare", "--user", "--map-root-user", "--mount", "sh", "-c",
+		mask+` && unshare --user --map-root-user --mount --pid --fork sh -c 'mkdir -p /tmp/moat-proc-probe; mount -t proc proc /tmp/moat-proc-probe && echo mounted || echo refused'`)
+	out, err := probe.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "refused") {
+		t.Skipf("cannot build a namespace that refuses a procfs here: %v: %s", err, out)
+	}
+	cmd := exec.Command("unshare", "--user", "--map-root-user", "--mount", "sh", "-c",
+		mask+` && exec "$0" -test.run='^(TestCheck|TestLocksWithoutSeccomp)$' -test.v`, exe)
+	cmd.Env = append(os.Environ(), "MOAT_ISOLATE_MASKED_PROC=1")
+	out, err = cmd.CombinedOutput()
+	t.Logf("with /proc/kcore masked:\n%s", out)
+	if err != nil {
+		t.Fatalf("masked run failed: %v", err)
+	}
+	for _, name := range []string{"TestCheck", "TestLocksWithoutSeccomp"} {
+		if !strings.Contains(string(out), "--- PASS: "+name) {
+			t.Errorf("%s did not pass with /proc masked", name)
+		}
 	}
 }
 

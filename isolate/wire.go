@@ -20,6 +20,7 @@ type ready struct {
 	Err      string        `json:"err,omitempty"`
 	Landlock string        `json:"landlock,omitempty"` // what the Landlock step did
 	Seccomp  string        `json:"seccomp,omitempty"`  // what the seccomp step did
+	Keyring  *keyringState `json:"keyring,omitempty"`  // the session keyring just before seccomp
 	Probe    []ProbeResult `json:"probe,omitempty"`
 }
 
@@ -38,10 +39,10 @@ type reply struct {
 // doctor and the tests use it. The parent alone writes the hello, so this
 // is no way in for the model.
 type probeSpec struct {
-	Dial     string `json:"dial,omitempty"`      // a TCP address of the parent's to connect to
-	HostPID  int    `json:"host_pid,omitempty"`  // a host process to signal (signal 0)
-	ReadPath string `json:"read_path,omitempty"` // a path (child's view) that must not be readable
-	Hold     bool   `json:"hold,omitempty"`      // stay alive until stdin closes, so /proc can be inspected
+	Dial    string   `json:"dial,omitempty"`     // a TCP address of the parent's to connect to
+	HostPID int      `json:"host_pid,omitempty"` // a host process to signal (signal 0)
+	Read    []string `json:"read,omitempty"`     // paths (child's view) that must not be readable
+	Hold    bool     `json:"hold,omitempty"`     // stay alive until stdin closes, so /proc can be inspected
 }
 
 // ProbeResult is one escape attempt from inside the child. Blocked is true
