@@ -194,7 +194,7 @@ func secondImage() (hello []byte, landlockReason string) {
 
 // lockHow says, for the doctor, how every thread was reached.
 func lockHow() string {
-	return "set on the child's only thread before the Go runtime started (this binary links cgo, so the child re-executes itself after setup)"
+	return "all threads via a C constructor before the Go runtime starts, in the re-executed child"
 }
 
 // execveat executes the file open at fd (AT_EMPTY_PATH); it returns only

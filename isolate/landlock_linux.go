@@ -89,5 +89,5 @@ func landlockState(rs ruleset, enforceErr error) string {
 	if rs.abi >= 6 {
 		what = append(what, "abstract unix sockets and signals scoped to the sandbox")
 	}
-	return fmt.Sprintf("applied (ABI %d, all threads: %s): %s", rs.abi, lockHow(), strings.Join(what, "; "))
+	return fmt.Sprintf("applied (ABI %d, %s): %s", rs.abi, lockHow(), strings.Join(what, "; "))
 }

@@ -64,4 +64,4 @@ func lockedBefore() (landlockErr, err error) { return nil, errNotLocked }
 func secondImage() (hello []byte, landlockReason string) { return nil, "" }
 
 // lockHow says, for the doctor, how every thread was reached.
-func lockHow() string { return "Go's all-threads syscall (this binary has no cgo)" }
+func lockHow() string { return "all threads via Go's all-threads syscall" }

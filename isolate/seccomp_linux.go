@@ -132,5 +132,5 @@ func installSeccomp() (string, error) {
 	if r != 0 {
 		return "", fmt.Errorf("thread %d could not be synchronised", r)
 	}
-	return fmt.Sprintf("allow-list, %d calls (all others ENOSYS; clone only for threads), all threads", len(nrs)+1), nil
+	return fmt.Sprintf("allow-list, %d calls (every other call fails with ENOSYS; clone only starts threads)", len(nrs)+1), nil
 }
