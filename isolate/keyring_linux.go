@@ -16,14 +16,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// keyringState is what the child saw of its session keyring just before
-// seccomp, for the doctor and the tests.
-type keyringState struct {
-	ID   int    `json:"id,omitempty"`
-	Keys int    `json:"keys"`
-	Err  string `json:"err,omitempty"`
-}
-
 // joinFreshKeyring makes the calling thread's session keyring a new,
 // empty, anonymous one (keyctl(KEYCTL_JOIN_SESSION_KEYRING, NULL)). The
 // keyring is per thread: only a thread locked for the purpose may call it.

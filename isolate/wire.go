@@ -24,6 +24,14 @@ type ready struct {
 	Probe    []ProbeResult `json:"probe,omitempty"`
 }
 
+// keyringState is what the child saw of its session keyring just before
+// seccomp, for the doctor and the tests.
+type keyringState struct {
+	ID   int    `json:"id,omitempty"`
+	Keys int    `json:"keys"`
+	Err  string `json:"err,omitempty"`
+}
+
 // reply answers one request. Err is a runner failure (the guest could not
 // run the call), distinct from a tool error the model should read.
 type reply struct {
