@@ -331,7 +331,7 @@ func TestExecutorCancel(t *testing.T) {
 	}
 }
 
-// TestUnprivileged runs TestCheck again as nobody (uid 65534, no groups),
+// TestUnprivileged runs TestCheck and the lock tests again as nobody (uid 65534, no groups),
 // the way a normal user runs moat. It needs root to switch users.
 func TestUnprivileged(t *testing.T) {
 	if os.Getenv("MOAT_ISOLATE_UNPRIVILEGED") == "1" {
@@ -364,7 +364,7 @@ func TestUnprivileged(t *testing.T) {
 	src.Close()
 	must(t, dst.Close())
 	must(t, err)
-	cmd := exec.Command(bin, "-test.run=^(TestCheck|TestSymlinkEscapeStoppedByIsolationAlone|TestExecutorProtocol)$", "-test.v")
+	cmd := exec.Command(bin, "-test.run=^(TestCheck|TestLocksWithoutSeccomp|TestKeyringFresh|TestSymlinkEscapeStoppedByIsolationAlone|TestExecutorProtocol)$", "-test.v")
 	tmp := filepath.Join(dir, "tmp")
 	must(t, os.Mkdir(tmp, 0o777))
 	must(t, os.Chmod(tmp, 0o1777))
@@ -379,8 +379,10 @@ func TestUnprivileged(t *testing.T) {
 	if strings.Contains(string(out), "--- SKIP: TestCheck") {
 		t.Skipf("the kernel refuses unprivileged user namespaces here")
 	}
-	if !strings.Contains(string(out), "--- PASS: TestCheck") {
-		t.Errorf("TestCheck did not pass as uid 65534")
+	for _, name := range []string{"TestCheck", "TestLocksWithoutSeccomp", "TestKeyringFresh"} {
+		if !strings.Contains(string(out), "--- PASS: "+name) {
+			t.Errorf("%s did not pass as uid 65534", name)
+		}
 	}
 }
 
