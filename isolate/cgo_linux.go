@@ -7,7 +7,7 @@ package isolate
 // invisible to it), and libpsx, which can, finds the threads by listing
 // /proc, which the child has none of. Capabilities and Landlock are
 // per-thread, so a cgo child takes them where only one thread exists: it
-// re-executes itself once its mounts are made (reexecLocked), and the C
+// re-executes itself once its mounts are made (lockSandbox), and the C
 // constructor below, which runs before the Go runtime starts its first
 // thread, moves into the view, drops every capability and enforces the
 // Landlock rule set that the first image built. Every thread the runtime
@@ -113,10 +113,9 @@ import (
 // cgoLinked is true in a binary built with cgo.
 const cgoLinked = true
 
-// lockEnv carries "view-fd,ruleset-fd,flags" to the second image's C
-// constructor; helloEnv carries the parent's hello, already read from
-// stdin by the first image.
-// reasonEnv, why the first image has no rule set, when it has none.
+// What the first image hands the second: lockEnv, "view-fd,ruleset-fd,
+// flags", for the C constructor; helloEnv, the parent's hello, already
+// read from stdin; reasonEnv, why there is no rule set, when there is none.
 const (
 	lockEnv   = "MOAT_SANDBOX_LOCK"
 	helloEnv  = "MOAT_SANDBOX_HELLO"
@@ -143,11 +142,11 @@ func lockedBefore() (landlockErr, err error) {
 }
 
 // lockSandbox drops every capability and enforces the Landlock rule set
-// (ll.fd, or none when it is -1) on every thread. Here that means the
-// second image: it sets close-on-exec off for the view and the rule set,
-// chroots into the detached host tree held by oldRoot (the dynamic loader
-// resolves its own path and the libraries' from the root), and executes
-// this binary again through exe, the descriptor opened before
+// (ll.fd, or none when it is -1) on every thread, by way of the second
+// image: it opens the view's root and keeps it and the rule set across
+// exec, chroots into the detached host tree held by oldRoot (the dynamic
+// loader resolves its own path and the libraries' from the root), and
+// executes this binary again through exe, the descriptor opened before
 // pivot_root. It returns only on failure.
 //
 // The second image starts as root of the user namespace with every
