@@ -411,6 +411,10 @@ func runProbes(p Plan, spec probeSpec, landlockOn bool) []ProbeResult {
 	add("open_tree_attr /", openTreeAttr(), "cloned")
 	_, _, e := unix.Syscall(unix.SYS_GETPPID, 0, 0, 0)
 	add("getppid", errnoErr(e), "answered")
+	// What the capabilities of a user namespace's root reach: a packet
+	// socket (CAP_NET_RAW) and io_uring, both outside the allow-list too.
+	add("socket AF_PACKET", packetSocket(), "opened")
+	add("io_uring_setup", ioUringSetup(), "set up")
 	if landlockOn {
 		res = append(res, landlockThreads(probeThreads))
 		if abi, _ := LandlockABI(); abi >= 4 {
@@ -452,6 +456,26 @@ func openTreeAttr() error {
 	}
 	cwd := unix.AT_FDCWD
 	fd, _, e := unix.Syscall6(unix.SYS_OPEN_TREE_ATTR, uintptr(cwd), uintptr(unsafe.Pointer(p)), unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC, 0, 0, 0)
+	if e != 0 {
+		return e
+	}
+	unix.Close(int(fd))
+	return nil
+}
+
+// packetSocket opens a raw packet socket, which needs CAP_NET_RAW.
+func packetSocket() error {
+	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
+	if err == nil {
+		unix.Close(fd)
+	}
+	return err
+}
+
+// ioUringSetup sets up an io_uring, whose own calls seccomp cannot see.
+func ioUringSetup() error {
+	var params [120]byte // struct io_uring_params, zeroed
+	fd, _, e := unix.Syscall(unix.SYS_IO_URING_SETUP, 1, uintptr(unsafe.Pointer(&params[0])), 0)
 	if e != 0 {
 		return e
 	}
