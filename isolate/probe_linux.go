@@ -190,4 +190,3 @@ func landlockThreads(n int) ProbeResult {
 	}
 	return ProbeResult{Name: fmt.Sprintf("landlock: list / from %d threads at once", n), Blocked: count == n, Detail: fmt.Sprintf("%s on %d of %d threads", detail, count, n)}
 }
-
