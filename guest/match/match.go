@@ -77,11 +77,34 @@ type Matcher struct {
 	// dfa decides whether a line matches; nil when the pattern's program is
 	// too big for it (regexp then does the work).
 	dfa *dfa
+	// minLen is the fewest bytes a match spans: shorter lines cannot
+	// match, and a pattern with a large one is searched line by line.
+	minLen int
+	// stop, when set, is asked now and then during long work whether to
+	// give up (a deadline); stopped records that it said so.
+	stop    func() bool
+	stopped bool
 }
 
-// maxProgInsts bounds the programs the DFA takes on: the states of a bigger
-// one are costly to build and would blow the cache anyway.
-const maxProgInsts = 2000
+// maxProgInsts bounds the programs the DFA takes on. A state costs time in
+// proportion to its threads, not to the program, so big programs (a
+// keyword list, a repetition counted to 1000) are the DFA's too; this
+// only bounds the memory of its scratch sets.
+const maxProgInsts = 1 << 16
+
+// maxRegexpLine is the longest line regexp decides (when the DFA has
+// failed) or searches for a match's start: regexp has no clock check and
+// runs at some KB/s in the guest, so longer lines are left to the DFA,
+// which is told never to fail on them and looks at the clock.
+const maxRegexpLine = 4 << 10
+
+// minLenLines is the minimum match length from which a search goes line
+// by line, skipping lines too short to match (`.{1000}.{1000}`).
+const minLenLines = 64
+
+// startWindow is how far around the end of the first match Start looks
+// for its start on a line longer than maxRegexpLine.
+const startWindow = 2 << 10
 
 // Compile builds a matcher for an RE2 pattern with Go regexp semantics,
 // applied to each line alone: no match spans a newline, ^ and \A match at
@@ -114,7 +137,53 @@ func Compile(pattern string, ignoreCase bool) (*Matcher, error) {
 		}
 	}
 	m.pre = newPrefilter(tree)
+	m.minLen = minBytes(tree)
 	return m, nil
+}
+
+// SetStop makes long searches ask stop, now and then, whether to give up:
+// Next then reports no further line and Stopped reports true. grep passes
+// its deadline, so that no single line or piece outlasts it.
+func (m *Matcher) SetStop(stop func() bool) {
+	m.stop = stop
+	if m.dfa != nil {
+		m.dfa.stop = stop
+	}
+}
+
+// Stopped reports whether a search gave up because stop said so: the
+// lines it did not report are undecided, not known not to match.
+func (m *Matcher) Stopped() bool { return m.stopped }
+
+// minBytes returns the fewest bytes a match of re spans (a rune is at
+// least one byte), capped at 1<<20.
+func minBytes(re *syntax.Regexp) int {
+	const capLen = 1 << 20
+	switch re.Op {
+	case syntax.OpLiteral:
+		return len(re.Rune)
+	case syntax.OpCharClass, syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		return 1
+	case syntax.OpCapture, syntax.OpPlus:
+		return minBytes(re.Sub[0])
+	case syntax.OpRepeat:
+		return min(capLen, re.Min*minBytes(re.Sub[0]))
+	case syntax.OpConcat:
+		n := 0
+		for _, sub := range re.Sub {
+			n = min(capLen, n+minBytes(sub))
+		}
+		return n
+	case syntax.OpAlternate:
+		n := capLen
+		for _, sub := range re.Sub {
+			n = min(n, minBytes(sub))
+		}
+		return n
+	case syntax.OpNoMatch:
+		return capLen
+	}
+	return 0
 }
 
 // Regexp is the compiled regexp that decides every hit: the pattern
@@ -122,7 +191,8 @@ func Compile(pattern string, ignoreCase bool) (*Matcher, error) {
 func (m *Matcher) Regexp() *regexp.Regexp { return m.re }
 
 // Start returns where the match Regexp().FindIndex(line) finds starts, or
-// -1 when line holds none. It is cheaper: the leftmost match starts at the
+// -1 when line holds none (on a line longer than maxRegexpLine, a match
+// near where the first one ends; see below). It is cheaper: the leftmost match starts at the
 // same place whatever the repetitions prefer, so it asks a copy of the
 // pattern whose repetitions are all non-greedy, which stops at the
 // shortest match instead of running on to the longest (for `[^ ]{200,}`
@@ -137,6 +207,27 @@ func (m *Matcher) Start(line []byte) int {
 	re := m.lazy
 	if re == nil {
 		re = m.re
+	}
+	if len(line) > maxRegexpLine && m.dfa != nil {
+		// regexp over a line of megabytes takes minutes in the guest: the
+		// DFA finds where the first match ends, and regexp looks for its
+		// start in a window around that. This is a hint for showing the
+		// match, exact when the match is shorter than startWindow.
+		m.dfa.noFail = true
+		end, res := m.dfa.first(line)
+		m.dfa.noFail = false
+		switch res {
+		case dfaStopped:
+			m.stopped = true
+			return -1
+		case dfaNoMatch:
+			return -1
+		}
+		lo, hi := max(0, end-startWindow), min(len(line), end+startWindow)
+		if loc := re.FindIndex(line[lo:hi]); loc != nil {
+			return lo + loc[0]
+		}
+		return end
 	}
 	if loc := re.FindIndex(line); loc != nil {
 		return loc[0]
@@ -182,58 +273,121 @@ func (m *Matcher) nextCandidate(buf []byte) (int, int, bool) {
 			return 0, 0, false
 		}
 		s, e := lineAround(buf, from+i)
-		line := buf[s:e]
-		res := dfaFailed
-		if m.dfa != nil {
-			res = m.dfa.matchLine(line)
-		}
-		if res == dfaMatch || res == dfaFailed && m.re.Match(line) {
+		if m.pre.exact || m.lineMatches(buf[s:e]) {
 			return s, e, true
+		}
+		if m.stopped {
+			return 0, 0, false
 		}
 		from = e + 1
 	}
 	return 0, 0, false
+}
+
+// lineMatches decides one line (no '\n' in it): the DFA, unless it has
+// failed too often in this buffer, else decideLine.
+func (m *Matcher) lineMatches(line []byte) bool {
+	if len(line) < m.minLen {
+		return false
+	}
+	if m.dfa != nil && m.dfa.failures < maxFailures {
+		switch m.dfa.matchLine(line) {
+		case dfaMatch:
+			return true
+		case dfaNoMatch:
+			return false
+		case dfaStopped:
+			m.stopped = true
+			return false
+		}
+	}
+	return m.decideLine(line)
+}
+
+// decideLine decides a line the DFA gave up on: regexp, on a line short
+// enough for it to decide in bounded time, else the DFA told not to fail.
+func (m *Matcher) decideLine(line []byte) bool {
+	if len(line) < m.minLen {
+		return false
+	}
+	if m.dfa == nil || len(line) <= maxRegexpLine {
+		return m.re.Match(line)
+	}
+	m.dfa.noFail = true
+	res := m.dfa.matchLine(line)
+	m.dfa.noFail = false
+	if res == dfaStopped {
+		m.stopped = true
+	}
+	return res == dfaMatch
 }
 
 // scan finds the first line the DFA (or, without one, regexp) says
-// matches. Where the DFA gives up, regexp decides that line and the DFA
-// goes on after it; after maxFailures in a row, regexp does the rest of
-// buf.
+// matches. Where the DFA gives up, decideLine decides that line and the
+// DFA goes on after it; after maxFailures in a row, the rest of buf is
+// decided line by line.
 func (m *Matcher) scan(buf []byte) (int, int, bool) {
-	if m.dfa == nil {
-		return m.scanRegexp(buf)
+	if m.dfa == nil || m.minLen >= minLenLines {
+		return m.scanLines(buf)
 	}
 	for from := 0; from < len(buf); {
 		if m.dfa.failures >= maxFailures {
+			s, e, ok := m.scanLines(buf[from:])
 			m.dfa.failures = 0 // the next buffer may suit the DFA better
-			s, e, ok := m.scanRegexp(buf[from:])
 			return s + from, e + from, ok
 		}
 		i, res := m.dfa.first(buf[from:])
-		if res == dfaNoMatch {
+		switch res {
+		case dfaNoMatch:
+			return 0, 0, false
+		case dfaStopped:
+			m.stopped = true
 			return 0, 0, false
 		}
 		s, e := lineAround(buf, from+i)
-		if res == dfaMatch || m.re.Match(buf[s:e]) {
+		if res == dfaMatch || m.decideLine(buf[s:e]) {
 			return s, e, true
+		}
+		if m.stopped {
+			return 0, 0, false
 		}
 		from = e + 1
 	}
 	return 0, 0, false
 }
 
-// scanRegexp is scan with regexp alone.
-func (m *Matcher) scanRegexp(buf []byte) (int, int, bool) {
-	loc := m.re.FindIndex(buf)
-	if loc == nil {
-		return 0, 0, false
+// scanLines decides buf line by line (lineMatches), skipping the lines too
+// short to match, asking stop every stopBytes of lines regexp decided.
+func (m *Matcher) scanLines(buf []byte) (int, int, bool) {
+	const stopBytes = 16 << 10
+	work := 0
+	for s := 0; s < len(buf); {
+		e := bytes.IndexByte(buf[s:], '\n')
+		if e < 0 {
+			e = len(buf)
+		} else {
+			e += s
+		}
+		if e-s >= m.minLen {
+			if m.lineMatches(buf[s:e]) {
+				return s, e, true
+			}
+			if m.stopped {
+				return 0, 0, false
+			}
+			if m.dfa == nil || m.dfa.failures >= maxFailures {
+				if work += e - s + 64; work >= stopBytes {
+					work = 0
+					if m.stop != nil && m.stop() {
+						m.stopped = true
+						return 0, 0, false
+					}
+				}
+			}
+		}
+		s = e + 1
 	}
-	if loc[0] == len(buf) && loc[0] > 0 && buf[loc[0]-1] == '\n' {
-		// An empty match after the last newline: not a line.
-		return 0, 0, false
-	}
-	s, e := lineAround(buf, loc[0])
-	return s, e, true
+	return 0, 0, false
 }
 
 // lineAround returns the bounds of the line of b holding offset i, without
