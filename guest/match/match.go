@@ -53,6 +53,7 @@ package match
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"regexp"
 	"regexp/syntax"
 	"strings"
@@ -84,6 +85,8 @@ type Matcher struct {
 	// give up (a deadline); stopped records that it said so.
 	stop    func() bool
 	stopped bool
+	// pieces holds the matchers of Piece, by notBegin + 2*notEnd.
+	pieces [4]*Matcher
 }
 
 // maxProgInsts bounds the programs the DFA takes on. A state costs time in
@@ -118,6 +121,11 @@ func Compile(pattern string, ignoreCase bool) (*Matcher, error) {
 	if err != nil {
 		return nil, errors.New("invalid pattern: " + err.Error())
 	}
+	if r, ok := surrogate(tree); ok {
+		// UTF-8 text cannot hold one, and regexp is not consistent about
+		// them (^\x{D800} and \x{D800} disagree): refused, as ripgrep does.
+		return nil, fmt.Errorf("invalid pattern: it names U+%04X, a UTF-16 surrogate, which is not a character (no UTF-8 text holds one)", r)
+	}
 	tree = withoutNewlines(tree)
 	expr := tree.String()
 	re, err := regexp.Compile(expr)
@@ -149,6 +157,49 @@ func (m *Matcher) SetStop(stop func() bool) {
 	if m.dfa != nil {
 		m.dfa.stop = stop
 	}
+}
+
+// Piece returns the matcher for a piece of a line too long to hold whole:
+// notBegin when the piece does not start the line (^ cannot match at its
+// start), notEnd when it does not end it ($ cannot match at its end).
+func (m *Matcher) Piece(notBegin, notEnd bool) *Matcher {
+	k := b2i(notBegin) + 2*b2i(notEnd)
+	if k == 0 {
+		return m
+	}
+	if m.pieces[k] == nil {
+		t, err := syntax.Parse(m.expr, syntax.Perl)
+		if err == nil {
+			t = withoutAnchors(t, notBegin, notEnd)
+			m.pieces[k], err = Compile(t.String(), false)
+		}
+		if err != nil {
+			m.pieces[k] = m // cannot happen: expr compiled once already
+		}
+		m.pieces[k].SetStop(m.stop)
+	}
+	return m.pieces[k]
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// withoutAnchors makes line-start (notBegin) or line-end (notEnd)
+// assertions fail.
+func withoutAnchors(re *syntax.Regexp, notBegin, notEnd bool) *syntax.Regexp {
+	for i, sub := range re.Sub {
+		re.Sub[i] = withoutAnchors(sub, notBegin, notEnd)
+	}
+	switch {
+	case notBegin && (re.Op == syntax.OpBeginLine || re.Op == syntax.OpBeginText),
+		notEnd && (re.Op == syntax.OpEndLine || re.Op == syntax.OpEndText):
+		return &syntax.Regexp{Op: syntax.OpNoMatch}
+	}
+	return re
 }
 
 // Stopped reports whether a search gave up because stop said so: the
@@ -450,4 +501,30 @@ func withoutNewlines(re *syntax.Regexp) *syntax.Regexp {
 		re.Rune = out
 	}
 	return re
+}
+
+// surrogate returns a UTF-16 surrogate code point (U+D800-U+DFFF) that the
+// pattern names: a literal one, or a class that starts or ends on one.
+func surrogate(re *syntax.Regexp) (rune, bool) {
+	isSur := func(r rune) bool { return 0xD800 <= r && r <= 0xDFFF }
+	switch re.Op {
+	case syntax.OpLiteral:
+		for _, r := range re.Rune {
+			if isSur(r) {
+				return r, true
+			}
+		}
+	case syntax.OpCharClass:
+		for _, r := range re.Rune {
+			if isSur(r) {
+				return r, true
+			}
+		}
+	}
+	for _, sub := range re.Sub {
+		if r, ok := surrogate(sub); ok {
+			return r, true
+		}
+	}
+	return 0, false
 }

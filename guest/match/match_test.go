@@ -57,6 +57,9 @@ func check(t testing.TB, pattern string, ignoreCase bool, text []byte) {
 	}
 	re, err := regexp.Compile(ref)
 	m, merr := Compile(pattern, ignoreCase)
+	if merr != nil && strings.Contains(merr.Error(), "surrogate") {
+		return // refused on purpose (TestSurrogatesRefused)
+	}
 	if (err == nil) != (merr == nil) {
 		t.Fatalf("Compile(%q): %v; regexp: %v", pattern, merr, err)
 	}
@@ -258,6 +261,22 @@ func TestRequiredSet(t *testing.T) {
 		}
 		if strings.Join(got, " ") != want {
 			t.Errorf("requiredSet(%q) = %q, want %q", p, got, want)
+		}
+	}
+}
+
+// TestSurrogatesRefused: a pattern naming a UTF-16 surrogate is refused
+// with a clear error (regexp answers ^\x{D800} and \x{D800} differently);
+// classes that merely span them are fine.
+func TestSurrogatesRefused(t *testing.T) {
+	for _, p := range []string{`^\x{D800}`, `\x{DFFF}`, `[\x{D800}-\x{DBFF}]`, `[^\x{DC00}]`, `a|\x{D834}x`} {
+		if _, err := Compile(p, false); err == nil || !strings.Contains(err.Error(), "surrogate") {
+			t.Errorf("Compile(%q) = %v, want a surrogate error", p, err)
+		}
+	}
+	for _, p := range []string{`[\x{D000}-\x{E000}]`, `[^a]`, `.`, `[^\x{D800}-\x{DFFF}]`} {
+		if _, err := Compile(p, false); err != nil {
+			t.Errorf("Compile(%q): %v", p, err)
 		}
 	}
 }
