@@ -97,6 +97,15 @@ func TestCorpusMatchesRegexp(t *testing.T) {
 		check(t, p, false, text)
 		check(t, p, true, text)
 	}
+	// The cliff classes, with keyword lists of 100 and 300 words, on less
+	// text: regexp deciding each line of them (the reference) is slow.
+	small := text[:min(len(text), size/16)]
+	for _, words := range []int{100, 300} {
+		for _, p := range cliffPatterns(words) {
+			check(t, p, false, small)
+		}
+	}
+	check(t, keywordList(300), true, append(keywordText(300), small...))
 }
 
 func BenchmarkNext(b *testing.B) {

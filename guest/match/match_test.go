@@ -173,6 +173,13 @@ func FuzzMatchesRegexp(f *testing.F) {
 		f.Add(p, false, tricky)
 		f.Add(p, true, "x\n\xff\n"+tricky[:40])
 	}
+	// The cliff classes of issue 22 (see cliffPatterns).
+	for _, p := range cliffPatterns(20) {
+		if len(p) <= 200 {
+			f.Add(p, false, tricky)
+			f.Add(p, true, cliffText)
+		}
+	}
 	f.Fuzz(func(t *testing.T, pattern string, ignoreCase bool, text string) {
 		if len(pattern) > 200 || len(text) > 4000 {
 			return
@@ -280,3 +287,20 @@ func TestSurrogatesRefused(t *testing.T) {
 		}
 	}
 }
+
+// cliffPatterns are the classes of pattern that once cost 50-1000x
+// ripgrep or ended in a host error (issue 22): many DFA states, leading
+// [\s\S]*, repetitions counted to 1000, programs far over 2,000
+// instructions, keyword lists (words of them), long-line literals and
+// non-ASCII classes.
+func cliffPatterns(words int) []string {
+	return []string{`[a-q][^u-z]{13}x`, `[\s\S]*x.{30}y`, `(\w+\s*){1,500}`, `.{1000}.{1000}`, `.{10}.{10}`,
+		`(\pL|\d){1,1000}x`, `\w{1,1000}x`, `\w{1,5}x`, `(?i)endmark`, `[^\x00-\x7f]`,
+		keywordList(words), `\b(` + keywordList(words) + `)\b`, `(?i)(` + keywordList(words) + `)`, `^(` + keywordList(words) + `)$`}
+}
+
+// cliffText holds lines for the cliff patterns: letters in runs, an x
+// then a y 30 runes on, a keyword or two, Latin-1 bytes, the Kelvin sign.
+var cliffText = "abcdefghijklmnopqrstx and more\nqqqqqqqqqqqqqqx\n" +
+	"x" + strings.Repeat("-", 30) + "y end\n" + strings.Repeat("w", 40) + "x\n" +
+	"caf\xe9 cr\xe8me\n" + string(keywordText(20)[:200]) + "\nENDMARK endmark \u212Aey\n"

@@ -316,6 +316,12 @@ func FuzzGrepContext(f *testing.F) {
 	f.Add("a\nb hit\nc\r\nd\n\ne hit", "hit", uint8(1), uint8(2), uint8(8), false)
 	f.Add("caf\xe9\n\uFFFD\xff\nκόσμε\n", ".", uint8(0), uint8(1), uint8(3), false)
 	f.Add("x\ny\nX\n", "^x$", uint8(3), uint8(0), uint8(1), true)
+	// Cliff classes and edges of issue 22: many DFA states, a counted
+	// repetition, a keyword list, a real U+10FFFE beside invalid bytes.
+	f.Add("abcdefghijklmnopqx\nqqqqqqqqqqqqqqx\n", `[a-q][^u-z]{13}x`, uint8(1), uint8(1), uint8(5), false)
+	f.Add("wwwwwwx\nab\n", `\w{1,1000}x`, uint8(0), uint8(1), uint8(4), false)
+	f.Add("alpha beta\ngamma\nDELTA\n", `alpha|beta|gamma|delta|epsilon|zeta|eta|theta|iota|kappa`, uint8(1), uint8(0), uint8(6), true)
+	f.Add("bad \xff \U0010FFFE\n\uFFFD\n", `\x{10FFFE}|\x{FFFD}`, uint8(0), uint8(0), uint8(7), false)
 	f.Fuzz(func(t *testing.T, data, pattern string, before, after, bufSize uint8, ignoreCase bool) {
 		for _, l := range strings.Split(data, "\n") {
 			if len(l) > proto.MaxLineBytes-hitContext {
