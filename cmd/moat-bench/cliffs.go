@@ -50,7 +50,7 @@ func cliffClasses() []cliff {
 
 // cliffs measures every cliff class whose row name want takes, side by
 // side with ripgrep and GNU grep where installed.
-func cliffs(tmp, src string, moatArgs func(...string) []string, runs int, want func(string) bool) ([]row, error) {
+func cliffs(tmp, src string, moatArgs func(...string) []string, runs int, want func(string) bool, gnu bool) ([]row, error) {
 	var rows []row
 	inputs := filepath.Join(tmp, "cliffs")
 	made := false
@@ -93,7 +93,7 @@ func cliffs(tmp, src string, moatArgs func(...string) []string, runs int, want f
 		if _, err := exec.LookPath("rg"); err == nil {
 			cmds, names = append(cmds, []string{"rg", flags, "--no-messages", "-e", c.pat, target}), append(names, "ripgrep "+flags)
 		}
-		if _, err := exec.LookPath("grep"); err == nil {
+		if _, err := exec.LookPath("grep"); err == nil && gnu {
 			cmds, names = append(cmds, []string{"grep", "-r" + flags[1:], "-E", "-e", c.pat, target}), append(names, "GNU grep -r"+flags[1:]+"E")
 		}
 		med, err := measureSide(runs, cmds)
@@ -107,6 +107,9 @@ func cliffs(tmp, src string, moatArgs func(...string) []string, runs int, want f
 				continue
 			}
 			rows = append(rows, row{"  vs " + names[i], ms(med[0]), ms(med[i]), fmt.Sprintf("%.2fx", ratio(med[0], med[i]))})
+		}
+		for _, r := range rows[len(rows)-len(cmds):] {
+			fmt.Fprintf(os.Stderr, "moat-bench:   %s: %s %s %s\n", r.measure, r.moat, r.other, r.ratio)
 		}
 	}
 	return rows, nil

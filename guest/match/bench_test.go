@@ -99,7 +99,7 @@ func TestCorpusMatchesRegexp(t *testing.T) {
 	}
 	// The cliff classes, with keyword lists of 100 and 300 words, on less
 	// text: regexp deciding each line of them (the reference) is slow.
-	small := text[:min(len(text), size/16)]
+	small := text[:min(len(text), size/32)]
 	for _, words := range []int{100, 300} {
 		for _, p := range cliffPatterns(words) {
 			check(t, p, false, small)

@@ -148,17 +148,16 @@ func newDFA(prog *syntax.Prog) *dfa {
 	}
 	// Byte classes: bytes that every rune instruction treats alike, alike
 	// in wordness, and '\n' alone.
+	// A repetition's copies share one rune slice ({1,1000} of \pL is a
+	// thousand instructions and one class): each distinct one is asked once.
+	ins := distinctRuneInsts(prog)
 	sigs := map[string]uint8{}
-	sig := make([]byte, 0, n+2)
+	sig := make([]byte, 0, len(ins)+2)
 	for c := 0; c < utf8.RuneSelf; c++ {
 		sig = sig[:0]
 		sig = append(sig, b2u(c == '\n'), b2u(d.usesWord && syntax.IsWordChar(rune(c))))
-		for i := range prog.Inst {
-			in := &prog.Inst[i]
-			switch in.Op {
-			case syntax.InstRune, syntax.InstRune1, syntax.InstRuneAny, syntax.InstRuneAnyNotNL:
-				sig = append(sig, b2u(in.MatchRune(rune(c))))
-			}
+		for _, in := range ins {
+			sig = append(sig, b2u(in.MatchRune(rune(c))))
 		}
 		k, ok := sigs[string(sig)]
 		if !ok {
@@ -194,8 +193,7 @@ func runeBounds(prog *syntax.Prog) []rune {
 			b = append(b, max(lo, utf8.RuneSelf), hi+1)
 		}
 	}
-	for i := range prog.Inst {
-		in := &prog.Inst[i]
+	for _, in := range distinctRuneInsts(prog) {
 		switch in.Op {
 		case syntax.InstRune1:
 			add(in.Rune[0], in.Rune[0])
@@ -217,6 +215,42 @@ func runeBounds(prog *syntax.Prog) []rune {
 	}
 	slices.Sort(b)
 	return slices.Compact(b)
+}
+
+// distinctRuneInsts returns the rune instructions of prog that test runes
+// differently: one of those sharing a rune slice and flags, one of each
+// other kind.
+func distinctRuneInsts(prog *syntax.Prog) []*syntax.Inst {
+	type key struct {
+		r    *rune
+		n    int
+		op   syntax.InstOp
+		fold bool
+	}
+	seen := map[key]bool{}
+	var out []*syntax.Inst
+	for i := range prog.Inst {
+		in := &prog.Inst[i]
+		k := key{op: in.Op}
+		switch in.Op {
+		case syntax.InstRune, syntax.InstRune1:
+			if len(in.Rune) > 0 {
+				k.r, k.n = &in.Rune[0], len(in.Rune)
+			}
+			k.fold = syntax.Flags(in.Arg)&syntax.FoldCase != 0
+			if in.Op == syntax.InstRune1 {
+				k.r, k.n = nil, int(in.Rune[0]) // Rune1 slices are per instruction
+			}
+		case syntax.InstRuneAny, syntax.InstRuneAnyNotNL:
+		default:
+			continue
+		}
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, in)
+		}
+	}
+	return out
 }
 
 // runeClass is the class of a rune beyond ASCII.
