@@ -138,8 +138,10 @@ func Compile(pattern string, ignoreCase bool) (*Matcher, error) {
 		return m, nil
 	}
 	// The program regexp runs: the same parse and simplification of the
-	// same string (regexp.Compile does exactly this).
-	if t, err := syntax.Parse(expr, syntax.Perl); err == nil {
+	// same string (regexp.Compile does exactly this), less a leading or
+	// trailing .* (which changes no line's answer, and doubles the
+	// threads of every state of the DFA).
+	if t, err := syntax.Parse(stripDotStar(tree).String(), syntax.Perl); err == nil {
 		if prog, err := syntax.Compile(t.Simplify()); err == nil && len(prog.Inst) <= maxProgInsts {
 			m.dfa = newDFA(prog)
 		}
@@ -527,4 +529,43 @@ func surrogate(re *syntax.Regexp) (rune, bool) {
 		}
 	}
 	return 0, false
+}
+
+// stripDotStar returns re without the repetitions of any rune but '\n',
+// zero or more times, that begin or end it: a line holds a match of
+// `.*x.*` where it holds one of x (both can take .* as empty, and x's
+// assertions see the same text around it). re itself is not changed.
+func stripDotStar(re *syntax.Regexp) *syntax.Regexp {
+	if re.Op != syntax.OpConcat || len(re.Sub) < 2 {
+		return re
+	}
+	sub := re.Sub
+	for len(sub) > 1 && isDotStar(sub[0]) {
+		sub = sub[1:]
+	}
+	for len(sub) > 1 && isDotStar(sub[len(sub)-1]) {
+		sub = sub[:len(sub)-1]
+	}
+	if len(sub) == len(re.Sub) {
+		return re
+	}
+	c := *re
+	c.Sub = sub
+	return &c
+}
+
+// isDotStar reports whether re is x* for an x matching every rune but '\n'.
+func isDotStar(re *syntax.Regexp) bool {
+	if re.Op != syntax.OpStar {
+		return false
+	}
+	x := re.Sub[0]
+	switch x.Op {
+	case syntax.OpAnyCharNotNL:
+		return true
+	case syntax.OpCharClass:
+		r := x.Rune
+		return len(r) == 4 && r[0] == 0 && r[1] == '\n'-1 && r[2] == '\n'+1 && r[3] == utf8.MaxRune
+	}
+	return false
 }

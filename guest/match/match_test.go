@@ -304,3 +304,25 @@ func cliffPatterns(words int) []string {
 var cliffText = "abcdefghijklmnopqrstx and more\nqqqqqqqqqqqqqqx\n" +
 	"x" + strings.Repeat("-", 30) + "y end\n" + strings.Repeat("w", 40) + "x\n" +
 	"caf\xe9 cr\xe8me\n" + string(keywordText(20)[:200]) + "\nENDMARK endmark \u212Aey\n"
+
+// TestStripDotStar: a leading or trailing .* is dropped for the DFA only
+// where it changes no line's answer.
+func TestStripDotStar(t *testing.T) {
+	for p, want := range map[string]string{
+		`[\s\S]*x.{30}y`: `(?-s:x.{30}y)`,
+		`.*a.*`:          `a`,
+		`(?s).*^a$.*`:    `(?m:^a$)`,
+		`.*`:             `(?-s:.*)`,
+		`a.*b`:           `(?-s:a.*b)`,
+		`.+a`:            `(?-s:.+a)`,
+	} {
+		tree, err := syntax.Parse(p, syntax.Perl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := stripDotStar(withoutNewlines(tree)).String(); got != want {
+			t.Errorf("stripDotStar(%q) = %q, want %q", p, got, want)
+		}
+		check(t, p, false, []byte(tricky))
+	}
+}
