@@ -91,7 +91,9 @@ func cliffs(tmp, src string, moatArgs func(...string) []string, runs int, want f
 		cmds := [][]string{moatArgs("--root", root, "grep", args)}
 		names := []string{"moat"}
 		if _, err := exec.LookPath("rg"); err == nil {
-			cmds, names = append(cmds, []string{"rg", flags, "--no-messages", "-e", c.pat, target}), append(names, "ripgrep "+flags)
+			// ripgrep refuses programs past its default size limits
+			// (the {1,1000} rows): raised, so that it answers.
+			cmds, names = append(cmds, []string{"rg", flags, "--no-messages", "--regex-size-limit", "1G", "--dfa-size-limit", "1G", "-e", c.pat, target}), append(names, "ripgrep "+flags)
 		}
 		if _, err := exec.LookPath("grep"); err == nil && gnu {
 			cmds, names = append(cmds, []string{"grep", "-r" + flags[1:], "-E", "-e", c.pat, target}), append(names, "GNU grep -r"+flags[1:]+"E")
