@@ -81,6 +81,12 @@ type Matcher struct {
 	// minLen is the fewest bytes a match spans: shorter lines cannot
 	// match, and a pattern with a large one is searched line by line.
 	minLen int
+	// dotRunes, when not 0, says the pattern is only "." repeated: a line
+	// matches when it holds at least this many runes (`.{1000}.{1000}`,
+	// whose DFA states would hold a thread per rune counted).
+	dotRunes int
+	// progLen is the size of the DFA's program, for what regexp costs.
+	progLen int
 	// stop, when set, is asked now and then during long work whether to
 	// give up (a deadline); stopped records that it said so.
 	stop    func() bool
@@ -100,6 +106,10 @@ const maxProgInsts = 1 << 16
 // runs at some KB/s in the guest, so longer lines are left to the DFA,
 // which is told never to fail on them and looks at the clock.
 const maxRegexpLine = 4 << 10
+
+// maxRegexpWork bounds the line length times program size of a line
+// regexp decides: its NFA may run every instruction at every byte.
+const maxRegexpWork = 1 << 20
 
 // minLenLines is the minimum match length from which a search goes line
 // by line, skipping lines too short to match (`.{1000}.{1000}`).
@@ -144,11 +154,46 @@ func Compile(pattern string, ignoreCase bool) (*Matcher, error) {
 	if t, err := syntax.Parse(stripDotStar(tree).String(), syntax.Perl); err == nil {
 		if prog, err := syntax.Compile(t.Simplify()); err == nil && len(prog.Inst) <= maxProgInsts {
 			m.dfa = newDFA(prog)
+			m.progLen = len(prog.Inst)
 		}
 	}
 	m.pre = newPrefilter(tree)
 	m.minLen = minBytes(tree)
+	if n, ok := dotRunes(tree); ok && n > 0 {
+		m.dotRunes, m.minLen = n, n
+	}
 	return m, nil
+}
+
+// dotRunes reports whether re is "." (any rune but '\n') repeated and
+// concatenated, and the fewest runes it matches: a line holding that many
+// holds a match (any run of exactly that many is one).
+func dotRunes(re *syntax.Regexp) (int, bool) {
+	switch re.Op {
+	case syntax.OpAnyCharNotNL:
+		return 1, true
+	case syntax.OpCapture:
+		return dotRunes(re.Sub[0])
+	case syntax.OpStar, syntax.OpQuest:
+		_, ok := dotRunes(re.Sub[0])
+		return 0, ok
+	case syntax.OpPlus:
+		return dotRunes(re.Sub[0])
+	case syntax.OpRepeat:
+		n, ok := dotRunes(re.Sub[0])
+		return min(n*re.Min, 1<<20), ok
+	case syntax.OpConcat:
+		total := 0
+		for _, sub := range re.Sub {
+			n, ok := dotRunes(sub)
+			if !ok {
+				return 0, false
+			}
+			total = min(total+n, 1<<20)
+		}
+		return total, true
+	}
+	return 0, false
 }
 
 // SetStop makes long searches ask stop, now and then, whether to give up:
@@ -343,6 +388,9 @@ func (m *Matcher) lineMatches(line []byte) bool {
 	if len(line) < m.minLen {
 		return false
 	}
+	if m.dotRunes > 0 {
+		return utf8.RuneCount(line) >= m.dotRunes // an invalid byte is a rune, U+FFFD, as for regexp
+	}
 	if m.dfa != nil && m.dfa.failures < maxFailures {
 		switch m.dfa.matchLine(line) {
 		case dfaMatch:
@@ -363,7 +411,7 @@ func (m *Matcher) decideLine(line []byte) bool {
 	if len(line) < m.minLen {
 		return false
 	}
-	if m.dfa == nil || len(line) <= maxRegexpLine {
+	if m.dfa == nil || len(line) <= maxRegexpLine && len(line)*m.progLen <= maxRegexpWork {
 		return m.re.Match(line)
 	}
 	m.dfa.noFail = true
@@ -380,7 +428,7 @@ func (m *Matcher) decideLine(line []byte) bool {
 // DFA goes on after it; after maxFailures in a row, the rest of buf is
 // decided line by line.
 func (m *Matcher) scan(buf []byte) (int, int, bool) {
-	if m.dfa == nil || m.minLen >= minLenLines {
+	if m.dfa == nil || m.minLen >= minLenLines || m.dotRunes > 0 {
 		return m.scanLines(buf)
 	}
 	for from := 0; from < len(buf); {

@@ -326,3 +326,22 @@ func TestStripDotStar(t *testing.T) {
 		check(t, p, false, []byte(tricky))
 	}
 }
+
+// TestDotRunes: a pattern of "." alone is decided by counting runes, with
+// invalid bytes one rune each as for regexp.
+func TestDotRunes(t *testing.T) {
+	text := []byte(strings.Repeat("a", 1999) + "\n" + strings.Repeat("é", 2000) + "\n" + strings.Repeat("\xff", 2000) + "\n" + strings.Repeat("b", 2500) + "\nshort\n")
+	for _, p := range []string{`.{1000}.{1000}`, `.{1000,}.{1000}`, `(.{10}){20}.{900}.{900}`, `.+.{999}.{1000}`, `..*.{3}`} {
+		m, err := Compile(p, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.dotRunes == 0 {
+			t.Errorf("%s: not counted as dots", p)
+		}
+		check(t, p, false, text)
+	}
+	if m, _ := Compile(`.{10}x`, false); m.dotRunes != 0 {
+		t.Error(".{10}x counted as dots")
+	}
+}
