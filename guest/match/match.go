@@ -25,9 +25,15 @@
 //     with the Prog's own Inst.MatchRune, so Unicode classes and case
 //     folding are regexp's by construction; it only needs "is there a
 //     match", so leftmost-first order and captures do not arise. When its
-//     state cache overflows too often it gives up and regexp does the work;
+//     state cache fills it is cleared and the scan goes on; only when that
+//     happens three times in a row too fast (under 10 bytes per state) does
+//     it give up and regexp decide, line by line;
+//   - a large literal set (a keyword list, more than 8 literals) is found
+//     with Aho-Corasick (ac.go), exactly when the pattern is that set and
+//     nothing more, else as a prefilter;
 //   - regexp decides a line only where the DFA cannot (a program too big
-//     for it, or a cache that overflowed). Confirming each of the DFA's
+//     for it, or a cache that kept filling), and only a line short enough
+//     for it to decide in bounded time. Confirming each of the DFA's
 //     lines with regexp too was measured first: regexp's per-call cost in
 //     the guest made that 2-6x slower for patterns with many hit lines
 //     (the alternation and case-insensitive rows of the benchmarks), so
@@ -85,6 +91,9 @@ type Matcher struct {
 	// matches when it holds at least this many runes (`.{1000}.{1000}`,
 	// whose DFA states would hold a thread per rune counted).
 	dotRunes int
+	// dotNoFFFD: the "." of dotRunes does not match U+FFFD (grep's strict
+	// form), so the runes are counted in runs between those.
+	dotNoFFFD bool
 	// progLen is the size of the DFA's program, for what regexp costs.
 	progLen int
 	// stop, when set, is asked now and then during long work whether to
@@ -161,6 +170,7 @@ func Compile(pattern string, ignoreCase bool) (*Matcher, error) {
 	m.minLen = minBytes(tree)
 	if n, ok := dotRunes(tree); ok && n > 0 {
 		m.dotRunes, m.minLen = n, n
+		m.dotNoFFFD = hasOp(tree, syntax.OpCharClass) // the strict "."
 	}
 	return m, nil
 }
@@ -172,6 +182,13 @@ func dotRunes(re *syntax.Regexp) (int, bool) {
 	switch re.Op {
 	case syntax.OpAnyCharNotNL:
 		return 1, true
+	case syntax.OpCharClass:
+		// grep's strict form of "." (every rune but '\n' and U+FFFD, for
+		// lines with invalid bytes) counts too: see runsOf.
+		if r := re.Rune; len(r) == 6 && r[0] == 0 && r[1] == '\n'-1 && r[2] == '\n'+1 &&
+			r[3] == utf8.RuneError-1 && r[4] == utf8.RuneError+1 && r[5] == utf8.MaxRune {
+			return 1, true
+		}
 	case syntax.OpCapture:
 		return dotRunes(re.Sub[0])
 	case syntax.OpStar, syntax.OpQuest:
@@ -389,6 +406,9 @@ func (m *Matcher) lineMatches(line []byte) bool {
 		return false
 	}
 	if m.dotRunes > 0 {
+		if m.dotNoFFFD {
+			return longestRun(line) >= m.dotRunes
+		}
 		return utf8.RuneCount(line) >= m.dotRunes // an invalid byte is a rune, U+FFFD, as for regexp
 	}
 	if m.dfa != nil && m.dfa.failures < maxFailures {
@@ -614,6 +634,36 @@ func isDotStar(re *syntax.Regexp) bool {
 	case syntax.OpCharClass:
 		r := x.Rune
 		return len(r) == 4 && r[0] == 0 && r[1] == '\n'-1 && r[2] == '\n'+1 && r[3] == utf8.MaxRune
+	}
+	return false
+}
+
+// longestRun returns the most runes in a row in line that are not U+FFFD
+// (an invalid byte decodes as one).
+func longestRun(line []byte) int {
+	best, run := 0, 0
+	for i := 0; i < len(line); {
+		r, w := utf8.DecodeRune(line[i:])
+		i += w
+		if r == utf8.RuneError {
+			run = 0
+			continue
+		}
+		run++
+		best = max(best, run)
+	}
+	return best
+}
+
+// hasOp reports whether op occurs in re.
+func hasOp(re *syntax.Regexp, op syntax.Op) bool {
+	if re.Op == op {
+		return true
+	}
+	for _, sub := range re.Sub {
+		if hasOp(sub, op) {
+			return true
+		}
 	}
 	return false
 }

@@ -345,3 +345,15 @@ func TestDotRunes(t *testing.T) {
 		t.Error(".{10}x counted as dots")
 	}
 }
+
+// TestDotRunesStrict: grep's strict "." (not U+FFFD) counts runs between
+// U+FFFD runes.
+func TestDotRunesStrict(t *testing.T) {
+	p := `[^\n\x{FFFD}]{1000}[^\n\x{FFFD}]{1000}`
+	m, err := Compile(p, false)
+	if err != nil || m.dotRunes != 2000 || !m.dotNoFFFD {
+		t.Fatalf("%v %d %v", err, m.dotRunes, m.dotNoFFFD)
+	}
+	text := []byte(strings.Repeat("a", 1500) + "\xff" + strings.Repeat("a", 1500) + "\n" + strings.Repeat("é", 2000) + "\uFFFD\n" + strings.Repeat("b", 999) + "\uFFFD" + strings.Repeat("b", 1001) + "\n")
+	check(t, p, false, text)
+}
