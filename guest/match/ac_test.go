@@ -136,3 +136,18 @@ func TestKeywordLists(t *testing.T) {
 		}
 	}
 }
+
+// TestFoldedLiteralExact: (?i) of a word with k or s is found exactly (its
+// Kelvin sign and long s forms listed), and Start on a long line finds it.
+func TestFoldedLiteralExact(t *testing.T) {
+	m, err := Compile("endmark", true)
+	if err != nil || m.pre == nil || !m.pre.exact {
+		t.Fatalf("(?i)endmark: %v, not an exact prefilter", err)
+	}
+	text := []byte("x ENDMARK y\nendmar\u212a\nendmar\nEndMaRk\n" + strings.Repeat("ab ", 3000) + "endmark" + strings.Repeat(" cd", 10) + "\n")
+	check(t, "endmark", true, text)
+	long := text[bytes.LastIndexByte(text[:len(text)-1], '\n')+1:]
+	if got := m.Start(long); got != 9000 {
+		t.Errorf("Start on a long line = %d, want 9000", got)
+	}
+}

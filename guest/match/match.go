@@ -323,6 +323,10 @@ func (m *Matcher) Start(line []byte) int {
 	if re == nil {
 		re = m.re
 	}
+	if len(line) > maxRegexpLine && m.pre != nil && m.pre.exact {
+		// Every occurrence of the set is a match: the one that ends first.
+		return m.pre.index(line)
+	}
 	if len(line) > maxRegexpLine && m.dfa != nil {
 		// regexp over a line of megabytes takes minutes in the guest: the
 		// DFA finds where the first match ends, and regexp looks for its

@@ -75,8 +75,19 @@ func newPrefilter(re *syntax.Regexp) *prefilter {
 	if len(set) > maxLits {
 		return newACPrefilter(set, re)
 	}
+	all, exact, ok := expand(re)
+	exact = ok && exact && sameLits(all, set)
+	if ok && !exact && foldedK(all) {
+		// The pattern is a set of strings that the scan below would find
+		// only in part (a folded k or s, whose other forms are not ASCII):
+		// Aho-Corasick finds them all, and its finds are the matches.
+		if ac := newACPrefilter(all, re); ac != nil && ac.exact {
+			return ac
+		}
+	}
 	if len(set) == 1 && !set[0].fold && (len(set[0].b) > 1 || int(byteRank[set[0].b[0]]) <= maxOneByteRank) {
 		p.one = newFinder(set[0].b)
+		p.exact = exact
 		return p
 	}
 	for _, l := range set {
@@ -106,6 +117,7 @@ func newPrefilter(re *syntax.Regexp) *prefilter {
 		return nil
 	}
 	p.initSkip()
+	p.exact = exact
 	return p
 }
 
@@ -594,4 +606,29 @@ func hasLetter(runes []rune) bool {
 		}
 	}
 	return false
+}
+
+// foldedK reports whether a set holds a folded literal with a k or an s,
+// which the scan cuts (their other forms are not ASCII) and Aho-Corasick,
+// given those forms (foldVariants), finds whole.
+func foldedK(set []lit) bool {
+	for _, l := range set {
+		if l.fold && bytes.ContainsAny(l.b, "kKsS") {
+			return true
+		}
+	}
+	return false
+}
+
+// sameLits reports whether two literal sets are the same, in order.
+func sameLits(a, b []lit) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].fold != b[i].fold || !bytes.Equal(a[i].b, b[i].b) {
+			return false
+		}
+	}
+	return true
 }
