@@ -100,6 +100,10 @@ type Matcher struct {
 	// give up (a deadline); stopped records that it said so.
 	stop    func() bool
 	stopped bool
+	// lastLine, lastLen and lastAt remember the line an exact prefilter
+	// last found and where in it, for Start.
+	lastLine        *byte
+	lastLen, lastAt int
 	// pieces holds the matchers of Piece, by notBegin + 2*notEnd.
 	pieces [4]*Matcher
 }
@@ -324,7 +328,11 @@ func (m *Matcher) Start(line []byte) int {
 		re = m.re
 	}
 	if len(line) > maxRegexpLine && m.pre != nil && m.pre.exact {
-		// Every occurrence of the set is a match: the one that ends first.
+		// Every occurrence of the set is a match: the one Next found when
+		// it found this line, or the first one.
+		if len(line) == m.lastLen && &line[0] == m.lastLine {
+			return m.lastAt
+		}
 		return m.pre.index(line)
 	}
 	if len(line) > maxRegexpLine && m.dfa != nil {
@@ -392,7 +400,13 @@ func (m *Matcher) nextCandidate(buf []byte) (int, int, bool) {
 			return 0, 0, false
 		}
 		s, e := lineAround(buf, from+i)
-		if m.pre.exact || m.lineMatches(buf[s:e]) {
+		if m.pre.exact {
+			if e > s {
+				m.lastLine, m.lastLen, m.lastAt = &buf[s], e-s, from+i-s
+			}
+			return s, e, true
+		}
+		if m.lineMatches(buf[s:e]) {
 			return s, e, true
 		}
 		if m.stopped {

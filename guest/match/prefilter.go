@@ -75,14 +75,21 @@ func newPrefilter(re *syntax.Regexp) *prefilter {
 	if len(set) > maxLits {
 		return newACPrefilter(set, re)
 	}
-	all, exact, ok := expand(re)
-	exact = ok && exact && sameLits(all, set)
-	if ok && !exact && foldedK(all) {
+	all, whole, ok := expand(re)
+	exact := ok && whole && sameLits(all, set)
+	if ok && whole && !exact && foldedK(all) {
 		// The pattern is a set of strings that the scan below would find
 		// only in part (a folded k or s, whose other forms are not ASCII):
-		// Aho-Corasick finds them all, and its finds are the matches.
-		if ac := newACPrefilter(all, re); ac != nil && ac.exact {
-			return ac
+		// with those forms listed (foldVariants) the set is found whole,
+		// and its finds are the matches. The scan compares bytes beyond
+		// ASCII as they are, so it takes them; a larger set goes to
+		// Aho-Corasick.
+		if len(all) > maxLits {
+			if ac := newACPrefilter(all, re); ac != nil && ac.exact {
+				return ac
+			}
+		} else {
+			set, exact = all, true
 		}
 	}
 	if len(set) == 1 && !set[0].fold && (len(set[0].b) > 1 || int(byteRank[set[0].b[0]]) <= maxOneByteRank) {
