@@ -357,3 +357,13 @@ func TestDotRunesStrict(t *testing.T) {
 	text := []byte(strings.Repeat("a", 1500) + "\xff" + strings.Repeat("a", 1500) + "\n" + strings.Repeat("é", 2000) + "\uFFFD\n" + strings.Repeat("b", 999) + "\uFFFD" + strings.Repeat("b", 1001) + "\n")
 	check(t, p, false, text)
 }
+
+func FuzzLastNewline(f *testing.F) {
+	f.Add([]byte("abc\ndef"))
+	f.Add([]byte("0123456789abcdef\n0123456789abcdef"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := lastNewline(b), bytes.LastIndexByte(b, '\n'); got != want {
+			t.Fatalf("lastNewline(%q) = %d, want %d", b, got, want)
+		}
+	})
+}
