@@ -533,7 +533,7 @@ func (m *Matcher) scanLines(buf []byte) (int, int, bool) {
 // lineAround returns the bounds of the line of b holding offset i, without
 // its newline.
 func lineAround(b []byte, i int) (start, end int) {
-	start = lastNewline(b[:i]) + 1
+	start = LastNewline(b[:i]) + 1
 	end = bytes.IndexByte(b[i:], '\n')
 	if end < 0 {
 		return start, len(b)
@@ -687,10 +687,10 @@ func hasOp(re *syntax.Regexp, op syntax.Op) bool {
 	return false
 }
 
-// lastNewline is bytes.LastIndexByte(b, '\n'), eight bytes at a time:
+// LastNewline is bytes.LastIndexByte(b, '\n'), eight bytes at a time:
 // under wasm LastIndexByte is a byte loop, and a hit at the end of a line
-// of megabytes looks back over all of it.
-func lastNewline(b []byte) int {
+// of megabytes looks back over all of it (grep's reads do too).
+func LastNewline(b []byte) int {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	i := len(b)
 	for ; i >= 8; i -= 8 {

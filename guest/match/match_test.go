@@ -362,8 +362,8 @@ func FuzzLastNewline(f *testing.F) {
 	f.Add([]byte("abc\ndef"))
 	f.Add([]byte("0123456789abcdef\n0123456789abcdef"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if got, want := lastNewline(b), bytes.LastIndexByte(b, '\n'); got != want {
-			t.Fatalf("lastNewline(%q) = %d, want %d", b, got, want)
+		if got, want := LastNewline(b), bytes.LastIndexByte(b, '\n'); got != want {
+			t.Fatalf("LastNewline(%q) = %d, want %d", b, got, want)
 		}
 	})
 }

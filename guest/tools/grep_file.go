@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/moatdev/moat/guest/match"
 	"github.com/moatdev/moat/guest/proto"
 )
 
@@ -92,7 +93,7 @@ func (g *grepper) searchFile(p string) (sc fileScan, nulAt int64, err error) {
 		}
 		block, rest := data, data[len(data):]
 		if !eof {
-			if nl := bytes.LastIndexByte(data, '\n'); nl >= 0 {
+			if nl := match.LastNewline(data); nl >= 0 {
 				block, rest = data[:nl+1], data[nl+1:]
 			} else if len(g.buf) < g.maxBuf+1 {
 				carry = len(data) // a line longer than the buffer: grow it
@@ -156,7 +157,7 @@ func (g *grepper) searchPieces(sc *fileScan, block []byte, last bool) bool {
 		piece = grepPiece
 	}
 	for len(block) > piece {
-		cut := bytes.LastIndexByte(block[:piece], '\n') + 1
+		cut := match.LastNewline(block[:piece]) + 1
 		if cut == 0 {
 			i := bytes.IndexByte(block[piece:], '\n')
 			if i < 0 {
@@ -339,7 +340,7 @@ func (g *grepper) next(sc *fileScan, block []byte, pos int) (start, end int, ok 
 	}
 	tail := len(block) // the start of the unfinished line that ends it
 	if !sc.last && len(block) > 0 && block[len(block)-1] != '\n' {
-		tail = bytes.LastIndexByte(block, '\n') + 1
+		tail = match.LastNewline(block) + 1
 	}
 	if head < 0 && tail == len(block) {
 		s, e, ok := g.m.Next(block[pos:])
