@@ -101,8 +101,16 @@ func (g *grepper) searchFile(p string) (sc fileScan, nulAt int64, err error) {
 			} else if !sc.pieces {
 				// One line fills the largest buffer: it is searched in
 				// pieces, each decided with its anchors where they can be.
+				// (A run of NUL bytes, a sparse file's hole, is no line:
+				// the file is binary and shows nothing.)
 				sc.pieces = true
-				g.notes.add(sprintf("%s has a line longer than %s: it was searched in pieces, so a match that crosses from one piece to the next is not found", quotePath(p), humanSize(int64(g.maxBuf))))
+				if bytes.IndexByte(data, 0) < 0 {
+					size := sprintf("%d bytes", g.maxBuf)
+					if g.maxBuf >= 1<<20 {
+						size = sprintf("%d MiB", g.maxBuf>>20)
+					}
+					g.notes.add(sprintf("%s has a line longer than %s: it was searched in pieces, so a match that crosses from one piece to the next is not found", quotePath(p), size))
+				}
 			}
 		}
 		hadHit := sc.hit
