@@ -157,6 +157,9 @@ type proposal struct {
 	rel     string // cleaned, root-relative, slash-separated
 	content []byte // the complete new content
 	edits   int    // propose_edit: replacements made
+	// oversize is the size the content would have had, when that is
+	// past MaxFileBytes and the content was therefore never built.
+	oversize int
 }
 
 // outcome is the decision the audit log records.
@@ -215,8 +218,8 @@ func (g *Gate) propose(ctx context.Context, tool string, args json.RawMessage) (
 			return p, toolspec.Result{Text: "error: " + msg, IsError: true}, out
 		}
 	}
-	if len(p.content) > MaxFileBytes {
-		err := refusal(ErrTooLarge, "Split the change into smaller edits.", "is too large: the new content is %d bytes, more than the %d a person can review at the terminal", len(p.content), MaxFileBytes)
+	if size := max(len(p.content), p.oversize); size > MaxFileBytes {
+		err := refusal(ErrTooLarge, "Split the change into smaller edits.", "is too large: the new content is %d bytes, more than the %d a person can review at the terminal", size, MaxFileBytes)
 		out.decision, out.reason = "refused", err.Error()
 		return p, refused(p, err), out
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -667,3 +668,55 @@ func FuzzScreen(f *testing.F) {
 type fakeInfo struct{ os.FileInfo }
 
 func (fakeInfo) Mode() os.FileMode { return 0o644 }
+
+// TestEditTooLargeAllocatesNothing is issue 18.1's attack, scaled down: a
+// file of newlines, each replaced by a KiB. Before the bound the gate built
+// the whole 100 MB result (and through moat mcp, at full scale, ran out of
+// memory); now it is refused, in the words of any oversized proposal,
+// having allocated about what the file and the arguments hold.
+func TestEditTooLargeAllocatesNothing(t *testing.T) {
+	f := newFixture(t, "y\n")
+	const lines = 100_000
+	f.write("nl.txt", strings.Repeat("\n", lines))
+	raw, err := json.Marshal(map[string]any{"path": "nl.txt", "old_text": "\n", "new_text": strings.Repeat("x", 1<<10), "replace_all": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	res := f.gate.Propose(context.Background(), "propose_edit", raw)
+	runtime.ReadMemStats(&after)
+	if want := fmt.Sprintf("refused: nl.txt is too large: the new content is %d bytes, more than the %d", lines<<10, MaxFileBytes); !res.IsError || !strings.HasPrefix(res.Text, want) {
+		t.Errorf("result %+v, want %q", res, want)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 16<<20 {
+		t.Errorf("the refused edit allocated %d bytes; the result it refused is %d", got, lines<<10)
+	}
+	if f.opens != 0 {
+		t.Error("prompt shown for an oversized edit")
+	}
+}
+
+// TestEditSize: the bound is exact at the limit and saturates instead of
+// overflowing.
+func TestEditSize(t *testing.T) {
+	cases := []struct {
+		size, n, old, new, want int
+		ok                      bool
+	}{
+		{10, 2, 1, 3, 14, true},
+		{10, 2, 3, 1, 6, true},
+		{MaxFileBytes - 2, 2, 1, 2, MaxFileBytes, true},
+		{MaxFileBytes - 2, 3, 1, 2, MaxFileBytes + 1, false},
+		{1_000_000, 1_000_000, 1, 1 << 20, 1_000_000 + 1_000_000*(1<<20-1), false},
+		{1, 1 << 62, 0, 1 << 62, math.MaxInt, false},
+		{1 << 20, 1, 0, math.MaxInt, math.MaxInt, false},
+	}
+	for _, c := range cases {
+		got, ok := EditSize(c.size, c.n, c.old, c.new)
+		if ok != c.ok || got != c.want {
+			t.Errorf("EditSize(%d, %d, %d, %d) = %d, %v; want %d, %v", c.size, c.n, c.old, c.new, got, ok, c.want, c.ok)
+		}
+	}
+}
