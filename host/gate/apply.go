@@ -48,6 +48,9 @@ func (s *snapshot) same(t *snapshot) bool {
 // symlink, and reads the target when it exists. rel has passed checkPath.
 func (g *Gate) inspect(rel string) (*snapshot, error) {
 	s := &snapshot{}
+	if err := g.gitDir(rel); err != nil {
+		return nil, err
+	}
 	parts := strings.Split(rel, "/")
 	for i := 1; i < len(parts); i++ {
 		dir := strings.Join(parts[:i], "/")

@@ -223,6 +223,10 @@ func (g *Gate) propose(ctx context.Context, tool string, args json.RawMessage) (
 		out.decision, out.reason = "refused", err.Error()
 		return p, refused(p, err), out
 	}
+	if err := gitConfig(p.content); err != nil {
+		out.decision, out.reason = "refused", err.Error()
+		return p, refused(p, err), out
+	}
 	if snap.exists && string(snap.data) == string(p.content) {
 		msg := fmt.Sprintf("%s already has exactly this content (%d bytes); nothing to write", p.shown, len(p.content))
 		out.decision, out.reason = "error", "unchanged"

@@ -720,3 +720,39 @@ func TestEditSize(t *testing.T) {
 		}
 	}
 }
+
+// TestGitDirByStructure: issue 18.2's four writes, each as the write that
+// would complete a repository in a folder of any name (or, for config, in
+// one already complete), are refused before anyone is asked; config
+// setting a command is refused where no repository is near.
+func TestGitDirByStructure(t *testing.T) {
+	cases := []struct {
+		disk          []string
+		path, content string
+		want          string
+	}{
+		{[]string{"x/objects/.keep", "x/refs/.keep"}, "x/HEAD", "ref: refs/heads/main\n", "is inside x, which git reads as a repository"},
+		{[]string{"x/HEAD", "x/refs/.keep"}, "x/objects/info/.keep", "", "is inside x, which git reads as a repository"},
+		{[]string{"x/HEAD", "x/objects/info/.keep"}, "x/refs/heads/.keep", "", "is inside x, which git reads as a repository"},
+		{[]string{"x/HEAD", "x/objects/.keep", "x/refs/.keep"}, "x/config", "[user]\n\tname = a\n", "is inside x, which git reads as a repository"},
+		{nil, "x/config", "[core]\n\tfsmonitor = touch pwned\n", "would hold git configuration that sets core.fsmonitor"},
+	}
+	for _, c := range cases {
+		t.Run(c.path, func(t *testing.T) {
+			f := newFixture(t, "y\n")
+			for _, d := range c.disk {
+				f.write(d, "")
+			}
+			res := f.propose("propose_write", write(c.path, c.content))
+			if want := "refused: " + c.path + " " + c.want; !res.IsError || !strings.HasPrefix(res.Text, want) {
+				t.Errorf("result %+v, want %q", res, want)
+			}
+			if f.opens != 0 {
+				t.Error("prompt shown")
+			}
+			if _, ok := f.read(c.path); ok {
+				t.Errorf("%s written", c.path)
+			}
+		})
+	}
+}
