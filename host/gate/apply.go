@@ -48,9 +48,6 @@ func (s *snapshot) same(t *snapshot) bool {
 // symlink, and reads the target when it exists. rel has passed checkPath.
 func (g *Gate) inspect(rel string) (*snapshot, error) {
 	s := &snapshot{}
-	if err := g.gitDir(rel); err != nil {
-		return nil, err
-	}
 	parts := strings.Split(rel, "/")
 	for i := 1; i < len(parts); i++ {
 		dir := strings.Join(parts[:i], "/")
@@ -69,6 +66,9 @@ func (g *Gate) inspect(rel string) (*snapshot, error) {
 		case !fi.IsDir():
 			return nil, refusal(ErrNotRegular, "", "cannot be created: %s is not a folder", dir)
 		}
+	}
+	if err := g.gitDir(rel); err != nil { // the folders above are real folders now
+		return nil, err
 	}
 	if len(s.newDirs) > 0 {
 		return s, nil

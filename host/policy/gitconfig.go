@@ -100,7 +100,9 @@ func (p *gitConfigParser) next() byte {
 	return c
 }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r' }
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+}
 func isAlpha(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }
 func isKeyChar(c byte) bool {
 	return isAlpha(c) || '0' <= c && c <= '9' || c == '-'
