@@ -17,6 +17,7 @@ import (
 	"github.com/moatdev/moat/host/gate"
 	"github.com/moatdev/moat/host/mcpserver"
 	"github.com/moatdev/moat/host/policy"
+	"github.com/moatdev/moat/host/redact"
 	"github.com/moatdev/moat/host/runner"
 )
 
@@ -85,13 +86,13 @@ error, 4 when --isolate require cannot isolate.`,
 			}
 			log := slog.New(slog.NewTextHandler(logw, nil))
 
-			mk := func(abs string, pol *policy.Policy) (engine.Proposer, error) {
+			mk := func(abs string, pol *policy.Policy, red *redact.Redactor) (engine.Proposer, error) {
 				if !w.offered() {
 					return nil, nil
 				}
 				a, err := mcpserver.NewApprover(*approveTimeout, func(r gate.Reviewer) (engine.Proposer, error) {
 					// The reviewer is the client's elicitation dialog, not the terminal.
-					return gate.New(gate.Options{Root: abs, Policy: pol, AuditPath: w.audit, Notes: logw, Reviewer: r})
+					return gate.New(gate.Options{Root: abs, Policy: pol, AuditPath: w.audit, Notes: logw, Reviewer: r, Redactor: red})
 				})
 				if err != nil {
 					return nil, err

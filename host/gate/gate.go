@@ -51,6 +51,7 @@ import (
 	"github.com/moatdev/moat/guest/proto"
 	"github.com/moatdev/moat/host/display"
 	"github.com/moatdev/moat/host/policy"
+	"github.com/moatdev/moat/host/redact"
 	"github.com/moatdev/moat/host/toolspec"
 )
 
@@ -97,6 +98,10 @@ type Options struct {
 	Notes io.Writer
 	// Now is the clock for audit records; nil is time.Now.
 	Now func() time.Time
+	// Redactor, when set, hides the current file's secrets (well-known
+	// shapes: keys, tokens) in the diff a person is shown; see
+	// [secretsOf].
+	Redactor *redact.Redactor
 }
 
 // Gate implements engine.Proposer. It is safe for concurrent use: prompts

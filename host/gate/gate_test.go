@@ -20,6 +20,7 @@ import (
 
 	"github.com/moatdev/moat/host/display"
 	"github.com/moatdev/moat/host/policy"
+	"github.com/moatdev/moat/host/redact"
 	"github.com/moatdev/moat/host/toolspec"
 )
 
@@ -754,5 +755,39 @@ func TestGitDirByStructure(t *testing.T) {
 				t.Errorf("%s written", c.path)
 			}
 		})
+	}
+}
+
+// TestDiffHidesTheFilesSecrets: issue 18.4 at the gate. The current
+// file's secrets are hidden wherever the diff shows them (kept, removed
+// and changed lines), and text the model adds is shown whole even when it
+// looks like a secret, so nothing the model writes can hide from the
+// person approving it.
+func TestDiffHidesTheFilesSecrets(t *testing.T) {
+	token := "ghp_" + "R8fQ2mZx7LwK1pVt9sNb3cYh5JdUe6Ga4Xo0"
+	added := "ghp_" + "Zk3Lq9Wm2Xn7Bv4Cs8Dt1Fy6Gh5Jr0Pu3Ea7"
+	src := "a = 1\nTOKEN=" + token + " # ci\nb = 2\n"
+	f := newFixture(t, "n\n", func(o *Options) { o.Redactor = redact.New() })
+	f.write("conf.sh", src)
+	res := f.propose("propose_edit", map[string]any{"path": "conf.sh", "old_text": "# ci\nb = 2", "new_text": "# ci, rotated\nb = 3\nNEXT=" + added})
+	if !res.IsError || !strings.HasPrefix(res.Text, "rejected:") {
+		t.Fatalf("result %+v", res)
+	}
+	screen := f.tty.String()
+	if strings.Contains(screen, token) {
+		t.Errorf("the file's token reached the screen:\n%s", screen)
+	}
+	for _, want := range []string{"-TOKEN=[redacted: github-pat] # ci", "+TOKEN=[redacted: github-pat] # ci, rotated", "+NEXT=" + added, "shown as [redacted: RULE] in 2 diff lines"} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("screen lacks %q:\n%s", want, screen)
+		}
+	}
+
+	// Without a redactor (--redact=false) the diff shows the file as it is.
+	f = newFixture(t, "n\n")
+	f.write("conf.sh", src)
+	f.propose("propose_edit", map[string]any{"path": "conf.sh", "old_text": "b = 2", "new_text": "b = 3"})
+	if !strings.Contains(f.tty.String(), token) {
+		t.Errorf("without a redactor the diff hides the token:\n%s", f.tty.String())
 	}
 }
