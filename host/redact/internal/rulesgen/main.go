@@ -53,11 +53,6 @@ type allowlist struct {
 	Commits     []string
 }
 
-// skipped are rules kept out on purpose, with the reason.
-var skipped = map[string]string{
-	"generic-api-key": "a heuristic (a key-like word, then any high-entropy value) that matches ordinary code",
-}
-
 func main() {
 	version := flag.String("version", "", "gitleaks module version")
 	out := flag.String("o", "rules_gen.go", "output file")
@@ -106,6 +101,10 @@ func run(version, out string) error {
 	writeAllow(&b, cfg.Allowlist)
 	b.WriteString("\n}\n\n")
 	b.WriteString("// gitleaksRules are the rules moat applies, in gitleaks' order.\nfunc gitleaksRules() []ruleData {\n\treturn []ruleData{\n")
+	// Rules kept out on purpose, with the reason.
+	skipped := map[string]string{
+		"generic-api-key": "a heuristic (a key-like word, then any high-entropy value) that matches ordinary code",
+	}
 	var left []string
 	for _, r := range cfg.Rules {
 		why := skipped[r.ID]
