@@ -47,33 +47,65 @@ import (
 // (gitrob's and shhgit's path signatures, gitleaks' path rules, the tools'
 // own documentation) are tabled in SECURITY.md; keep the two in step.
 var defaultDeny = []string{
-	// dotenv and direnv files
-	".env", ".env.*", ".envrc",
+	// dotenv and direnv files; gitrob's "^\.?env$" also matches the
+	// dotless name dotfiles managers store; "*.env" is the per-environment
+	// file compose's env_file names (prod.env)
+	".env", "env", ".env.*", ".env-*", ".env_*", "*.env", ".envrc",
 	// repository internals: hooks, config with remote credentials, objects;
 	// "*.git" is a bare repository (proj.git/config, proj.git/hooks)
-	".git", "*.git", ".git-credentials", ".gitconfig",
+	".git", "*.git", ".git-credentials", "git-credentials", ".gitconfig", "gitconfig",
 	// SSH: the folder, OpenSSH's key names (ssh-keygen -t, including the
 	// FIDO "_sk" keys), any "*_rsa" style key, PuTTY keys
 	".ssh", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk",
 	"*_rsa", "*_dsa", "*_ecdsa", "*_ed25519", "*_ecdsa_sk", "*_ed25519_sk", "*.ppk",
-	// private keys, key bundles and key stores
-	"*.pem", "*.key", "*.p12", "*.pfx", "*.pkcs12", "*.jks", "*.keystore", "*.keychain", "*.keyring",
+	// private keys, key bundles and key stores; age's identities
+	"*.pem", "*.key", "*.keypair", "*.p12", "*.pfx", "*.pkcs12", "*.jks", "*.keystore", "*.keychain", "*.keyring",
 	"*.kdb", "*.kdbx", "*.psafe3", "*.agilekeychain", "*.kwallet", "*.bek", "*.tpm", "*.fve", "otr.private_key",
-	// cloud and CLI credential stores
-	".aws", ".azure", ".kube", ".docker", ".gnupg", ".dockercfg", ".s3cfg", ".tugboat", ".vault-token",
-	".cargo/credentials", ".cargo/credentials.toml", "credentials.toml", ".gem/credentials",
-	"gh/hosts.yml", ".config/hub", "doctl/config.yaml", "gcloud/credentials.db", "gcloud/access_tokens.db",
+	"age/keys.txt",
+	// cloud and infrastructure CLIs' credential stores (gitrob's path
+	// signatures "\.?aws/credentials$", "\.?gem/credentials$",
+	// "config/hub$" and "doctl/config.yaml$" match any path ending so)
+	".aws", "*aws/credentials", ".azure", ".kube", ".docker", ".gnupg", ".dockercfg", "dockercfg", ".s3cfg", "s3cfg",
+	".tugboat", "tugboat", ".vault-token", ".oci", ".databrickscfg", ".boto", ".bluemix", ".aliyun", ".tsh", ".snowflake",
+	".cargo/credentials", ".cargo/credentials.toml", "credentials.toml", "*gem/credentials",
+	"gh/hosts.yml", "*config/hub", "*doctl/config.yaml", "gcloud/credentials.db", "gcloud/access_tokens.db",
+	"gcloud/legacy_credentials", "application_default_credentials.json", "credentials.tfrc.json", "pulumi/credentials.json",
+	".fly/config.yml", "hcloud/cli.toml", "linode-cli", ".linode-cli", "netlify/config.json", "com.vercel.cli",
+	".wrangler/config", "glab-cli/config.yml", "openstack/clouds.yaml", "openstack/secure.yaml", ".dbt/profiles.yml",
+	"rclone.conf", ".rclone.conf",
 	"credentials.json", "credentials.xml", "secrets.yaml", "secrets.yml", "heroku.json",
-	// password and token files of package managers and network tools
-	".netrc", "_netrc", ".npmrc", ".pypirc", ".pgpass", ".htpasswd", "proftpdpasswd", ".esmtprc", ".muttrc",
+	// package managers' tokens and passwords (gitrob's "^\.?npmrc$" and
+	// kin match the dotless names too)
+	".netrc", "netrc", "_netrc", ".npmrc", "npmrc", ".pypirc", "auth.json", ".m2/settings.xml", "settings-security.xml",
+	".gradle/gradle.properties", "nuget/nuget.config", ".bundle/config", "pip.conf", "pip.ini", "pub-credentials.json",
+	".pub-cache/credentials.json",
+	// databases' passwords and connections
+	".pgpass", "pgpass", "pg_service.conf", ".pg_service.conf", ".my.cnf", ".mylogin.cnf", "cqlshrc", ".cqlshrc",
+	"odbc.ini", ".odbc.ini", ".influxdbv2/configs",
+	// network tools' passwords
+	".htpasswd", "htpasswd", "proftpdpasswd", ".esmtprc", ".muttrc", "muttrc",
+	// notebooks: Jupyter's runtime files hold its server token and kernel
+	// keys, its config folder the server password
+	"jupyter/runtime", "jpserver-*", "nbserver-*", ".jupyter",
+	// browsers' password, cookie and key stores (Chromium's and Firefox's
+	// profile files; Safari's cookies)
+	"login data", "login data for account", "web data", "local state", "default/cookies", "network/cookies",
+	"logins.json", "logins-backup.json",
+	"key3.db", "key4.db", "signons.sqlite", "cookies.sqlite", "*.binarycookies",
 	// infrastructure state and variables (Terraform keeps secrets in both)
 	"*.tfstate", "*.tfstate.*", "*.tfvars", "*.tfvars.json", ".terraformrc", "terraform.rc",
-	// command histories: what was typed, passwords included
-	".*_history", ".history", ".zhistory",
+	// command histories: what was typed, passwords included (gitrob's
+	// "^\.?(bash_|zsh_|sh_|z)?history$", "^\.?mysql_history$",
+	// "^\.?psql_history$", "^\.?irb_history$", widened to every
+	// ".NAME_history" and the REPLs' own files)
+	".*_history", ".*-history", ".history", "history", ".zhistory", "zhistory", "bash_history", "zsh_history",
+	"sh_history", "mysql_history", "psql_history", "irb_history", "fish_history", "ghci_history", ".histfile",
+	".lesshst", ".viminfo", ".rhistory", ".octave_hist", ".dbshell", "history.sqlite", "atuin/history.db",
+	"repl_history.jl", ".zsh_sessions", ".bash_sessions",
 	// remote-deployment and connection configurations that hold passwords
-	"sftp-config.json", ".ftpconfig", ".remote-sync.json", "deployment-config.json",
-	"filezilla.xml", "recentservers.xml", "*.ovpn", "*.rdp", "dbeaver-data-sources.xml", "robomongo.json",
-	"secret_token.rb",
+	"sftp-config.json", "sftp-config", ".ftpconfig", ".remote-sync.json", "deployment-config.json",
+	"filezilla.xml", "recentservers.xml", "*.ovpn", "*.rdp", "dbeaver-data-sources.xml", ".dbeaver-data-sources.xml",
+	"robomongo.json", "secret_token.rb",
 }
 
 // writeOnlyDeny lists files that make a tool run code, or change how it
@@ -213,14 +245,15 @@ type Policy struct {
 // doublestar. The confined filesystem asks it about every path component
 // the guest touches, so it is on grep's hot path.
 type ruleSet struct {
-	exact    map[string]string // normalized name -> rule
-	exts     map[string]string // "*.ext" rules by ".ext": one lookup for all of them
-	prefixes [][2]string       // {prefix, rule}
-	suffixes [][2]string       // {suffix, rule}, those exts cannot hold ("*_rsa")
-	affixes  [][3]string       // {prefix, suffix, rule} for "P*S"
-	contains [][2]string       // {infix, rule} for "*X*"
-	globs    []string          // other base-name patterns
-	paths    []pathRule        // patterns containing "/"
+	exact    map[string]string     // normalized name -> rule
+	exts     map[string]string     // "*.ext" rules by ".ext": one lookup for all of them
+	prefixes [][2]string           // {prefix, rule}
+	suffixes [][2]string           // {suffix, rule}, those exts cannot hold ("*_rsa")
+	affixes  [][3]string           // {prefix, suffix, rule} for "P*S"
+	contains [][2]string           // {infix, rule} for "*X*"
+	globs    []string              // other base-name patterns
+	paths    []pathRule            // patterns containing "/" whose last segment has a wildcard
+	byLast   map[string][]pathRule // the others, by their last segment
 }
 
 // pathRule is a pattern with "/". One whose last segment has no wildcard
@@ -245,10 +278,15 @@ func (rs *ruleSet) add(pat string) error {
 	case strings.Contains(n, "/"):
 		last := n[strings.LastIndexByte(n, '/')+1:]
 		r := pathRule{pat: n, literal: !meta(n)}
-		if !meta(last) {
-			r.last = last
+		if meta(last) {
+			rs.paths = append(rs.paths, r)
+			break
 		}
-		rs.paths = append(rs.paths, r)
+		r.last = last
+		if rs.byLast == nil {
+			rs.byLast = map[string][]pathRule{}
+		}
+		rs.byLast[last] = append(rs.byLast[last], r)
 	case !meta(n):
 		rs.exact[n] = n
 	case strings.HasPrefix(n, "*.") && !meta(n[1:]) && strings.Count(n, ".") == 1:
@@ -306,25 +344,24 @@ func (rs *ruleSet) match(base string, full func() string) (string, bool) {
 		}
 	}
 	var f string
-	for _, r := range rs.paths {
-		if r.last != "" && base != r.last {
-			continue
-		}
-		if f == "" {
-			f = full()
-		}
-		if r.literal {
-			// The rule is the whole path or its tail after a "/".
-			if f == r.pat || len(f) > len(r.pat) && f[len(f)-len(r.pat)-1] == '/' && strings.HasSuffix(f, r.pat) {
+	for _, list := range [2][]pathRule{rs.byLast[base], rs.paths} {
+		for _, r := range list {
+			if f == "" {
+				f = full()
+			}
+			if r.literal {
+				// The rule is the whole path or its tail after a "/".
+				if f == r.pat || len(f) > len(r.pat) && f[len(f)-len(r.pat)-1] == '/' && strings.HasSuffix(f, r.pat) {
+					return r.pat, true
+				}
+				continue
+			}
+			if ok, _ := doublestar.Match(r.pat, f); ok {
 				return r.pat, true
 			}
-			continue
-		}
-		if ok, _ := doublestar.Match(r.pat, f); ok {
-			return r.pat, true
-		}
-		if ok, _ := doublestar.Match("**/"+r.pat, f); ok {
-			return r.pat, true
+			if ok, _ := doublestar.Match("**/"+r.pat, f); ok {
+				return r.pat, true
+			}
 		}
 	}
 	return "", false
@@ -432,7 +469,20 @@ func isFormat(r rune) bool { return unicode.Is(unicode.Cf, r) }
 // Denied reports whether rel (cleaned, root-relative, slash-separated) or any
 // folder above it is on the deny-list, and which rule matched.
 func (p *Policy) Denied(rel string) (rule string, denied bool) {
-	return p.walk(rel, &p.deny)
+	return p.denied(rel)
+}
+
+// denied is Denied: rel as it is, then as the names its components stand
+// for when they are stored or copied forms (see storedForm).
+func (p *Policy) denied(rel string) (string, bool) {
+	n := normalize(rel) // once: walk finds it already normal
+	if r, ok := p.walk(n, &p.deny); ok {
+		return r, true
+	}
+	if s, ok := stored(n); ok {
+		return p.walk(s, &p.deny)
+	}
+	return "", false
 }
 
 // DeniedChild reports whether name, an entry of the folder parent (a path
@@ -449,13 +499,19 @@ func (p *Policy) DeniedChild(parent, name string) (rule string, denied bool) {
 	if r, ok := p.deny.match(n, full); ok && !p.allowed(n, full) {
 		return r, true
 	}
+	if dot, d, ok := storedForm(n); ok {
+		if dot {
+			d = "." + d
+		}
+		return p.denied(path.Join(parent, d)) // rare: the folders above are known not to be denied
+	}
 	return "", false
 }
 
 // WriteDenied is [Policy.Denied] plus the files that configure tools, which
 // may be read but never written by a proposal.
 func (p *Policy) WriteDenied(rel string) (rule string, denied bool) {
-	if r, ok := p.walk(rel, &p.deny); ok {
+	if r, ok := p.denied(rel); ok {
 		return r, true
 	}
 	return p.walk(rel, &p.writeDeny)
