@@ -125,3 +125,58 @@ func TestWidenedFamilies(t *testing.T) {
 }
 
 func testingAllocs(f func()) float64 { return testing.AllocsPerRun(100, f) }
+
+// TestCodeFileFamilies is issue 18.3: each family of files that run code,
+// as SECURITY.md tables it, with its decision: never written (refused
+// before anyone is asked, in any spelling) or written after the warning
+// that names the tool.
+func TestCodeFileFamilies(t *testing.T) {
+	never := map[string][]string{
+		"editors and agents": {".zed/settings.json", ".zed/tasks.json", ".continue/config.yaml", ".windsurf/workflows/x.md",
+			".roo/mcp.json", ".kiro/settings/mcp.json", ".kiro/hooks/x.kiro.hook", ".amazonq/mcp.json", ".junie/mcp/mcp.json",
+			"opencode.json", "opencode.jsonc", ".opencode/command/x.md", ".aider.conf.yml", ".gemini/settings.json", ".codex/config.toml"},
+		"package-manager hooks and preloads": {".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs", "bunfig.toml", ".venv/lib/python3.12/site-packages/evil.pth",
+			"sitecustomize.py", "pip.conf"},
+		"linters and formatters that are code": {"eslint.config.js", "eslint.config.mjs", "web/eslint.config.ts", ".eslintrc.cjs",
+			"prettier.config.js", ".prettierrc.mjs", ".prettierrc.ts", "stylelint.config.cjs", ".stylelintrc.js"},
+		"shell and REPL startup": {".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshenv", ".zlogin", ".zlogout",
+			".config/fish/config.fish", ".inputrc", ".pythonrc", ".irbrc", ".pryrc", ".psqlrc", ".sqliterc", ".Rprofile", ".iex.exs", ".ghci", ".gdbinit"},
+		"environment on cd":  {".envrc", "mise.toml", ".mise.toml", "mise.local.toml", ".config/mise.toml", ".mise/tasks/build"},
+		"toolchains by path": {"rust-toolchain", "rust-toolchain.toml"},
+		"git and its hooks":  {".gitattributes", ".husky/pre-commit", "lefthook.yml"},
+	}
+	warned := map[string][]string{
+		"compose overrides": {"docker-compose.override.yml", "compose.override.yaml", "deploy/docker-compose.override.yaml"},
+		"toolchain pins":    {".tool-versions", ".nvmrc", ".node-version", ".python-version", ".ruby-version", ".terraform-version", ".sdkmanrc"},
+		"build files":       {"Makefile", "package.json", "build.rs", "Dockerfile", ".github/workflows/ci.yml"},
+	}
+	p, err := New(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for fam, paths := range never {
+		for _, path := range paths {
+			if _, ok := p.WriteDenied(path); !ok {
+				t.Errorf("%s: WriteDenied(%q) = false", fam, path)
+			}
+			if _, ok := RunsCode(path); !ok {
+				t.Errorf("%s: RunsCode(%q) = false", fam, path)
+			}
+		}
+	}
+	for fam, paths := range warned {
+		for _, path := range paths {
+			if r, ok := p.WriteDenied(path); ok {
+				t.Errorf("%s: WriteDenied(%q) = true (rule %q); it is written after the warning", fam, path, r)
+			}
+			if _, ok := RunsCode(path); !ok {
+				t.Errorf("%s: RunsCode(%q) = false", fam, path)
+			}
+		}
+	}
+	for _, path := range []string{".prettierrc.json", ".prettierrc", ".eslintignore", "go.mod", "main.py", "docs/bashrc.md", "src/profile.go"} {
+		if _, ok := p.WriteDenied(path); ok {
+			t.Errorf("WriteDenied(%q) = true", path)
+		}
+	}
+}

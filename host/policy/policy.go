@@ -108,22 +108,6 @@ var defaultDeny = []string{
 	"robomongo.json", "secret_token.rb",
 }
 
-// writeOnlyDeny lists files that make a tool run code, or change how it
-// behaves, when the user next opens the folder, commits, or starts an
-// agent: a model may read them but never propose to write them. The wider
-// class (build files a person runs on purpose) is marked in the approval
-// prompt instead; see [RunsCode].
-var writeOnlyDeny = []string{
-	".vscode/settings.json", ".vscode/tasks.json", ".vscode/launch.json", ".vscode/mcp.json", "*.code-workspace",
-	".devcontainer", ".devcontainer.json",
-	".idea",
-	".mcp.json", ".cursor", ".claude", ".gemini", ".codex",
-	".husky", ".githooks", ".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml", "lefthook-local.yml",
-	".gitattributes", ".gitmodules",
-	"Makefile.local",
-	ConfigFileName,
-}
-
 // ConfigFileName is moat's own per-folder configuration file; the model must
 // never be able to rewrite the rules it runs under.
 const ConfigFileName = ".moat.conf"
@@ -375,7 +359,7 @@ func New(deny, allow []string) (*Policy, error) {
 	for _, l := range []struct {
 		dst  *ruleSet
 		pats []string
-	}{{&p.deny, defaultDeny}, {&p.deny, deny}, {&p.allow, allow}, {&p.writeDeny, writeOnlyDeny}} {
+	}{{&p.deny, defaultDeny}, {&p.deny, deny}, {&p.allow, allow}, {&p.writeDeny, neverWritten()}} {
 		for _, pat := range l.pats {
 			if err := l.dst.add(pat); err != nil {
 				return nil, err
@@ -537,6 +521,18 @@ func (p *Policy) walk(rel string, rules *ruleSet) (string, bool) {
 		start = end + 1
 	}
 	return "", false
+}
+
+// neverWritten is the never-write list: the files of the codeFiles table
+// that a tool runs without anyone deciding to (see codeFile).
+func neverWritten() []string {
+	var out []string
+	for _, r := range codeFiles {
+		if r.never {
+			out = append(out, r.pattern)
+		}
+	}
+	return out
 }
 
 func (p *Policy) allowed(base string, full func() string) bool {
