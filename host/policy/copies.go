@@ -36,8 +36,8 @@ var storedSuffixes = [...]string{
 // c, and whether it differs from c. c is normalized (lower case). It
 // allocates nothing.
 func storedForm(c string) (dot bool, rest string, changed bool) {
-	if c == "" || !strings.ContainsAny(c, "_-~") && strings.IndexByte(c[1:], '.') < 0 {
-		return false, c, false // every prefix holds "_" or "-", every suffix "~" or a dot
+	if !mayBeStored(c) {
+		return false, c, false
 	}
 	d := c
 	for again := true; again; {
@@ -56,12 +56,14 @@ func storedForm(c string) (dot bool, rest string, changed bool) {
 	}
 	for again := true; again; {
 		again = false
-		if strings.IndexByte(d, '_') < 0 {
+		k := strings.IndexByte(d, '_')
+		if k <= 0 || k+1 == len(d) {
 			break
 		}
-		for _, p := range chezmoiPrefixes {
-			if len(d) > len(p) && strings.HasPrefix(d, p) {
-				d, again = d[len(p):], true
+		for _, p := range chezmoiPrefixes { // each ends at its first "_"
+			if len(p) == k+1 && d[:k+1] == p {
+				d, again = d[k+1:], true
+				break
 			}
 		}
 	}
@@ -96,4 +98,20 @@ func stored(n string) (string, bool) {
 		}
 	}
 	return strings.Join(parts, "/"), true
+}
+
+// mayBeStored is storedForm's quick test: every prefix holds "_" or "-",
+// every suffix "~", "-", "_" or a dot after the first byte.
+func mayBeStored(c string) bool {
+	for i := 0; i < len(c); i++ {
+		switch c[i] {
+		case '_', '-', '~':
+			return true
+		case '.':
+			if i > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -229,15 +229,24 @@ type Policy struct {
 // doublestar. The confined filesystem asks it about every path component
 // the guest touches, so it is on grep's hot path.
 type ruleSet struct {
-	exact    map[string]string     // normalized name -> rule
-	exts     map[string]string     // "*.ext" rules by ".ext": one lookup for all of them
-	prefixes [][2]string           // {prefix, rule}
-	suffixes [][2]string           // {suffix, rule}, those exts cannot hold ("*_rsa")
-	affixes  [][3]string           // {prefix, suffix, rule} for "P*S"
-	contains [][2]string           // {infix, rule} for "*X*"
-	globs    []string              // other base-name patterns
-	paths    []pathRule            // patterns containing "/" whose last segment has a wildcard
-	byLast   map[string][]pathRule // the others, by their last segment
+	names    map[string]nameRules // by normalized name: the exact rule, the "/" rules ending in it
+	exts     map[string]string    // "*.ext" rules by ".ext": one lookup for all of them
+	prefixes [][2]string          // {prefix, rule}
+	suffixes [][2]string          // {suffix, rule}, those exts cannot hold ("*_rsa")
+	affixes  [][3]string          // {prefix, suffix, rule} for "P*S"
+	contains [][2]string          // {infix, rule} for "*X*"
+	globs    []string             // other base-name patterns
+	paths    []pathRule           // patterns containing "/" whose last segment has a wildcard
+	// first bytes of prefixes and last bytes of suffixes: a name whose
+	// first (last) byte begins (ends) none of them skips that list
+	preFirst, sufLast [256]bool
+}
+
+// nameRules are the rules a component of one name may match at once:
+// the rule that is that name, and the "/" rules whose last segment it is.
+type nameRules struct {
+	rule  string
+	paths []pathRule
 }
 
 // pathRule is a pattern with "/". One whose last segment has no wildcard
@@ -253,8 +262,8 @@ func (rs *ruleSet) add(pat string) error {
 	if !doublestar.ValidatePattern(n) {
 		return fmt.Errorf("policy: invalid pattern %q", pat)
 	}
-	if rs.exact == nil {
-		rs.exact, rs.exts = map[string]string{}, map[string]string{}
+	if rs.names == nil {
+		rs.names, rs.exts = map[string]nameRules{}, map[string]string{}
 	}
 	meta := func(s string) bool { return strings.ContainsAny(s, `*?[{\`) }
 	star := strings.IndexByte(n, '*')
@@ -267,20 +276,23 @@ func (rs *ruleSet) add(pat string) error {
 			break
 		}
 		r.last = last
-		if rs.byLast == nil {
-			rs.byLast = map[string][]pathRule{}
-		}
-		rs.byLast[last] = append(rs.byLast[last], r)
+		e := rs.names[last]
+		e.paths = append(e.paths, r)
+		rs.names[last] = e
 	case !meta(n):
-		rs.exact[n] = n
+		e := rs.names[n]
+		e.rule = n
+		rs.names[n] = e
 	case strings.HasPrefix(n, "*.") && !meta(n[1:]) && strings.Count(n, ".") == 1:
 		if _, dup := rs.exts[n[1:]]; !dup {
 			rs.exts[n[1:]] = n
 		}
-	case strings.HasSuffix(n, "*") && !meta(n[:len(n)-1]):
+	case strings.HasSuffix(n, "*") && len(n) > 1 && !meta(n[:len(n)-1]):
 		rs.prefixes = append(rs.prefixes, [2]string{n[:len(n)-1], n})
-	case strings.HasPrefix(n, "*") && !meta(n[1:]):
+		rs.preFirst[n[0]] = true
+	case strings.HasPrefix(n, "*") && len(n) > 1 && !meta(n[1:]):
 		rs.suffixes = append(rs.suffixes, [2]string{n[1:], n})
+		rs.sufLast[n[len(n)-1]] = true
 	case len(n) > 2 && n[0] == '*' && n[len(n)-1] == '*' && !meta(n[1:len(n)-1]):
 		rs.contains = append(rs.contains, [2]string{n[1 : len(n)-1], n})
 	case star > 0 && !meta(n[:star]) && !meta(n[star+1:]):
@@ -294,22 +306,27 @@ func (rs *ruleSet) add(pat string) error {
 // match reports the rule matching one normalized component, given the
 // normalized path up to and including it (for "/" rules).
 func (rs *ruleSet) match(base string, full func() string) (string, bool) {
-	if r, ok := rs.exact[base]; ok {
-		return r, true
+	named := rs.names[base] // one lookup for both kinds
+	if named.rule != "" {
+		return named.rule, true
 	}
 	if i := strings.LastIndexByte(base, '.'); i >= 0 {
 		if r, ok := rs.exts[base[i:]]; ok {
 			return r, true
 		}
 	}
-	for _, p := range rs.prefixes {
-		if strings.HasPrefix(base, p[0]) {
-			return p[1], true
+	if base != "" && rs.preFirst[base[0]] {
+		for _, p := range rs.prefixes {
+			if strings.HasPrefix(base, p[0]) {
+				return p[1], true
+			}
 		}
 	}
-	for _, p := range rs.suffixes {
-		if strings.HasSuffix(base, p[0]) {
-			return p[1], true
+	if base != "" && rs.sufLast[base[len(base)-1]] {
+		for _, p := range rs.suffixes {
+			if strings.HasSuffix(base, p[0]) {
+				return p[1], true
+			}
 		}
 	}
 	for _, p := range rs.affixes {
@@ -328,7 +345,7 @@ func (rs *ruleSet) match(base string, full func() string) (string, bool) {
 		}
 	}
 	var f string
-	for _, list := range [2][]pathRule{rs.byLast[base], rs.paths} {
+	for _, list := range [2][]pathRule{named.paths, rs.paths} {
 		for _, r := range list {
 			if f == "" {
 				f = full()
@@ -459,12 +476,12 @@ func (p *Policy) Denied(rel string) (rule string, denied bool) {
 // denied is Denied: rel as it is, then as the names its components stand
 // for when they are stored or copied forms (see storedForm).
 func (p *Policy) denied(rel string) (string, bool) {
-	n := normalize(rel) // once: walk finds it already normal
-	if r, ok := p.walk(n, &p.deny); ok {
+	n := normalize(rel)
+	if r, ok := p.walkNormal(n, &p.deny); ok {
 		return r, true
 	}
 	if s, ok := stored(n); ok {
-		return p.walk(s, &p.deny)
+		return p.walkNormal(s, &p.deny)
 	}
 	return "", false
 }
@@ -502,10 +519,14 @@ func (p *Policy) WriteDenied(rel string) (rule string, denied bool) {
 }
 
 func (p *Policy) walk(rel string, rules *ruleSet) (string, bool) {
-	if rel == "." || rel == "" {
+	return p.walkNormal(normalize(rel), rules)
+}
+
+// walkNormal is walk for a path already normalized.
+func (p *Policy) walkNormal(n string, rules *ruleSet) (string, bool) {
+	if n == "." || n == "" {
 		return "", false
 	}
-	n := normalize(rel)
 	for start := 0; start <= len(n); {
 		end := strings.IndexByte(n[start:], '/')
 		if end < 0 {
