@@ -22,7 +22,8 @@ import (
 // BenchmarkSessionGrepRedact is make bench's session grep rows through the
 // engine (guests already up, fanned out as isolate wires them, over
 // GOROOT/src), with redaction off and on, each pattern's two cases side
-// by side: redaction's cost is the ratio of the two. Also a grep listing
+// by side: redaction's cost is the ratio of the two, and the redactor
+// alone on the same answer (redact-only). Also a grep listing
 // lines (the answer a model reads, up to the output cap) and a 256 KiB
 // read_file, where the redactor has the most text to scan.
 //
@@ -56,7 +57,17 @@ func BenchmarkSessionGrepRedact(b *testing.B) {
 		{"err lines", "grep", `{"pattern":"err","path":"net/http"}`},
 		{"read_file", "read_file", `{"path":"net/http/server.go"}`},
 	}
+	red := redact.New()
 	for _, c := range calls {
+		// The redactor alone on this call's answer: its cost, free of the
+		// walk's noise on a loaded machine.
+		text := engines["redact=off"].Call(ctx, c.tool, json.RawMessage(c.args)).Text
+		b.Run(c.name+"/redact-only", func(b *testing.B) {
+			b.SetBytes(int64(len(text)))
+			for b.Loop() {
+				red.Redact(text)
+			}
+		})
 		for _, mode := range []string{"redact=off", "redact=on"} {
 			e := engines[mode]
 			b.Run(c.name+"/"+mode, func(b *testing.B) {
