@@ -26,6 +26,7 @@ package redact
 import (
 	"math"
 	"regexp"
+	"regexp/syntax"
 	"sort"
 	"strings"
 	"sync"
@@ -70,6 +71,10 @@ type rule struct {
 	once  sync.Once
 	re    *regexp.Regexp
 	allow []*allow
+	// atWord: every match begins, at a word boundary, with one of the
+	// rule's keywords (fixed-prefix tokens: `\b(ghp_...`), so a keyword
+	// right after a word character ("os." for "s.") starts none.
+	atWord bool
 }
 
 type allow struct {
@@ -121,6 +126,7 @@ func compileAllow(d allowData) *allow {
 func (ru *rule) compile() {
 	ru.once.Do(func() {
 		ru.re, _ = regexp.Compile(ru.regex) // rulesgen compiled every one
+		ru.atWord = startsAtKeyword(ru.regex, ru.keywords)
 		for _, a := range ru.ruleData.allow {
 			ru.allow = append(ru.allow, compileAllow(a))
 		}
@@ -146,6 +152,11 @@ func (r *Redactor) Find(text string) []Finding {
 			out = r.rules[i].find(r, text, at, out)
 		}
 	}
+	return dedupe(out)
+}
+
+// dedupe sorts findings and drops those that overlap an earlier one.
+func dedupe(out []Finding) []Finding {
 	if len(out) == 0 {
 		return nil
 	}
@@ -215,6 +226,9 @@ func (ru *rule) find(r *Redactor, text string, at []int, out []Finding) []Findin
 	multi := strings.Contains(ru.regex, `\s\S`) || strings.Contains(ru.regex, "(?s")
 	ws, we := -1, -1
 	for _, p := range at {
+		if ru.atWord && p > 0 && isWordByte(text[p-1]) {
+			continue
+		}
 		ls := strings.LastIndexByte(text[:p], '\n') + 1
 		var le int
 		if multi {
@@ -368,3 +382,81 @@ func (r *Redactor) Redact(text string) (string, int) {
 
 // Mark is what stands in for a secret found by rule.
 func Mark(rule string) string { return "[redacted: " + rule + "]" }
+
+// startsAtKeyword reports whether every match of expr begins with a word
+// boundary and then one of keywords (lower case, each starting with a word
+// character): expr is `\b` followed by literals, or alternatives of
+// them, each of which begins with a keyword.
+func startsAtKeyword(expr string, keywords []string) bool {
+	re, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return false
+	}
+	re = re.Simplify()
+	if re.Op != syntax.OpConcat || len(re.Sub) < 2 || re.Sub[0].Op != syntax.OpWordBoundary {
+		return false
+	}
+	prefixes, ok := literalPrefixes(re.Sub[1])
+	if !ok || len(prefixes) == 0 {
+		return false
+	}
+	for _, l := range prefixes {
+		found := false
+		for _, k := range keywords {
+			if k != "" && isWordByte(k[0]) && strings.HasPrefix(l, k) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// literalPrefixes is the lower-cased literal every match of re begins
+// with, one per alternative, or false when an alternative begins with
+// anything else.
+func literalPrefixes(re *syntax.Regexp) ([]string, bool) {
+	switch re.Op {
+	case syntax.OpCapture:
+		return literalPrefixes(re.Sub[0])
+	case syntax.OpAlternate:
+		var all []string
+		for _, s := range re.Sub {
+			p, ok := literalPrefixes(s)
+			if !ok {
+				return nil, false
+			}
+			all = append(all, p...)
+		}
+		return all, true
+	case syntax.OpConcat:
+		if len(re.Sub) == 0 {
+			return nil, false
+		}
+		return literalPrefixes(re.Sub[0])
+	case syntax.OpLiteral:
+		l := strings.ToLower(string(re.Rune))
+		if l == "" || !isASCIIString(l) {
+			return nil, false
+		}
+		return []string{l}, true
+	}
+	return nil, false
+}
+
+func isASCIIString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// isWordByte is `\w` for one byte, as regexp's `\b` sees it.
+func isWordByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
+}
