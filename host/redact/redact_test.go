@@ -58,9 +58,9 @@ func TestStartsAtKeyword(t *testing.T) {
 	}
 	for expr, want := range map[string]bool{
 		`\b((?:hvs\.[\w-]{90,120}|s\.(?i:[a-z0-9]{24})))(?:$)`: true,
-		`\b(ghp_[0-9a-zA-Z]{36})`:                            true,
-		`(?i)[\w.-]{0,50}?(?:yandex)(?:[ \t\w.-]{0,20})`:     false,
-		`\b([a-z]{3}_x)`:                                     false,
+		`\b(ghp_[0-9a-zA-Z]{36})`:                              true,
+		`(?i)[\w.-]{0,50}?(?:yandex)(?:[ \t\w.-]{0,20})`:       false,
+		`\b([a-z]{3}_x)`: false,
 	} {
 		if got := startsAtKeyword(expr, []string{"hvs.", "s.", "ghp_", "yandex"}); got != want {
 			t.Errorf("startsAtKeyword(%q) = %v, want %v", expr, got, want)
