@@ -21,8 +21,13 @@
 //
 // # Limits
 //
-// The deny-list is a list of names. It does not know what is inside a file:
-// a secret stored in notes.txt is readable. Hard links to a denied file under
+// The deny-list is a list of names (and of the names a stored or copied
+// file stands for, see storedForm). It does not know what is inside a
+// file: a secret stored in notes.txt is readable, and only host/redact's
+// rules for secrets by content stand between it and the model. The
+// never-write list is the codeFiles table; git directories and git
+// configuration are recognised by structure and content ([GitDir],
+// [GitConfigCommand]), which the gate applies. Hard links to a denied file under
 // another name are not recognised by name (the write gate refuses files with
 // more than one link; reading them is a documented limit, see SECURITY.md).
 package policy
