@@ -228,7 +228,11 @@ func (g *Gate) propose(ctx context.Context, tool string, args json.RawMessage) (
 		out.decision, out.reason = "refused", err.Error()
 		return p, refused(p, err), out
 	}
-	if err := gitConfig(p.content); err != nil {
+	err = gitHead(p.rel, p.content)
+	if err == nil {
+		err = gitConfig(p.content)
+	}
+	if err != nil {
 		out.decision, out.reason = "refused", err.Error()
 		return p, refused(p, err), out
 	}

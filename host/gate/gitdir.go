@@ -26,6 +26,15 @@ func (g *Gate) gitDir(rel string) error {
 	return refusal(ErrDenied, "Ask the user to make this change themselves.", "is %s which git reads as a repository (HEAD with objects/ and refs/, or commondir); moat never writes a repository's internals, under any folder name", where)
 }
 
+// gitHead refuses a HEAD git would accept (policy.GitHead), wherever it
+// is written: without one no folder is a repository.
+func gitHead(rel string, content []byte) error {
+	if !policy.GitHead(rel, content) {
+		return nil
+	}
+	return refusal(ErrDenied, "Ask the user to make this change themselves.", "would be a HEAD that git accepts (a ref or an object id), which makes its folder part of a repository; moat never writes one, under any folder name")
+}
+
 // gitConfig refuses content that git would read as configuration setting
 // a command (policy.GitConfigCommand), wherever it is written: the folder
 // may become a repository later, or the file be included from one.

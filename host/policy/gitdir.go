@@ -60,3 +60,28 @@ func markerName(m string) string {
 	}
 	return m
 }
+
+// GitHead reports whether writing content to rel would make a HEAD that
+// git accepts (validate_headref: "ref:" then "refs/...", or an object id
+// in hex, SHA-1 or SHA-256), whatever folder it is in. A folder is a
+// repository only with a valid HEAD, so refusing every such HEAD keeps a
+// model from starting one under any name, in any order of writes; a file
+// named HEAD with other content is an ordinary file to git.
+func GitHead(rel string, content []byte) bool {
+	base := rel[strings.LastIndexByte(rel, '/')+1:]
+	if normalizeName(base) != "head" {
+		return false
+	}
+	s := string(content)
+	if len(s) > 255 {
+		s = s[:255] // git reads at most this much of HEAD
+	}
+	if rest, ok := strings.CutPrefix(s, "ref:"); ok {
+		return strings.HasPrefix(strings.TrimLeft(rest, " \t\n\v\f\r"), "refs/")
+	}
+	n := 0
+	for n < len(s) && strings.IndexByte("0123456789abcdefABCDEF", s[n]) >= 0 {
+		n++
+	}
+	return n >= 40 // get_oid_hex_any: a SHA-1 id (40) or a SHA-256 one (64) at the start
+}
