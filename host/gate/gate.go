@@ -219,6 +219,9 @@ func (g *Gate) propose(ctx context.Context, tool string, args json.RawMessage) (
 
 	if tool == proto.ProposeEdit {
 		if msg := applyEdit(p, snap, edit); msg != "" {
+			if strings.Contains(edit.OldText, redactMark) {
+				msg += ". " + redactHint
+			}
 			out.decision, out.reason = "error", msg
 			return p, toolspec.Result{Text: "error: " + msg, IsError: true}, out
 		}
@@ -231,6 +234,9 @@ func (g *Gate) propose(ctx context.Context, tool string, args json.RawMessage) (
 	err = gitHead(p.rel, p.content)
 	if err == nil {
 		err = gitConfig(p.content)
+	}
+	if err == nil {
+		err = g.writesMarks(p, snap)
 	}
 	if err != nil {
 		out.decision, out.reason = "refused", err.Error()
@@ -326,4 +332,27 @@ func refused(p *proposal, err error) toolspec.Result {
 func sha256hex(b []byte) string {
 	s := sha256.Sum256(b)
 	return fmt.Sprintf("%x", s[:])
+}
+
+// redactMark begins what stands in for a secret in what the tools return
+// (redact.Mark); redactHint tells the model what to do when it finds one
+// in its own proposal.
+const (
+	redactMark = "[redacted: "
+	redactHint = "A [redacted: RULE] mark stands for a secret moat hid from you when the file was read; the file holds the secret, not the mark. Change only the text around it (old_text must not include the mark), or ask the user to change the secret"
+)
+
+// writesMarks refuses new content that holds more redaction marks than
+// the file does now: the model is writing back what it read, and the
+// secrets the marks stand for would be lost, in a diff whose old side
+// shows the same marks.
+func (g *Gate) writesMarks(p *proposal, snap *snapshot) error {
+	if g.opt.Redactor == nil {
+		return nil
+	}
+	n := strings.Count(string(p.content), redactMark)
+	if n == 0 || n <= strings.Count(string(snap.data), redactMark) {
+		return nil
+	}
+	return refusal(ErrDenied, redactHint+".", "would hold %d %sRULE] mark%s where the file has secrets moat hid from you; writing it would replace them", n, redactMark, plural(n))
 }

@@ -137,3 +137,31 @@ func TestDiffHidesTheFilesSecrets(t *testing.T) {
 		t.Errorf("without a redactor the diff hides the token:\n%s", f.tty.String())
 	}
 }
+
+// TestRedactionMarksAreNotWrittenBack: a model that writes back a file it
+// read with a secret redacted would replace the secret with the mark; the
+// proposal is refused before anyone is asked, and an edit whose old_text
+// holds a mark is told why it does not match.
+func TestRedactionMarksAreNotWrittenBack(t *testing.T) {
+	token := "ghp_" + "R8fQ2mZx7LwK1pVt9sNb3cYh5JdUe6Ga4Xo0"
+	f := newFixture(t, "y\n", func(o *Options) { o.Redactor = redact.New() })
+	f.write("conf.sh", "TOKEN="+token+"\nb = 2\n")
+	res := f.propose("propose_write", write("conf.sh", "TOKEN=[redacted: github-pat]\nb = 3\n"))
+	if want := "refused: conf.sh would hold 1 [redacted: RULE] mark where the file has secrets"; !res.IsError || !strings.HasPrefix(res.Text, want) {
+		t.Errorf("result %+v, want %q", res, want)
+	}
+	res = f.propose("propose_edit", map[string]any{"path": "conf.sh", "old_text": "TOKEN=[redacted: github-pat]\nb = 2", "new_text": "TOKEN=x\nb = 3"})
+	if !res.IsError || !strings.Contains(res.Text, "old_text not found") || !strings.Contains(res.Text, "stands for a secret moat hid from you") {
+		t.Errorf("result %+v", res)
+	}
+	if got, _ := f.read("conf.sh"); !strings.Contains(got, token) || f.opens != 0 {
+		t.Errorf("file %q, prompts %d", got, f.opens)
+	}
+	// The edit around the mark is made, and the secret kept.
+	if res := f.propose("propose_edit", map[string]any{"path": "conf.sh", "old_text": "b = 2", "new_text": "b = 3"}); res.IsError {
+		t.Errorf("edit around the secret: %+v", res)
+	}
+	if got, _ := f.read("conf.sh"); got != "TOKEN="+token+"\nb = 3\n" {
+		t.Errorf("file %q", got)
+	}
+}
