@@ -109,10 +109,6 @@ func newRedactor(rules []ruleData, global allowData) *Redactor {
 	return r
 }
 
-// Rules is the number of rules applied, and the gitleaks release they
-// come from.
-func (r *Redactor) Rules() (int, string) { return len(r.rules), gitleaksVersion }
-
 func compileAllow(d allowData) *allow {
 	a := &allow{allowData: d}
 	for _, s := range d.regexes {
@@ -220,7 +216,7 @@ func (ru *rule) find(r *Redactor, text string, at []int, out []Finding) []Findin
 	if ru.re == nil {
 		return out
 	}
-	if len(r.always) > 0 && len(at) == 1 && at[0] == 0 && len(ru.keywords) == 0 {
+	if len(ru.keywords) == 0 { // no prefilter: gitleaks runs such a rule on all of the text
 		return ru.scan(r, text, 0, len(text), out)
 	}
 	multi := strings.Contains(ru.regex, `\s\S`) || strings.Contains(ru.regex, "(?s")
