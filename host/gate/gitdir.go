@@ -21,7 +21,7 @@ func (g *Gate) gitDir(rel string) error {
 	}
 	where := "inside " + dir + ","
 	if dir == "." {
-		where = "inside the workspace root, which"
+		where = "inside the workspace root,"
 	}
 	return refusal(ErrDenied, "Ask the user to make this change themselves.", "is %s which git reads as a repository (HEAD with objects/ and refs/, or commondir); moat never writes a repository's internals, under any folder name", where)
 }

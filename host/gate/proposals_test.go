@@ -165,3 +165,17 @@ func TestRedactionMarksAreNotWrittenBack(t *testing.T) {
 		t.Errorf("file %q", got)
 	}
 }
+
+// TestRootIsARepository: a workspace root that git reads as a repository
+// takes no write at all, and says so plainly.
+func TestRootIsARepository(t *testing.T) {
+	f := newFixture(t, "y\n")
+	for _, d := range []string{"objects/.keep", "refs/.keep"} {
+		f.write(d, "")
+	}
+	f.write("HEAD", "ref: refs/heads/main\n")
+	res := f.propose("propose_write", write("notes.txt", "x\n"))
+	if want := "refused: notes.txt is inside the workspace root, which git reads as a repository"; !res.IsError || !strings.HasPrefix(res.Text, want) {
+		t.Errorf("result %+v, want %q", res, want)
+	}
+}
