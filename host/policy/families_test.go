@@ -180,3 +180,25 @@ func TestCodeFileFamilies(t *testing.T) {
 		}
 	}
 }
+
+// TestAllowStoredForm: --allow naming a copy as written opens that copy
+// only.
+func TestAllowStoredForm(t *testing.T) {
+	p, err := New(nil, []string{"id_rsa.bak", "dot_env"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []string{"id_rsa.bak", "keys/id_rsa.bak", "chezmoi/dot_env"} {
+		if r, ok := p.Denied(a); ok {
+			t.Errorf("with --allow, Denied(%q) = true (rule %q)", a, r)
+		}
+	}
+	for _, d := range []string{"id_rsa", "id_rsa.old", ".env", "dot_env.tmpl"} {
+		if _, ok := p.Denied(d); !ok {
+			t.Errorf("Denied(%q) = false", d)
+		}
+	}
+	if _, ok := p.DeniedChild("keys", "id_rsa.bak"); ok {
+		t.Error("DeniedChild ignores --allow for a copy")
+	}
+}

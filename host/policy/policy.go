@@ -486,7 +486,25 @@ func (p *Policy) denied(rel string) (string, bool) {
 		return r, true
 	}
 	if s, ok := stored(n); ok {
+		return p.walkStored(n, s)
+	}
+	return "", false
+}
+
+// walkStored is walkNormal on s, the stored-form reading of n (component
+// for component), where an --allow pattern matching the component as
+// written also opens it: --allow id_rsa.bak opens that copy, not id_rsa.
+func (p *Policy) walkStored(n, s string) (string, bool) {
+	raw, dec := strings.Split(n, "/"), strings.Split(s, "/")
+	if len(raw) != len(dec) {
 		return p.walkNormal(s, &p.deny)
+	}
+	for i := range dec {
+		decUpTo, rawUpTo := strings.Join(dec[:i+1], "/"), strings.Join(raw[:i+1], "/")
+		r, ok := p.deny.match(dec[i], func() string { return decUpTo })
+		if ok && !p.allowed(dec[i], func() string { return decUpTo }) && !p.allowed(raw[i], func() string { return rawUpTo }) {
+			return r, true
+		}
 	}
 	return "", false
 }
@@ -505,11 +523,11 @@ func (p *Policy) DeniedChild(parent, name string) (rule string, denied bool) {
 	if r, ok := p.deny.match(n, full); ok && !p.allowed(n, full) {
 		return r, true
 	}
-	if dot, d, ok := storedForm(n); ok {
-		if dot {
-			d = "." + d
+	if _, _, ok := storedForm(n); ok { // rare: the folders above are known not to be denied
+		if parent == "." || parent == "" {
+			return p.denied(name)
 		}
-		return p.denied(path.Join(parent, d)) // rare: the folders above are known not to be denied
+		return p.denied(parent + "/" + name)
 	}
 	return "", false
 }
