@@ -141,7 +141,7 @@ func (p *gitConfigParser) parse(fn func(name, value string, hasValue bool) bool)
 		default:
 			name := append(append([]byte(nil), section...), lower(c))
 			value, hasValue, ok := p.value(&name)
-			if !ok || len(section) == 0 { // git: a key before any section is an error
+			if !ok {
 				return
 			}
 			if !fn(string(name), value, hasValue) {

@@ -77,6 +77,7 @@ func TestGitConfigCommand(t *testing.T) {
 		"[sequence]\n\teditor = x\n[x]\n\ty = 1\n":          "sequence.editor",
 		"[hook \"h\"]\n\tcommand = x\n":                     "hook.h.command",
 		"[core]\n\tbare = false\n\tfsmonitor = true\n[x]\n": "core.fsmonitor",
+		"Title\n[core]\nfsmonitor = touch pwned\n":          "core.fsmonitor", // git reads a key before any section, and goes on
 	}
 	for in, want := range yes {
 		if got, ok := GitConfigCommand([]byte(in)); !ok || got != want {
@@ -86,7 +87,7 @@ func TestGitConfigCommand(t *testing.T) {
 	no := []string{
 		"", "[core]\n\tbare = false\n", "[alias]\n\tst = status\n", "[submodule \"s\"]\n\tupdate = rebase\n",
 		"# [core]\n# fsmonitor = x\n", "[user]\n\tname = \"a # [core] fsmonitor = x\"\n",
-		"fsmonitor = x\n", // no section: git rejects the file
+		"fsmonitor = x\n", // no section: git reads the key "fsmonitor", not core's
 		"Some prose first.\n[core]\nfsmonitor = x\n", // a bad line before it: git rejects the file
 		"[core\nfsmonitor = x\n", "[alias]\n\tst = \"!x\n[core]\nfsmonitor=x\n",
 		"package main\n\nfunc main() {}\n", "# Title\n\nText with [core] and fsmonitor = x.\n",
