@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
+	"math/bits"
 	"os"
 	"path"
 	"strings"
@@ -65,6 +67,9 @@ func (g *Gate) inspect(rel string) (*snapshot, error) {
 		case !fi.IsDir():
 			return nil, refusal(ErrNotRegular, "", "cannot be created: %s is not a folder", dir)
 		}
+	}
+	if err := g.gitDir(rel); err != nil { // the folders above are real folders now
+		return nil, err
 	}
 	if len(s.newDirs) > 0 {
 		return s, nil
@@ -167,7 +172,11 @@ func applyEdit(p *proposal, s *snapshot, a proto.ProposeEditArgs) string {
 	}
 	text, total := string(s.data), 0
 	for i, e := range edits {
-		next, n, msg := replace(text, e, p.shown)
+		next, n, oversize, msg := replace(text, e, p.shown)
+		if oversize > 0 {
+			p.oversize = oversize // refused as too large by the caller
+			return ""
+		}
 		if msg != "" {
 			if a.Edits == nil {
 				return msg
@@ -187,25 +196,52 @@ func applyEdit(p *proposal, s *snapshot, a proto.ProposeEditArgs) string {
 // replace makes one replacement in text, the only place an edit is
 // computed: the single edit and each of a list come through here. It
 // returns the new text and how many occurrences were replaced, or the
-// problem in words for the model.
-func replace(text string, e proto.Edit, shown string) (string, int, string) {
+// problem in words for the model, or (oversize > 0) the size the text
+// would have grown to past MaxFileBytes, without building it.
+func replace(text string, e proto.Edit, shown string) (next string, n, oversize int, msg string) {
 	if e.OldText == "" {
-		return "", 0, "old_text is empty; copy the exact text to replace from the file (read_file shows it), or use propose_write to replace the whole file"
+		return "", 0, 0, "old_text is empty; copy the exact text to replace from the file (read_file shows it), or use propose_write to replace the whole file"
 	}
 	if e.OldText == e.NewText {
-		return "", 0, "old_text and new_text are the same; there is nothing to change"
+		return "", 0, 0, "old_text and new_text are the same; there is nothing to change"
 	}
-	n := strings.Count(text, e.OldText)
+	n = strings.Count(text, e.OldText)
 	switch {
 	case n == 0:
-		return "", 0, fmt.Sprintf("old_text not found in %s; it must match the file exactly, including spaces, tabs and line endings. Read the file again and copy the text", shown)
+		return "", 0, 0, fmt.Sprintf("old_text not found in %s; it must match the file exactly, including spaces, tabs and line endings. Read the file again and copy the text", shown)
 	case n > 1 && !e.ReplaceAll:
-		return "", 0, fmt.Sprintf("old_text occurs %d times in %s (at lines %s); include more of the surrounding text so it matches once, or set replace_all to replace all %d", n, shown, matchLines(text, e.OldText), n)
+		return "", 0, 0, fmt.Sprintf("old_text occurs %d times in %s (at lines %s); include more of the surrounding text so it matches once, or set replace_all to replace all %d", n, shown, matchLines(text, e.OldText), n)
+	}
+	if !e.ReplaceAll {
+		n = 1
+	}
+	if size, ok := EditSize(len(text), n, len(e.OldText), len(e.NewText)); !ok {
+		return "", 0, size, "" // refused as too large, with no content built
 	}
 	if e.ReplaceAll {
-		return strings.ReplaceAll(text, e.OldText, e.NewText), n, ""
+		return strings.ReplaceAll(text, e.OldText, e.NewText), n, 0, ""
 	}
-	return strings.Replace(text, e.OldText, e.NewText, 1), 1, ""
+	return strings.Replace(text, e.OldText, e.NewText, 1), 1, 0, ""
+}
+
+// EditSize is the size of a file of size bytes after n replacements of
+// old bytes by new bytes, and whether that is within [MaxFileBytes]. It is
+// computed before any replacement is made, so a proposal whose result
+// would be huge (a million one-byte matches, each replaced by a MiB)
+// allocates nothing proportional to it; a size past what an int holds is
+// math.MaxInt. Call it for every edit, on the size the edits before it
+// left.
+func EditSize(size, n, old, new int) (int, bool) {
+	if n <= 0 || new <= old {
+		s := size - n*(old-new)
+		return s, s <= MaxFileBytes
+	}
+	hi, grow := bits.Mul64(uint64(n), uint64(new-old))
+	if hi != 0 || grow > uint64(math.MaxInt-size) {
+		return math.MaxInt, false
+	}
+	s := size + int(grow)
+	return s, s <= MaxFileBytes
 }
 
 // matchLines lists the line numbers where each (non-overlapping) match of
