@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -55,6 +56,11 @@ HTTP or stream error); 2 usage; 3 the model used --max-turns replies
 without answering; 4 --isolate require and isolation cannot start here;
 130 interrupted (Ctrl-C).
 
+Project instructions: --instructions FILE adds a file of yours after the
+rules; --agents-md (config key agents-md) adds the root's AGENTS.md, read
+through the sandbox and named in the first activity line. AGENTS.md is never
+read otherwise: in a folder someone else wrote, it is their text.
+
 The model is told these rules (replace them with --system FILE):
 
 ` + indent(agent.SystemPrompt, "  "),
@@ -91,6 +97,7 @@ type agentFlags struct {
 	modelTimeout time.Duration
 	system       string
 	transcript   string
+	inst         instructionFlags
 
 	fs        *flag.FlagSet // to tell flags given from defaults
 	numCtxWhy string        // where the context window in use came from
@@ -115,6 +122,7 @@ func (a *agentFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&a.modelTimeout, "model-timeout", 5*time.Minute, "longest wait for one complete model reply (loading a large model counts)")
 	fs.StringVar(&a.system, "system", "", "read the system prompt from this `file` instead of using the built-in one")
 	fs.StringVar(&a.transcript, "transcript", "", "append every message exchanged to this `file`, one JSON object per line")
+	a.inst.register(fs)
 	validate(fs, "api", oneOf(&a.api, "ollama", "openai"))
 	validate(fs, "host", parsedBy(&a.host, agent.ParseHost))
 	validate(fs, "max-turns", atLeast(&a.maxTurns, 1, ""))
@@ -163,6 +171,10 @@ func (a *agentFlags) open(ctx context.Context, e *env, stream io.Writer) (*sessi
 			return nil, usagef("--system: %s is empty", a.system)
 		}
 	}
+	user, err := a.inst.userFiles(e.source("instructions"))
+	if err != nil {
+		return nil, err
+	}
 	b, _, note, err := modelServer(a.host, a.api, isSet(a.fs, "api"), e.getenv, &http.Client{})
 	if err != nil {
 		return nil, err
@@ -210,6 +222,9 @@ func (a *agentFlags) open(ctx context.Context, e *env, stream io.Writer) (*sessi
 		return nil, err
 	}
 	s.closers = append(s.closers, eng.Close)
+	if ins := append(a.inst.workspaceFile(ctx, eng, e.stderr), user...); len(ins) > 0 {
+		system = agent.WithInstructions(cmp.Or(system, agent.SystemPrompt), ins...)
+	}
 	s.agent = agent.New(forTerminal(e, agent.Config{
 		Backend: b, Tools: eng, Model: model, System: system,
 		MaxTurns: a.maxTurns, NumCtx: a.numCtx, ReplyTimeout: a.modelTimeout,

@@ -27,6 +27,8 @@ func chatCommand(e *env) *ffcli.Command {
 	fs := flag.NewFlagSet("moat chat", flag.ContinueOnError)
 	var a agentFlags
 	a.register(fs)
+	var sf sessionFlags
+	sf.register(fs)
 	return &ffcli.Command{
 		Name:       "chat",
 		ShortUsage: "moat chat [flags]",
@@ -61,16 +63,23 @@ remembers earlier questions until the context window (--num-ctx) forces
 the oldest tool results out. Run 'moat help ask' for the rules the model
 is given.
 
+--continue goes on with the latest saved session of this root, --resume ID
+with the one named (moat sessions lists them); a session is resumed only in
+the root it was made in. /clear starts a new session.
+
+` + sessionsHelp + `
+
 Exit status: 0 when the session ends (a failed turn is reported and the
-session goes on), 1 when it cannot start (no server, no model) or, with
-questions piped in, when any of them got no answer; 2 for a usage error,
-4 when --isolate require and isolation cannot start here.`,
+session goes on), 1 when it cannot start (no server, no model, no session
+to continue, a damaged session file) or, with questions piped in, when any
+of them got no answer; 2 for a usage error (a session of another root
+included), 4 when --isolate require and isolation cannot start here.`,
 		FlagSet: fs,
 		Exec: func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
 				return usagef("chat takes no arguments; for one question use moat ask PROMPT")
 			}
-			return a.chat(ctx, e)
+			return a.chat(ctx, e, &sf)
 		},
 	}
 }
@@ -78,7 +87,7 @@ questions piped in, when any of them got no answer; 2 for a usage error,
 // chat runs the session. Interrupts are handled here rather than by run's
 // context: Ctrl-C must cancel the running reply, not the session, so the
 // session's context does not inherit run's cancellation.
-func (a *agentFlags) chat(ctx context.Context, e *env) error {
+func (a *agentFlags) chat(ctx context.Context, e *env, sf *sessionFlags) error {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
@@ -104,6 +113,17 @@ func (a *agentFlags) chat(ctx context.Context, e *env) error {
 		}
 	}()
 
+	cfg, _, err := a.c.sandbox()
+	if err != nil {
+		return err
+	}
+	rec, prior, err := sf.start(e, cfg.Root)
+	if err != nil {
+		return err
+	}
+	if prior != nil && a.model == "" {
+		a.model = prior.Model // the model it was held with, unless told otherwise
+	}
 	in := newLineReader(e)
 	defer in.close()
 	s, err := a.open(sctx, e, in.out)
@@ -111,6 +131,13 @@ func (a *agentFlags) chat(ctx context.Context, e *env) error {
 		return err
 	}
 	defer s.close(e.stderr)
+	if prior != nil {
+		s.agent.Resume(prior.Messages)
+	}
+	rec.noteStart(e.stderr, prior)
+	if in.interactive {
+		defer rec.noteEnd(e.stderr)
+	}
 	if in.interactive {
 		root := s.root
 		if abs, err := filepath.Abs(root); err == nil {
@@ -156,6 +183,9 @@ func (a *agentFlags) chat(ctx context.Context, e *env) error {
 			if quit := runChatCommand(e.stderr, s.agent, name, rest); quit {
 				return nil
 			}
+			if name == "/clear" && rest == "" {
+				rec.restart()
+			}
 			continue
 		}
 		turn := func(run func(context.Context) (string, error)) error {
@@ -170,6 +200,7 @@ func (a *agentFlags) chat(ctx context.Context, e *env) error {
 			mu.Unlock()
 			cancel()
 			reportChanges(e.stderr, s.agent)
+			rec.save(e.stderr, s.agent, s.model)
 			return err
 		}
 		asked++

@@ -70,6 +70,7 @@ func startPty(t *testing.T, script string, width int, stderrTTY bool, flags ...s
 	t.Setenv("OLLAMA_HOST", srv.URL)
 	t.Setenv("MOAT_ISOLATE", "off")
 	t.Setenv("MOAT_CACHE_DIR", sharedCache(t))
+	t.Setenv("XDG_STATE_HOME", t.TempDir()) // saved sessions, never the real user's
 	master, slave := openPty(t)
 	p := &ptyChat{t: t, master: master, code: make(chan int, 1), srv: srv}
 	if width > 0 {
@@ -236,7 +237,8 @@ func TestChatCtrlCAtApproval(t *testing.T) {
 	master, slave := openPty(t)
 	defer master.Close()
 	cmd := exec.Command(bin+"/moat", "chat", "--root", t.TempDir(), "--model", "qwen3")
-	cmd.Env = append(os.Environ(), "OLLAMA_HOST="+srv.URL, "MOAT_ISOLATE=off", "MOAT_CACHE_DIR="+sharedCache(t), "TERM=dumb")
+	cmd.Env = append(os.Environ(), "OLLAMA_HOST="+srv.URL, "MOAT_ISOLATE=off", "MOAT_CACHE_DIR="+sharedCache(t), "TERM=dumb",
+		"XDG_STATE_HOME="+t.TempDir()) // saved sessions, never the real user's
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
 	if err := cmd.Start(); err != nil {

@@ -43,6 +43,8 @@ func scriptParams(t *testing.T, area string, cmds map[string]func(ts *testscript
 			env.Setenv("GORACE", "atexit_sleep_ms=0")
 			env.Setenv("MOAT_ISOLATE", "off")               // scripts opt in to isolation explicitly
 			env.Setenv("OLLAMA_HOST", "http://127.0.0.1:9") // nothing listens there
+			// Saved chat sessions: this script's own, outside its root.
+			env.Setenv("XDG_STATE_HOME", env.WorkDir+".state")
 			return nil
 		},
 		Condition: func(cond string) (bool, error) {

@@ -100,6 +100,9 @@ const (
 	MaxGrepBytes = 128 << 10
 	// MaxContext is the most context lines grep shows on either side of a hit.
 	MaxContext = 50
+	// MaxEdits is the most edits one propose_edit may list: more is not a
+	// change a person reviews in one go, and each edit scans the file.
+	MaxEdits = 100
 )
 
 // Grep output modes (GrepArgs.OutputMode).
@@ -110,10 +113,13 @@ const (
 )
 
 // Bounds returns what the jsonschema tag cannot say about an argument of a
-// tool: its largest value (0: none beyond the host's default) and its
-// allowed values (nil: any). The host puts them in the schema, so the model
-// sees them and the host rejects what breaks them.
+// tool: its largest value, or for a list its most items (0: none beyond the
+// host's default), and its allowed values (nil: any). The host puts them in
+// the schema, so the model sees them and the host rejects what breaks them.
 func Bounds(tool, arg string) (maximum int, enum []string) {
+	if tool == ProposeEdit && arg == "edits" {
+		return MaxEdits, nil
+	}
 	if tool != Grep {
 		return 0, nil
 	}
@@ -206,9 +212,20 @@ type ProposeWriteArgs struct {
 	Content string `json:"content" jsonschema:"the complete new content of the file"`
 }
 
-// ProposeEditArgs are the arguments of propose_edit.
+// ProposeEditArgs are the arguments of propose_edit: one replacement
+// (old_text, new_text, replace_all), or several in Edits, never both. The
+// single-edit fields are optional in the schema only so that Edits can
+// stand alone; the gate requires one form or the other.
 type ProposeEditArgs struct {
 	Path       string `json:"path" jsonschema:"file to edit, relative to the workspace root"`
+	OldText    string `json:"old_text,omitempty" jsonschema:"exact text to replace; must occur exactly once unless replace_all is true (for several replacements use edits instead)"`
+	NewText    string `json:"new_text,omitempty" jsonschema:"replacement text"`
+	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"replace every occurrence of old_text"`
+	Edits      []Edit `json:"edits,omitempty" jsonschema:"several replacements in one proposal, instead of old_text and new_text: applied in order, each to the result of the ones before, all or none"`
+}
+
+// Edit is one replacement of propose_edit's edits.
+type Edit struct {
 	OldText    string `json:"old_text" jsonschema:"exact text to replace; must occur exactly once unless replace_all is true"`
 	NewText    string `json:"new_text" jsonschema:"replacement text"`
 	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"replace every occurrence of old_text"`

@@ -3,6 +3,7 @@ package gate
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -125,40 +126,102 @@ func (g *Gate) read(rel string, want fs.FileInfo) ([]byte, error) {
 	return data, nil
 }
 
-// applyEdit computes the new content of a propose_edit. It returns the
-// problem, in words for the model, when the edit cannot be made.
+// editForm checks that a propose_edit's arguments take one form: the
+// single replacement (old_text and new_text) or the list (edits), not
+// both. It returns the problem in words for the model, or "".
+func editForm(args json.RawMessage) string {
+	var has map[string]json.RawMessage
+	if json.Unmarshal(args, &has) != nil {
+		return "propose_edit arguments must be a JSON object"
+	}
+	_, list := has["edits"]
+	_, old := has["old_text"]
+	_, repl := has["new_text"]
+	_, all := has["replace_all"]
+	switch {
+	case list && (old || repl || all):
+		return "propose_edit takes either old_text and new_text (one replacement) or edits (several), not both; put every replacement in edits"
+	case list:
+		return ""
+	case !old && !repl:
+		return `propose_edit needs "old_text" and "new_text" (strings), or "edits" (a list of them)`
+	case !old:
+		return `propose_edit needs "old_text" (a string)`
+	case !repl:
+		return `propose_edit needs "new_text" (a string)`
+	}
+	return ""
+}
+
+// applyEdit computes the new content of a propose_edit: its one
+// replacement, or each of its edits in order on the result of the ones
+// before. Nothing is kept of a list that fails part way: all or none. It
+// returns the problem, in words for the model, when the edit cannot be
+// made.
 func applyEdit(p *proposal, s *snapshot, a proto.ProposeEditArgs) string {
 	if !s.exists {
 		return fmt.Sprintf("%s does not exist; use propose_write to create a new file", p.shown)
 	}
-	if a.OldText == "" {
-		return "old_text is empty; copy the exact text to replace from the file (read_file shows it), or use propose_write to replace the whole file"
+	edits := a.Edits
+	if edits == nil {
+		edits = []proto.Edit{{OldText: a.OldText, NewText: a.NewText, ReplaceAll: a.ReplaceAll}}
+	} else if len(edits) == 0 {
+		return "edits is empty; give at least one {old_text, new_text}"
+	} else if len(edits) > proto.MaxEdits {
+		return fmt.Sprintf("edits holds %d edits, more than the %d one proposal may; split the change into several proposals", len(edits), proto.MaxEdits)
 	}
-	if a.OldText == a.NewText {
-		return "old_text and new_text are the same; there is nothing to change"
+	text, total := string(s.data), 0
+	for i, e := range edits {
+		next, n, oversize, msg := replace(text, e, p.shown)
+		if oversize > 0 {
+			p.oversize = oversize // refused as too large by the caller
+			return ""
+		}
+		if msg != "" {
+			if a.Edits == nil {
+				return msg
+			}
+			after := ""
+			if i > 0 {
+				after = fmt.Sprintf(" (matched against the file as the %d edit%s before it left it)", i, plural(i))
+			}
+			return fmt.Sprintf("edits[%d] (edit %d of %d): %s%s; none of the edits was made", i, i+1, len(edits), msg, after)
+		}
+		text, total = next, total+n
 	}
-	old := string(s.data)
-	n := strings.Count(old, a.OldText)
+	p.content, p.edits = []byte(text), total
+	return ""
+}
+
+// replace makes one replacement in text, the only place an edit is
+// computed: the single edit and each of a list come through here. It
+// returns the new text and how many occurrences were replaced, or the
+// problem in words for the model, or (oversize > 0) the size the text
+// would have grown to past MaxFileBytes, without building it.
+func replace(text string, e proto.Edit, shown string) (next string, n, oversize int, msg string) {
+	if e.OldText == "" {
+		return "", 0, 0, "old_text is empty; copy the exact text to replace from the file (read_file shows it), or use propose_write to replace the whole file"
+	}
+	if e.OldText == e.NewText {
+		return "", 0, 0, "old_text and new_text are the same; there is nothing to change"
+	}
+	n = strings.Count(text, e.OldText)
 	switch {
 	case n == 0:
-		return fmt.Sprintf("old_text not found in %s; it must match the file exactly, including spaces, tabs and line endings. Read the file again and copy the text", p.shown)
-	case n > 1 && !a.ReplaceAll:
-		return fmt.Sprintf("old_text occurs %d times in %s (at lines %s); include more of the surrounding text so it matches once, or set replace_all to replace all %d", n, p.shown, matchLines(old, a.OldText), n)
+		return "", 0, 0, fmt.Sprintf("old_text not found in %s; it must match the file exactly, including spaces, tabs and line endings. Read the file again and copy the text", shown)
+	case n > 1 && !e.ReplaceAll:
+		return "", 0, 0, fmt.Sprintf("old_text occurs %d times in %s (at lines %s); include more of the surrounding text so it matches once, or set replace_all to replace all %d", n, shown, matchLines(text, e.OldText), n)
 	}
-	if !a.ReplaceAll {
+	if !e.ReplaceAll {
 		n = 1
 	}
-	if size, ok := EditSize(len(old), n, len(a.OldText), len(a.NewText)); !ok {
-		p.oversize = size // refused as too large, with no content built
-		return ""
+	if size, ok := EditSize(len(text), n, len(e.OldText), len(e.NewText)); !ok {
+		return "", 0, size, "" // refused as too large, with no content built
 	}
-	if a.ReplaceAll {
-		p.content = []byte(strings.ReplaceAll(old, a.OldText, a.NewText))
-	} else {
-		p.content = []byte(strings.Replace(old, a.OldText, a.NewText, 1))
+	if e.ReplaceAll {
+		return strings.ReplaceAll(text, e.OldText, e.NewText), n, 0, ""
 	}
-	p.edits = n
-	return ""
+	return strings.Replace(text, e.OldText, e.NewText, 1), 1, 0, ""
 }
 
 // EditSize is the size of a file of size bytes after n replacements of

@@ -198,6 +198,9 @@ func (g *Gate) propose(ctx context.Context, tool string, args json.RawMessage) (
 		if err := json.Unmarshal(args, &edit); err != nil {
 			return p, toolspec.Errorf("%s arguments: %v", tool, err), outcome{decision: "error", reason: err.Error()}
 		}
+		if msg := editForm(args); msg != "" {
+			return p, toolspec.Errorf("%s", msg), outcome{decision: "error", reason: msg}
+		}
 		p.given = edit.Path
 	default:
 		return p, toolspec.Errorf("%s is not a write proposal", tool), outcome{decision: "error", reason: "unknown tool"}

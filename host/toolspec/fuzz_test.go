@@ -53,6 +53,7 @@ func FuzzValidate(f *testing.F) {
 		{"list_dir", `{"path":"C:\\x"}`},
 		{"propose_write", `{"path":".git/hooks/pre-commit","content":"x"}`},
 		{"propose_edit", `{"path":"a","old_text":"x","new_text":"y","replace_all":true}`},
+		{"propose_edit", `{"path":"a","edits":[{"old_text":"x","new_text":"y"},{"old_text":1},"z",{"old_text":"q","new_text":"r","x":null}]}`},
 		{"nope", `{}`},
 	} {
 		f.Add(s.tool, []byte(s.args))

@@ -131,7 +131,7 @@ func defs() []def {
 			desc: "Propose creating or replacing a file in the workspace. A person sees the diff and must approve it; you are told whether it was written.",
 			args: proto.ProposeWriteArgs{}, write: true, paths: []string{"path"}, summary: aboutPath},
 		{name: proto.ProposeEdit, title: "Propose editing a file",
-			desc: "Propose replacing exact text in a workspace file. old_text must match exactly once unless replace_all is true. A person must approve the change.",
+			desc: "Propose replacing exact text in a workspace file. old_text must match exactly once unless replace_all is true. For several replacements in one file, give edits, a list of {old_text, new_text, replace_all?} applied in order (each to the result of the ones before), all or none, instead of old_text and new_text. A person must approve the change.",
 			args: proto.ProposeEditArgs{}, write: true, paths: []string{"path"}, summary: aboutPath},
 	}
 }
@@ -194,6 +194,12 @@ func New() (*Catalog, error) {
 			return nil, fmt.Errorf("toolspec: schema for %s: %w", d.name, err)
 		}
 		for name, p := range s.Properties {
+			if len(p.Types) == 2 && p.Types[0] == "null" {
+				// A slice field (propose_edit's edits) is derived as
+				// nullable; one plain type is what every server and model
+				// reads, and an absent list is left out, not null.
+				p.Type, p.Types = p.Types[1], nil
+			}
 			if p.Type == "integer" {
 				p.Minimum = jsonschema.Ptr(0.0)
 			}
@@ -201,7 +207,10 @@ func New() (*Catalog, error) {
 				p.Minimum = jsonschema.Ptr(1.0)
 			}
 			maximum, enum := proto.Bounds(d.name, name)
-			if maximum > 0 {
+			switch {
+			case maximum > 0 && p.Type == "array":
+				p.MaxItems = jsonschema.Ptr(maximum)
+			case maximum > 0:
 				p.Maximum = jsonschema.Ptr(float64(maximum))
 			}
 			for _, v := range enum {
@@ -359,6 +368,12 @@ func fieldMessage(k string, s *jsonschema.Schema, v, given any) string {
 	if s.Type != "" && got != s.Type && !(s.Type == "number" && got == "integer") {
 		return fmt.Sprintf("%s must be %s %s, got %s", k, article(s.Type), s.Type, describe(v))
 	}
+	if l, ok := v.([]any); ok && s.MaxItems != nil && len(l) > *s.MaxItems {
+		return fmt.Sprintf("%s may hold at most %d items, got %d", k, *s.MaxItems, len(l))
+	}
+	if msg, ok := itemMessage(k, s, v); ok {
+		return msg
+	}
 	if s.Minimum != nil {
 		if f, ok := v.(float64); ok && f < *s.Minimum {
 			return fmt.Sprintf("%s must be at least %g, got %s", k, *s.Minimum, num(f))
@@ -377,6 +392,45 @@ func fieldMessage(k string, s *jsonschema.Schema, v, given any) string {
 		return fmt.Sprintf("%s must be one of %s, got %s", k, strings.Join(names, ", "), describe(v))
 	}
 	return fmt.Sprintf("%s has an invalid value: %s", k, describe(v))
+}
+
+// itemMessage says what is wrong with the first bad element of a list of
+// objects (propose_edit's edits), in the words Validate uses for the
+// arguments themselves: "edits[1] needs \"new_text\" (a string)".
+func itemMessage(k string, s *jsonschema.Schema, v any) (string, bool) {
+	list, ok := v.([]any)
+	if !ok || s.Items == nil || s.Items.Type != "object" {
+		return "", false
+	}
+	is := s.Items
+	for i, it := range list {
+		at := fmt.Sprintf("%s[%d]", k, i)
+		obj, ok := it.(map[string]any)
+		if !ok {
+			return fmt.Sprintf("%s must be an object, got %s", at, describe(it)), true
+		}
+		for _, f := range sortedKeys(obj) {
+			if _, known := is.Properties[f]; !known {
+				names := make([]string, 0, len(is.Properties))
+				for n := range is.Properties {
+					names = append(names, n)
+				}
+				sort.Strings(names)
+				return fmt.Sprintf("%s does not take %q (it takes: %s)", at, f, strings.Join(names, ", ")), true
+			}
+		}
+		for _, req := range is.Required {
+			if _, has := obj[req]; !has {
+				return fmt.Sprintf("%s needs %q (a %s)", at, req, is.Properties[req].Type), true
+			}
+		}
+		for _, f := range sortedKeys(obj) {
+			if ps := is.Properties[f]; ps.Type != "" && kindOf(obj[f]) != ps.Type {
+				return fieldMessage(at+"."+f, ps, obj[f], obj[f]), true
+			}
+		}
+	}
+	return "", false
 }
 
 func kindOf(v any) string {
