@@ -85,6 +85,7 @@ type agentFlags struct {
 	modelTimeout time.Duration
 	system       string
 	transcript   string
+	rec          recordFlags
 }
 
 // Bounds on the flags: below minNumCtx the system prompt and tool
@@ -105,6 +106,7 @@ func (a *agentFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&a.modelTimeout, "model-timeout", 5*time.Minute, "longest wait for one complete model reply (loading a large model counts)")
 	fs.StringVar(&a.system, "system", "", "read the system prompt from this `file` instead of using the built-in one")
 	fs.StringVar(&a.transcript, "transcript", "", "append every message exchanged to this `file`, one JSON object per line")
+	a.rec.register(fs)
 	validate(fs, "api", oneOf(&a.api, "ollama", "openai"))
 	validate(fs, "host", parsedBy(&a.host, agent.ParseHost))
 	validate(fs, "max-turns", atLeast(&a.maxTurns, 1, ""))
@@ -118,6 +120,7 @@ type session struct {
 	backend agent.Backend
 	model   string
 	root    string
+	rec     *recorder // --record, or nil
 	closers []func() error
 }
 
@@ -132,9 +135,9 @@ func (s *session) close(stderr io.Writer) {
 
 // open checks the flags, finds the server and the model (before compiling
 // the sandbox, so a missing server is reported at once), opens the engine
-// and starts the conversation. stream, if not nil, gets the model's text
-// as it arrives.
-func (a *agentFlags) open(ctx context.Context, e *env, stream io.Writer) (*session, error) {
+// and starts the conversation. command (ask or chat) names it in a
+// recording. stream, if not nil, gets the model's text as it arrives.
+func (a *agentFlags) open(ctx context.Context, e *env, command string, stream io.Writer) (*session, error) {
 	if _, _, err := a.c.sandbox(); err != nil {
 		return nil, err
 	}
@@ -178,16 +181,27 @@ func (a *agentFlags) open(ctx context.Context, e *env, stream io.Writer) (*sessi
 		s.closers = append(s.closers, f.Close)
 		tr = f
 	}
+	if s.rec, err = a.startRecording(e, command, model, system); err != nil {
+		return nil, err
+	}
+	if s.rec != nil {
+		s.closers = append(s.closers, s.rec.close)
+		a.w.wrap = s.rec.reviewer
+	}
 	eng, err := a.c.openEngine(ctx, e.stderr, &a.w)
 	if err != nil {
 		return nil, err
 	}
 	s.closers = append(s.closers, eng.Close)
-	s.agent = agent.New(forTerminal(e, agent.Config{
+	cfg := agent.Config{
 		Backend: b, Tools: eng, Model: model, System: system,
 		MaxTurns: a.maxTurns, NumCtx: a.numCtx, ReplyTimeout: a.modelTimeout,
 		Activity: e.stderr, Stream: stream, Transcript: tr,
-	}))
+	}
+	if s.rec != nil {
+		cfg = s.rec.wire(cfg)
+	}
+	s.agent = agent.New(forTerminal(e, cfg))
 	ok = true
 	return s, nil
 }

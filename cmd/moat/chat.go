@@ -101,7 +101,7 @@ func (a *agentFlags) chat(ctx context.Context, e *env) error {
 
 	in := newLineReader(e)
 	defer in.close()
-	s, err := a.open(sctx, e, in.out)
+	s, err := a.open(sctx, e, "chat", in.out)
 	if err != nil {
 		return err
 	}
@@ -149,7 +149,8 @@ func (a *agentFlags) chat(ctx context.Context, e *env) error {
 		cancelTurn = cancel
 		mu.Unlock()
 		s.agent.SetWidth(terminalWidth(e.stdout)) // the window may have been resized
-		_, err := s.agent.Ask(tctx, q)
+		answer, err := s.agent.Ask(tctx, q)
+		s.rec.finish(answer, err)
 		mu.Lock()
 		cancelTurn = nil
 		mu.Unlock()

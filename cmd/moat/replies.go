@@ -17,12 +17,13 @@ import (
 // a failure), and the line is ended before moat says why.
 func (a *agentFlags) ask(ctx context.Context, e *env, prompt string) error {
 	out := &countWriter{w: e.stdout}
-	s, err := a.open(ctx, e, out)
+	s, err := a.open(ctx, e, "ask", out)
 	if err != nil {
 		return err
 	}
 	defer s.close(e.stderr)
-	_, err = s.agent.Ask(ctx, prompt)
+	answer, err := s.agent.Ask(ctx, prompt)
+	s.rec.finish(answer, err)
 	reportChanges(e.stderr, s.agent)
 	if errors.Is(err, context.Canceled) && out.n > 0 {
 		return exitError{code: exitFailure, msg: "interrupted; the answer above is incomplete"}

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/moatdev/moat/host/agent"
+	"github.com/moatdev/moat/host/gate"
+	"github.com/moatdev/moat/host/policy"
+	"github.com/moatdev/moat/host/recording"
+)
+
+// recordFlags are ask's and chat's --record flags.
+type recordFlags struct {
+	file     string
+	files    bool
+	maxBytes int64
+}
+
+func (r *recordFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&r.file, "record", "", "record the session in this txtar `file`, to replay it later with 'moat replay' (a regression test)")
+	fs.BoolVar(&r.files, "record-files", false, "with --record: also put the files the model reads and the names in the folders it lists in the recording, so it replays with no folder (never a denied file)")
+	fs.Int64Var(&r.maxBytes, "record-max-bytes", recording.DefaultMaxBytes, "with --record: the largest recording; a session that outgrows it is not recorded, and moat says so")
+	validate(fs, "record-max-bytes", positive(&r.maxBytes))
+}
+
+// recorder is a recording in progress and the file it goes to.
+type recorder struct {
+	rec    *recording.Recorder
+	file   string
+	stderr io.Writer
+	gone   bool // removed for outgrowing --record-max-bytes
+}
+
+// startRecording begins the recording when --record was given (nil, nil
+// when not). It writes the empty recording at once, so that a file that
+// cannot be written is reported before the session starts.
+func (a *agentFlags) startRecording(e *env, command, model, system string) (*recorder, error) {
+	r := a.rec
+	if r.file == "" {
+		if r.files {
+			return nil, usagef("--record-files needs --record FILE")
+		}
+		return nil, nil
+	}
+	cfg, _, err := a.c.sandbox()
+	if err != nil {
+		return nil, err
+	}
+	pol, err := policy.New(a.c.deny, a.c.allow)
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	sess := recording.Session{
+		Command: command, API: a.api, Model: model, RootName: filepath.Base(cfg.Root),
+		NumCtx: a.numCtx, MaxTurns: a.maxTurns,
+		MaxReadBytes: a.c.maxReadBytes, MaxResults: a.c.maxResults, NoIgnore: a.c.noIgnore,
+		Deny: a.c.deny, Allow: a.c.allow, Writes: a.w.writes, System: system,
+	}
+	rec, err := recording.New(recording.Options{
+		Session: sess, Version: moatVersion(), Flags: a.behaviourFlags(model),
+		Root: cfg.Root, Policy: pol, Files: r.files, MaxBytes: r.maxBytes, Notes: e.stderr,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := rec.WriteFile(r.file); err != nil {
+		rec.Close()
+		return nil, usagef("--record: %v", err)
+	}
+	if r.files {
+		fmt.Fprintf(e.stderr, "moat: --record-files: %s will hold the content of every file the model reads and the names in every folder it lists (never a file the deny-list hides)\n", agent.Sanitize(r.file, false))
+	}
+	return &recorder{rec: rec, file: r.file, stderr: e.stderr}, nil
+}
+
+// behaviourFlags are the flags that change what a session does, as the
+// recording's comment shows them.
+func (a *agentFlags) behaviourFlags(model string) string {
+	f := []string{"--api " + a.api, "--model " + model, fmt.Sprintf("--num-ctx %d", a.numCtx), fmt.Sprintf("--max-turns %d", a.maxTurns),
+		fmt.Sprintf("--max-read-bytes %d", a.c.maxReadBytes), fmt.Sprintf("--max-results %d", a.c.maxResults), "--writes " + a.w.writes}
+	if a.c.noIgnore {
+		f = append(f, "--no-ignore")
+	}
+	for _, d := range a.c.deny {
+		f = append(f, "--deny "+d)
+	}
+	for _, d := range a.c.allow {
+		f = append(f, "--allow "+d)
+	}
+	if a.system != "" {
+		f = append(f, "--system "+a.system+" (kept in the recording)")
+	}
+	return strings.Join(f, " ")
+}
+
+// wire puts the recorder on the session's seams.
+func (r *recorder) wire(cfg agent.Config) agent.Config {
+	cfg.Backend = r.rec.Backend(cfg.Backend)
+	cfg.Tools = r.rec.Tools(cfg.Tools)
+	cfg.Transcript = r.rec.Transcript(cfg.Transcript)
+	return cfg
+}
+
+// reviewer wraps the terminal reviewer, so each decision is recorded.
+func (r *recorder) reviewer(inner gate.Reviewer) gate.Reviewer { return r.rec.Reviewer(inner) }
+
+// finish records how a question ended and writes the recording so far.
+func (r *recorder) finish(answer string, err error) {
+	if r == nil {
+		return
+	}
+	r.rec.Finish(answer, err)
+	werr := r.rec.WriteFile(r.file)
+	switch {
+	case werr == nil || r.gone:
+	case errors.Is(werr, recording.ErrTooLarge):
+		// What was written before is a cut recording: it goes.
+		r.gone = true
+		os.Remove(r.file)
+		fmt.Fprintf(r.stderr, "moat: --record: %s removed: %v\n", agent.Sanitize(r.file, false), werr)
+	default:
+		fmt.Fprintf(r.stderr, "moat: --record: %s not written: %v\n", agent.Sanitize(r.file, false), werr)
+	}
+}
+
+func (r *recorder) close() error { return r.rec.Close() }

@@ -1,0 +1,557 @@
+package recording
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/moatdev/moat/guest/proto"
+	"github.com/moatdev/moat/host/agent"
+	"github.com/moatdev/moat/host/fakellm"
+	"github.com/moatdev/moat/host/gate"
+	"github.com/moatdev/moat/host/policy"
+	"github.com/moatdev/moat/host/toolspec"
+)
+
+// DefaultMaxBytes bounds a recording unless the caller says otherwise:
+// far more than a session's tool results at the default read limit, small
+// enough to keep in a repository.
+const DefaultMaxBytes = 16 << 20
+
+// ErrTooLarge: the recording outgrew its bound and was not written.
+var ErrTooLarge = errors.New("recording: too large")
+
+// Options configure a Recorder.
+type Options struct {
+	// Session holds the settings that change behaviour; the recorder
+	// fills in the questions and turns.
+	Session Session
+	// Version is moat's version, for the archive's comment.
+	Version string
+	// Flags is the command line's behaviour flags, for the comment.
+	Flags string
+	// Root is the sandbox root's absolute path and Policy its deny-list;
+	// with Files, the files the session reads and the folders it lists
+	// are taken from there (never one the deny-list names).
+	Root   string
+	Policy *policy.Policy
+	Files  bool
+	// MaxBytes bounds the archive's texts and files; 0 is
+	// DefaultMaxBytes. Past it the recorder says so on Notes once and
+	// keeps nothing more: Bytes then fails with ErrTooLarge.
+	MaxBytes int64
+	Notes    io.Writer
+}
+
+// Recorder records one session. Its wrappers may be called from the
+// goroutines the agent loop uses; it serialises them.
+type Recorder struct {
+	opt  Options
+	root *os.Root // Files only
+
+	mu      sync.Mutex
+	rec     Recording
+	history []agent.Message // the conversation, as the transcript shows it
+	system  int             // system messages seen (a later one is a /clear)
+	clear   bool            // the next question follows a /clear
+	review  *Review         // the review of the call in progress
+	mark    mark            // where the question in progress started
+	files   map[string]int  // path -> index in rec.Files; -1: known absent
+	listed  map[string]bool // folders whose names were taken
+	size    int64
+	over    bool
+	dropped int // interrupted questions left out
+}
+
+type mark struct{ turns, calls, history, script int }
+
+// New starts a recording.
+func New(opt Options) (*Recorder, error) {
+	if opt.MaxBytes <= 0 {
+		opt.MaxBytes = DefaultMaxBytes
+	}
+	if opt.Notes == nil {
+		opt.Notes = io.Discard
+	}
+	r := &Recorder{opt: opt, files: map[string]int{}, listed: map[string]bool{}}
+	r.rec.Session = opt.Session
+	r.rec.Session.Files = opt.Files
+	r.rec.Session.Questions, r.rec.Session.Turns = nil, nil
+	r.rec.Script = fakellm.Script{Models: []fakellm.Model{{Name: opt.Session.Model, Tools: true}}, Turns: []fakellm.Turn{}}
+	if opt.Files {
+		if opt.Policy == nil {
+			return nil, errors.New("recording: Files needs the Policy")
+		}
+		root, err := os.OpenRoot(opt.Root)
+		if err != nil {
+			return nil, fmt.Errorf("recording: %w", err)
+		}
+		r.root = root
+	}
+	return r, nil
+}
+
+// Close releases the root.
+func (r *Recorder) Close() error {
+	if r.root != nil {
+		return r.root.Close()
+	}
+	return nil
+}
+
+// grow counts n more bytes against the bound and reports whether they fit.
+func (r *Recorder) grow(n int) bool {
+	if r.over {
+		return false
+	}
+	r.size += int64(n)
+	if r.size <= r.opt.MaxBytes {
+		return true
+	}
+	r.over = true
+	r.rec = Recording{} // keep nothing more
+	fmt.Fprintf(r.opt.Notes, "moat: the recording is larger than --record-max-bytes (%s) and will not be written; raise the bound or record a shorter session\n", proto.FormatSize(r.opt.MaxBytes))
+	return false
+}
+
+// Backend wraps the model server: every reply becomes a turn of the fake
+// server's script.
+func (r *Recorder) Backend(b agent.Backend) agent.Backend { return &recBackend{b, r} }
+
+type recBackend struct {
+	agent.Backend
+	r *Recorder
+}
+
+func (b *recBackend) Chat(ctx context.Context, req agent.Request, onText func(string)) (agent.Message, error) {
+	reply, err := b.Backend.Chat(ctx, req, onText)
+	b.r.turn(req, reply, err)
+	return reply, err
+}
+
+func (r *Recorder) turn(req agent.Request, reply agent.Message, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	info := Turn{Question: len(r.rec.Session.Questions), Messages: len(req.Messages)}
+	for i, m := range req.Messages {
+		if i < len(r.history) && !sameMessage(m, r.history[i]) {
+			info.Dropped = append(info.Dropped, i)
+		}
+	}
+	t := fakellm.Turn{Text: reply.Content}
+	if err != nil {
+		// Replayed as a server failure; which failure it was is not
+		// replayed (only that the question failed).
+		t = fakellm.Turn{Fail: "http500"}
+	}
+	n := len(t.Text)
+	for _, c := range reply.ToolCalls {
+		call := fakellm.Call{ID: c.ID, NoID: c.ID == "", Name: c.Name}
+		call.Args, call.RawArgs = compactArgs(c.Arguments)
+		t.Calls = append(t.Calls, call)
+		n += len(c.Name) + len(c.Arguments)
+	}
+	if !r.grow(n) {
+		return
+	}
+	r.rec.Script.Turns = append(r.rec.Script.Turns, t)
+	r.rec.Session.Turns = append(r.rec.Session.Turns, info)
+}
+
+func sameMessage(a, b agent.Message) bool {
+	if a.Content != b.Content || len(a.ToolCalls) != len(b.ToolCalls) {
+		return false
+	}
+	for i := range a.ToolCalls {
+		if a.ToolCalls[i] != b.ToolCalls[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Tools wraps the engine: every call and the exact text it returned.
+func (r *Recorder) Tools(d agent.Dispatcher) agent.Dispatcher { return &recTools{d, r} }
+
+type recTools struct {
+	agent.Dispatcher
+	r *Recorder
+}
+
+func (t *recTools) Call(ctx context.Context, name string, args json.RawMessage) toolspec.Result {
+	r := t.r
+	if r.root != nil && isWrite(name) {
+		r.mu.Lock()
+		r.capture(pathArg(args, "path"), false) // as it was before the change
+		r.mu.Unlock()
+	}
+	res := t.Dispatcher.Call(ctx, name, args)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rv := r.review
+	r.review = nil
+	if r.root != nil && !res.IsError {
+		switch name {
+		case proto.ReadFile:
+			r.capture(pathArg(args, "path"), false)
+		case proto.ListDir:
+			r.capture(pathArg(args, "path"), true)
+		}
+	}
+	n := len(name) + len(args) + len(res.Text)
+	if rv != nil {
+		for _, l := range rv.Lines {
+			n += len(l) + 1
+		}
+	}
+	if !r.grow(n) {
+		return res
+	}
+	r.rec.Calls = append(r.rec.Calls, Call{Turn: len(r.rec.Script.Turns), Tool: name, Args: string(args), Error: res.IsError, Text: res.Text, Review: rv})
+	return res
+}
+
+func isWrite(name string) bool { return name == proto.ProposeWrite || name == proto.ProposeEdit }
+
+// pathArg is the string argument key of a call, "" when there is none.
+func pathArg(args json.RawMessage, key string) string {
+	var m map[string]any
+	if json.Unmarshal(args, &m) != nil {
+		return ""
+	}
+	s, _ := m[key].(string)
+	if s == "" && key == "path" {
+		return "."
+	}
+	return s
+}
+
+// ansiSGR matches the gate's own colours, the only escape sequences in a
+// Review (everything untrusted in it is shown escaped), so that a
+// recording does not depend on the terminal it was made at.
+var ansiSGR = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
+// Reviewer wraps the gate's reviewer: the review shown and the decision.
+func (r *Recorder) Reviewer(inner gate.Reviewer) gate.Reviewer { return &recReviewer{inner, r} }
+
+type recReviewer struct {
+	inner gate.Reviewer
+	r     *Recorder
+}
+
+func (v *recReviewer) Review(ctx context.Context, rv *gate.Review) gate.Verdict {
+	verdict := v.inner.Review(ctx, rv)
+	var lines []string
+	for _, l := range append(append([]string(nil), rv.Header...), rv.Diff...) {
+		lines = append(lines, ansiSGR.ReplaceAllString(l, ""))
+	}
+	v.r.mu.Lock()
+	v.r.review = &Review{Lines: lines, Outcome: outcomeName(verdict.Outcome), Reason: verdict.Reason}
+	v.r.mu.Unlock()
+	return verdict
+}
+
+// Report passes a written or refused change on to a reviewer that shows
+// it (the terminal).
+func (v *recReviewer) Report(rv *gate.Review, msg string) {
+	if rep, ok := v.inner.(gate.Reporter); ok {
+		rep.Report(rv, msg)
+	}
+}
+
+var outcomeNames = map[gate.Outcome]string{
+	gate.Approved: "approved", gate.Declined: "declined", gate.Unanswered: "unanswered",
+	gate.TooLarge: "too_large", gate.Unavailable: "unavailable", gate.Failed: "failed", gate.Cancelled: "cancelled",
+}
+
+func outcomeName(o gate.Outcome) string {
+	if n, ok := outcomeNames[o]; ok {
+		return n
+	}
+	return fmt.Sprintf("invalid(%d)", o)
+}
+
+func parseOutcome(s string) (gate.Outcome, bool) {
+	for o, n := range outcomeNames {
+		if n == s {
+			return o, true
+		}
+	}
+	return 0, false
+}
+
+// Transcript returns the writer for the agent's transcript: it follows
+// the conversation (questions, /clear, what the model was sent of each
+// result) and passes every line on to w, which may be nil.
+func (r *Recorder) Transcript(w io.Writer) io.Writer { return &recTranscript{w, r} }
+
+type recTranscript struct {
+	w io.Writer
+	r *Recorder
+}
+
+func (t *recTranscript) Write(p []byte) (int, error) {
+	for _, line := range bytes.Split(bytes.TrimSpace(p), []byte("\n")) {
+		var m agent.Message
+		if json.Unmarshal(line, &m) == nil {
+			t.r.message(m)
+		}
+	}
+	if t.w == nil {
+		return len(p), nil
+	}
+	return t.w.Write(p)
+}
+
+func (r *Recorder) message(m agent.Message) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch m.Role {
+	case "system":
+		r.system++
+		r.clear = r.system > 1
+		r.history = []agent.Message{m}
+		return
+	case "user":
+		if !r.grow(len(m.Content)) {
+			return
+		}
+		r.mark = mark{turns: len(r.rec.Session.Turns), calls: len(r.rec.Calls), history: len(r.history), script: len(r.rec.Script.Turns)}
+		r.rec.Session.Questions = append(r.rec.Session.Questions, Question{Clear: r.clear, Text: m.Content})
+		r.clear = false
+	case "tool":
+		if n := len(r.rec.Calls); n > 0 && r.rec.Calls[n-1].Text != m.Content && r.rec.Calls[n-1].Sent == nil {
+			if r.grow(len(m.Content)) {
+				s := m.Content
+				r.rec.Calls[n-1].Sent = &s
+			}
+		}
+	}
+	r.history = append(r.history, m)
+}
+
+// Finish records how the question in progress ended. An interrupted
+// question is left out of the recording: its replies never completed.
+func (r *Recorder) Finish(answer string, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	qs := r.rec.Session.Questions
+	if r.over || len(qs) == 0 {
+		return
+	}
+	q := &qs[len(qs)-1]
+	switch {
+	case err == nil:
+		q.Outcome, q.Answer = Answered, answer
+	case errors.Is(err, context.Canceled):
+		r.rec.Session.Questions = qs[:len(qs)-1]
+		r.rec.Session.Turns = r.rec.Session.Turns[:r.mark.turns]
+		r.rec.Calls = r.rec.Calls[:r.mark.calls]
+		r.rec.Script.Turns = r.rec.Script.Turns[:r.mark.script]
+		r.history = r.history[:r.mark.history]
+		r.dropped++
+		return
+	case errors.Is(err, agent.ErrTurnCap):
+		q.Outcome, q.Error = TurnCap, err.Error()
+	case errors.Is(err, agent.ErrContextFull):
+		q.Outcome, q.Error = ContextFull, err.Error()
+	default:
+		q.Outcome, q.Error = Failed, err.Error()
+	}
+	if err != nil && !errors.Is(err, agent.ErrTurnCap) {
+		r.history = r.history[:r.mark.history] // the loop took the question out
+	}
+}
+
+// Recording returns a copy of what was recorded so far.
+func (r *Recorder) Recording() (*Recording, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.over {
+		return nil, fmt.Errorf("%w: more than %s", ErrTooLarge, proto.FormatSize(r.opt.MaxBytes))
+	}
+	rec := r.rec
+	rec.Comment = r.comment()
+	rec.Session.Questions = append([]Question(nil), rec.Session.Questions...)
+	rec.Calls = append([]Call(nil), rec.Calls...)
+	rec.Files = append([]File(nil), rec.Files...)
+	return &rec, nil
+}
+
+// Bytes is the archive so far.
+func (r *Recorder) Bytes() ([]byte, error) {
+	rec, err := r.Recording()
+	if err != nil {
+		return nil, err
+	}
+	return Encode(rec)
+}
+
+// pending is the number of calls recorded: during a call, its index.
+func (r *Recorder) pending() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.rec.Calls)
+}
+
+func (r *Recorder) comment() string {
+	s := r.rec.Session
+	var b strings.Builder
+	fmt.Fprintf(&b, "# moat recording: moat %s, made with moat %s\n", s.Command, oneLine(r.opt.Version))
+	fmt.Fprintf(&b, "# model %s over the %s API; %d questions, %d model replies, %d tool calls\n", oneLine(s.Model), s.API, len(s.Questions), len(r.rec.Script.Turns), len(r.rec.Calls))
+	if r.opt.Flags != "" {
+		fmt.Fprintf(&b, "# flags: %s\n", oneLine(r.opt.Flags))
+	}
+	if s.Files {
+		b.WriteString("# with --record-files: the files read and the folders listed are under root/\n")
+	} else {
+		b.WriteString("# without --record-files: replay needs the root, as it was: moat replay FILE --root DIR\n")
+	}
+	if r.dropped > 0 {
+		fmt.Fprintf(&b, "# %d interrupted question(s) left out\n", r.dropped)
+	}
+	b.WriteString("# Replay: moat replay FILE; in a testscript suite (package moattest) this line runs it:\n")
+	b.WriteString("replay\n")
+	return b.String()
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// capture takes a file, or a folder's names, into the recording the first
+// time the session touches it: as it was then. The deny-list is checked
+// here again, on the path and on each listed name: the tools already
+// refused denied files, and a recording must never hold one.
+func (r *Recorder) capture(given string, dir bool) {
+	rel, err := policy.Clean(given)
+	if err != nil || r.over {
+		return
+	}
+	if _, denied := r.opt.Policy.Denied(rel); denied && rel != "." {
+		return
+	}
+	if dir {
+		r.captureDir(rel)
+		return
+	}
+	if i, ok := r.files[rel]; ok && (i < 0 || !r.rec.Files[i].Placeholder) {
+		return // taken already, or known not to exist
+	}
+	st, err := r.root.Lstat(rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, ok := r.files[rel]; !ok {
+			r.files[rel] = -1 // a later read sees what the session wrote
+		}
+		return
+	}
+	if err != nil || !st.Mode().IsRegular() {
+		return // symbolic links and special files are not recorded
+	}
+	data, err := r.root.ReadFile(rel)
+	if err != nil || !r.grow(len(data)) {
+		return
+	}
+	r.addParents(rel)
+	f := File{Path: rel, Data: data, ModTime: st.ModTime(), Mode: st.Mode().Perm()}
+	if i, ok := r.files[rel]; ok && i >= 0 {
+		r.rec.Files[i] = f
+		return
+	}
+	r.files[rel] = len(r.rec.Files)
+	r.rec.Files = append(r.rec.Files, f)
+}
+
+func (r *Recorder) captureDir(rel string) {
+	if r.listed[rel] {
+		return
+	}
+	entries, err := fs.ReadDir(r.root.FS(), rel)
+	if err != nil {
+		return
+	}
+	r.addDir(rel)
+	r.listed[rel] = true
+	for _, e := range entries {
+		p := path.Join(rel, e.Name())
+		if _, seen := r.files[p]; seen {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			continue
+		}
+		switch {
+		case e.IsDir():
+			r.addDir(p)
+		case e.Type().IsRegular():
+			// The name only: a file listed is not a file read.
+			if !r.grow(len(p)) {
+				return
+			}
+			r.files[p] = len(r.rec.Files)
+			r.rec.Files = append(r.rec.Files, File{Path: p, Placeholder: true, ModTime: info.ModTime(), Mode: info.Mode().Perm()})
+		}
+	}
+}
+
+func (r *Recorder) addParents(rel string) {
+	for d := path.Dir(rel); d != "."; d = path.Dir(d) {
+		r.addDir(d)
+	}
+}
+
+func (r *Recorder) addDir(rel string) {
+	if rel == "." {
+		return
+	}
+	if _, ok := r.files[rel]; ok {
+		return
+	}
+	st, err := r.root.Lstat(rel)
+	if err != nil || !st.IsDir() {
+		return
+	}
+	r.addParents(rel)
+	r.files[rel] = len(r.rec.Files)
+	r.rec.Files = append(r.rec.Files, File{Path: rel, Dir: true, ModTime: st.ModTime(), Mode: st.Mode().Perm()})
+}
+
+// WriteFile writes the archive to name, replacing it whole (a temporary
+// file renamed over it), so an archive on disk is never half written.
+func (r *Recorder) WriteFile(name string) error {
+	b, err := r.Bytes()
+	if err != nil {
+		return err
+	}
+	return writeAtomic(name, b)
+}
+
+func writeAtomic(name string, b []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(name), ".moat-recording-*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), name)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
+}
