@@ -105,6 +105,7 @@ type callHead struct {
 
 type reviewHead struct {
 	Outcome  string `json:"outcome"`
+	Header   int    `json:"header_lines"`
 	Reason   string `json:"reason,omitempty"`
 	Encoding string `json:"encoding,omitempty"`
 }
@@ -190,7 +191,7 @@ func Encode(r *Recording) ([]byte, error) {
 		}
 		if c.Review != nil {
 			text, enc := putText([]byte(joinLines(c.Review.Lines)))
-			add(name+".review", withHead(reviewHead{Outcome: c.Review.Outcome, Reason: c.Review.Reason, Encoding: enc}, text))
+			add(name+".review", withHead(reviewHead{Outcome: c.Review.Outcome, Header: c.Review.Header, Reason: c.Review.Reason, Encoding: enc}, text))
 		}
 	}
 	if len(r.Files) > 0 {
@@ -299,7 +300,7 @@ func decodeArchive(a *txtar.Archive) (*Recording, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s.review: %v", n, err)
 			}
-			c.Review = &Review{Lines: splitLines(string(t)), Outcome: rh.Outcome, Reason: rh.Reason}
+			c.Review = &Review{Lines: splitLines(string(t)), Header: rh.Header, Outcome: rh.Outcome, Reason: rh.Reason}
 		}
 		r.Calls = append(r.Calls, c)
 	}

@@ -256,7 +256,7 @@ func (v *recReviewer) Review(ctx context.Context, rv *gate.Review) gate.Verdict 
 		lines = append(lines, ansiSGR.ReplaceAllString(l, ""))
 	}
 	v.r.mu.Lock()
-	v.r.review = &Review{Lines: lines, Outcome: outcomeName(verdict.Outcome), Reason: verdict.Reason}
+	v.r.review = &Review{Lines: lines, Header: len(rv.Header), Outcome: outcomeName(verdict.Outcome), Reason: verdict.Reason}
 	v.r.mu.Unlock()
 	return verdict
 }

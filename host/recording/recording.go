@@ -104,6 +104,7 @@ type Call struct {
 // Review is one review and its decision.
 type Review struct {
 	Lines   []string // header and diff, as shown, without colour
+	Header  int      // how many of Lines are the header (the rest: the diff)
 	Outcome string   // approved, declined, unanswered, too_large, unavailable, failed, cancelled
 	Reason  string   `json:",omitempty"`
 }

@@ -140,8 +140,26 @@ func Replay(ctx context.Context, rec *Recording, opt ReplayOptions) (*Report, er
 		return nil, err
 	}
 	got.Comment, got.Files, got.Script = rec.Comment, rec.Files, rec.Script
+	renameRoot(got, filepath.Base(abs), rec.Session.RootName)
 	got.Session.Files, got.Session.RootName = rec.Session.Files, rec.Session.RootName
 	return &Report{Diffs: compare(rec, got), Replayed: got}, nil
+}
+
+// renameRoot shows the replay's root folder by the recorded one's name
+// in the reviews' headers ("file  NAME/notes.txt"), so that a recording
+// replays against a folder of any name.
+func renameRoot(r *Recording, from, to string) {
+	if from == to || to == "" {
+		return
+	}
+	for _, c := range r.Calls {
+		if c.Review == nil {
+			continue
+		}
+		for i := 0; i < c.Review.Header && i < len(c.Review.Lines); i++ {
+			c.Review.Lines[i] = strings.ReplaceAll(c.Review.Lines[i], " "+from+"/", " "+to+"/")
+		}
+	}
 }
 
 // fromRecording answers each review with the decision recorded for the
