@@ -125,7 +125,9 @@ type session struct {
 }
 
 func (s *session) close(stderr io.Writer) {
-	if err := s.agent.TranscriptErr(); err != nil {
+	if s.agent == nil {
+		// open failed before the conversation started
+	} else if err := s.agent.TranscriptErr(); err != nil {
 		fmt.Fprintln(stderr, "moat: writing the transcript:", err)
 	}
 	for i := len(s.closers) - 1; i >= 0; i-- {
@@ -139,6 +141,9 @@ func (s *session) close(stderr io.Writer) {
 // recording. stream, if not nil, gets the model's text as it arrives.
 func (a *agentFlags) open(ctx context.Context, e *env, command string, stream io.Writer) (*session, error) {
 	if _, _, err := a.c.sandbox(); err != nil {
+		return nil, err
+	}
+	if err := a.rec.check(); err != nil {
 		return nil, err
 	}
 	system := ""

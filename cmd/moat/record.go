@@ -29,6 +29,14 @@ func (r *recordFlags) register(fs *flag.FlagSet) {
 	validate(fs, "record-max-bytes", positive(&r.maxBytes))
 }
 
+// check refuses flags that make no sense together, before anything starts.
+func (r *recordFlags) check() error {
+	if r.files && r.file == "" {
+		return usagef("--record-files needs --record FILE")
+	}
+	return nil
+}
+
 // recorder is a recording in progress and the file it goes to.
 type recorder struct {
 	rec    *recording.Recorder
@@ -43,9 +51,6 @@ type recorder struct {
 func (a *agentFlags) startRecording(e *env, command, model, system string) (*recorder, error) {
 	r := a.rec
 	if r.file == "" {
-		if r.files {
-			return nil, usagef("--record-files needs --record FILE")
-		}
 		return nil, nil
 	}
 	cfg, _, err := a.c.sandbox()

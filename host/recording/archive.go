@@ -174,11 +174,11 @@ func Encode(r *Recording) ([]byte, error) {
 		return nil, err
 	}
 	add(sessionFile, append(sess, '\n'))
-	script, err := json.MarshalIndent(r.Script, "", "  ")
+	script, err := encodeScript(r.Script)
 	if err != nil {
 		return nil, err
 	}
-	add(scriptFile, append(script, '\n'))
+	add(scriptFile, script)
 	for i, c := range r.Calls {
 		name := callName(i, c.Tool)
 		text, enc := putText([]byte(c.Text))
@@ -209,6 +209,31 @@ func Encode(r *Recording) ([]byte, error) {
 		add(filesFile, append(b, '\n'))
 	}
 	return txtar.Format(a), nil
+}
+
+// encodeScript writes the fake server's script as the hand-written ones
+// in moat's tests are: one turn a line. (Indenting would change the
+// arguments the OpenAI API sends as text.)
+func encodeScript(s fakellm.Script) ([]byte, error) {
+	models, err := json.Marshal(s.Models)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "{\"models\":%s,\"turns\":[", models)
+	for i, t := range s.Turns {
+		line, err := json.Marshal(t)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("\n  ")
+		b.Write(line)
+	}
+	b.WriteString("\n]}\n")
+	return b.Bytes(), nil
 }
 
 func joinLines(lines []string) string {

@@ -118,10 +118,15 @@ func (r *Recorder) grow(n int) bool {
 	if r.size <= r.opt.MaxBytes {
 		return true
 	}
+	r.overflow()
+	return false
+}
+
+// overflow drops the recording and says so, once.
+func (r *Recorder) overflow() {
 	r.over = true
 	r.rec = Recording{} // keep nothing more
-	fmt.Fprintf(r.opt.Notes, "moat: the recording is larger than --record-max-bytes (%s) and will not be written; raise the bound or record a shorter session\n", proto.FormatSize(r.opt.MaxBytes))
-	return false
+	fmt.Fprintf(r.opt.Notes, "moat: the recording is larger than --record-max-bytes (%d bytes) and will not be written; raise the bound or record a shorter session\n", r.opt.MaxBytes)
 }
 
 // Backend wraps the model server: every reply becomes a turn of the fake
@@ -378,7 +383,7 @@ func (r *Recorder) Recording() (*Recording, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.over {
-		return nil, fmt.Errorf("%w: more than %s", ErrTooLarge, proto.FormatSize(r.opt.MaxBytes))
+		return nil, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, r.opt.MaxBytes)
 	}
 	rec := r.rec
 	rec.Comment = r.comment()
@@ -388,13 +393,26 @@ func (r *Recorder) Recording() (*Recording, error) {
 	return &rec, nil
 }
 
-// Bytes is the archive so far.
+// Bytes is the archive so far. The bound applies to it whole, beyond
+// the texts and files counted as they came.
 func (r *Recorder) Bytes() ([]byte, error) {
 	rec, err := r.Recording()
 	if err != nil {
 		return nil, err
 	}
-	return Encode(rec)
+	b, err := Encode(rec)
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > r.opt.MaxBytes {
+		r.mu.Lock()
+		if !r.over {
+			r.overflow()
+		}
+		r.mu.Unlock()
+		return nil, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, r.opt.MaxBytes)
+	}
+	return b, nil
 }
 
 // pending is the number of calls recorded: during a call, its index.
@@ -482,6 +500,9 @@ func (r *Recorder) captureDir(rel string) {
 	r.listed[rel] = true
 	for _, e := range entries {
 		p := path.Join(rel, e.Name())
+		if _, denied := r.opt.Policy.Denied(p); denied {
+			continue // list_dir does not show it; neither does the recording
+		}
 		if _, seen := r.files[p]; seen {
 			continue
 		}

@@ -322,10 +322,14 @@ func Materialize(dir string, files []File) error {
 		if err := root.Chtimes(filepath.FromSlash(f.Path), f.ModTime, f.ModTime); err != nil {
 			return err
 		}
+		// Chmod, because the umask may have narrowed the mode (the gate's
+		// review shows it).
+		mode := f.Mode.Perm() | 0o400
 		if f.Dir {
-			if err := root.Chmod(filepath.FromSlash(f.Path), f.Mode.Perm()|0o700); err != nil {
-				return err
-			}
+			mode |= 0o700
+		}
+		if err := root.Chmod(filepath.FromSlash(f.Path), mode); err != nil {
+			return err
 		}
 	}
 	return nil
