@@ -5,11 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/moatdev/moat/host/agent"
+	"github.com/moatdev/moat/host/confine"
 	"github.com/moatdev/moat/host/gate"
 	"github.com/moatdev/moat/host/policy"
 	"github.com/moatdev/moat/host/recording"
@@ -40,6 +42,7 @@ func (r *recordFlags) check() error {
 // recorder is a recording in progress and the file it goes to.
 type recorder struct {
 	rec    *recording.Recorder
+	closer io.Closer // the confined view of the root, or nil
 	file   string
 	stderr io.Writer
 	gone   bool // removed for outgrowing --record-max-bytes
@@ -67,21 +70,33 @@ func (a *agentFlags) startRecording(e *env, command, model, system string) (*rec
 		MaxReadBytes: a.c.maxReadBytes, MaxResults: a.c.maxResults, NoIgnore: a.c.noIgnore,
 		Deny: a.c.deny, Allow: a.c.allow, Writes: a.w.writes, System: system,
 	}
-	rec, err := recording.New(recording.Options{
-		Session: sess, Version: moatVersion(), Flags: a.behaviourFlags(model),
-		Root: cfg.Root, Policy: pol, Files: r.files, MaxBytes: r.maxBytes, Notes: e.stderr,
-	})
-	if err != nil {
-		return nil, err
+	out := &recorder{file: r.file, stderr: e.stderr}
+	var files fs.FS
+	if r.files {
+		// The files come through the same confined view the tools see.
+		cfs, err := confine.New(cfg.Root, cfg.Resolver, pol)
+		if err != nil {
+			return nil, err
+		}
+		out.closer, files = cfs, cfs
 	}
-	if err := rec.WriteFile(r.file); err != nil {
-		rec.Close()
-		return nil, usagef("--record: %v", err)
+	out.rec, err = recording.New(recording.Options{
+		Session: sess, Version: moatVersion(), Flags: a.behaviourFlags(model),
+		Files: files, Policy: pol, MaxBytes: r.maxBytes, Notes: e.stderr,
+	})
+	if err == nil {
+		if err = out.rec.WriteFile(r.file); err != nil {
+			err = usagef("--record: %v", err)
+		}
+	}
+	if err != nil {
+		out.close()
+		return nil, err
 	}
 	if r.files {
 		fmt.Fprintf(e.stderr, "moat: --record-files: %s will hold the content of every file the model reads and the names in every folder it lists (never a file the deny-list hides)\n", agent.Sanitize(r.file, false))
 	}
-	return &recorder{rec: rec, file: r.file, stderr: e.stderr}, nil
+	return out, nil
 }
 
 // behaviourFlags are the flags that change what a session does, as the
@@ -134,4 +149,9 @@ func (r *recorder) finish(answer string, err error) {
 	}
 }
 
-func (r *recorder) close() error { return r.rec.Close() }
+func (r *recorder) close() error {
+	if r.closer != nil {
+		return r.closer.Close()
+	}
+	return nil
+}

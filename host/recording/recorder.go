@@ -40,12 +40,15 @@ type Options struct {
 	Version string
 	// Flags is the command line's behaviour flags, for the comment.
 	Flags string
-	// Root is the sandbox root's absolute path and Policy its deny-list;
-	// with Files, the files the session reads and the folders it lists
-	// are taken from there (never one the deny-list names).
-	Root   string
+	// Files, when set (--record-files), is the root as the tools see it:
+	// the confined filesystem (host/confine), which resolves every path
+	// beneath the root, refuses denied names on every component and link
+	// target, and leaves them out of listings. The files the session
+	// reads and the folders it lists are taken from it, and only after a
+	// tool returned them without error. Policy is its deny-list, checked
+	// again on every path taken.
+	Files  fs.FS
 	Policy *policy.Policy
-	Files  bool
 	// MaxBytes bounds the archive's texts and files; 0 is
 	// DefaultMaxBytes. Past it the recorder says so on Notes once and
 	// keeps nothing more: Bytes then fails with ErrTooLarge.
@@ -57,7 +60,7 @@ type Options struct {
 // goroutines the agent loop uses; it serialises them.
 type Recorder struct {
 	opt  Options
-	root *os.Root // Files only
+	root fs.FS // Options.Files
 
 	mu      sync.Mutex
 	rec     Recording
@@ -85,28 +88,16 @@ func New(opt Options) (*Recorder, error) {
 	}
 	r := &Recorder{opt: opt, files: map[string]int{}, listed: map[string]bool{}}
 	r.rec.Session = opt.Session
-	r.rec.Session.Files = opt.Files
+	r.rec.Session.Files = opt.Files != nil
 	r.rec.Session.Questions, r.rec.Session.Turns = nil, nil
 	r.rec.Script = fakellm.Script{Models: []fakellm.Model{{Name: opt.Session.Model, Tools: true}}, Turns: []fakellm.Turn{}}
-	if opt.Files {
+	if opt.Files != nil {
 		if opt.Policy == nil {
 			return nil, errors.New("recording: Files needs the Policy")
 		}
-		root, err := os.OpenRoot(opt.Root)
-		if err != nil {
-			return nil, fmt.Errorf("recording: %w", err)
-		}
-		r.root = root
+		r.root = opt.Files
 	}
 	return r, nil
-}
-
-// Close releases the root.
-func (r *Recorder) Close() error {
-	if r.root != nil {
-		return r.root.Close()
-	}
-	return nil
 }
 
 // grow counts n more bytes against the bound and reports whether they fit.
@@ -195,9 +186,10 @@ type recTools struct {
 
 func (t *recTools) Call(ctx context.Context, name string, args json.RawMessage) toolspec.Result {
 	r := t.r
+	var before *File // a write's target as it was, kept if the gate showed it
 	if r.root != nil && isWrite(name) {
 		r.mu.Lock()
-		r.capture(pathArg(args, "path"), false) // as it was before the change
+		before = r.read(pathArg(args, "path"))
 		r.mu.Unlock()
 	}
 	res := t.Dispatcher.Call(ctx, name, args)
@@ -205,6 +197,11 @@ func (t *recTools) Call(ctx context.Context, name string, args json.RawMessage) 
 	defer r.mu.Unlock()
 	rv := r.review
 	r.review = nil
+	if before != nil && rv != nil {
+		// The gate checked the path (no link, not denied, a regular
+		// file) and showed the file's content in the diff.
+		r.keep(*before)
+	}
 	if r.root != nil && !res.IsError {
 		switch name {
 		case proto.ReadFile:
@@ -446,53 +443,79 @@ func (r *Recorder) comment() string {
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // capture takes a file, or a folder's names, into the recording the first
-// time the session touches it: as it was then. The deny-list is checked
-// here again, on the path and on each listed name: the tools already
-// refused denied files, and a recording must never hold one.
+// time the session touches it: as it was then.
 func (r *Recorder) capture(given string, dir bool) {
-	rel, err := policy.Clean(given)
-	if err != nil || r.over {
-		return
-	}
-	if _, denied := r.opt.Policy.Denied(rel); denied && rel != "." {
+	if r.over {
 		return
 	}
 	if dir {
-		r.captureDir(rel)
+		r.captureDir(given)
 		return
 	}
-	if i, ok := r.files[rel]; ok && (i < 0 || !r.rec.Files[i].Placeholder) {
-		return // taken already, or known not to exist
+	if f := r.read(given); f != nil {
+		r.keep(*f)
 	}
-	st, err := r.root.Lstat(rel)
+}
+
+// read returns a file as the confined view shows it, nil when it is not
+// to be taken: denied, not a regular file, taken already, or known not to
+// have existed when the session first touched it.
+func (r *Recorder) read(given string) *File {
+	rel, ok := r.allowed(given)
+	if !ok {
+		return nil
+	}
+	if i, ok := r.files[rel]; ok && (i < 0 || !r.rec.Files[i].Placeholder) {
+		return nil
+	}
+	st, err := fs.Lstat(r.root, rel)
 	if errors.Is(err, fs.ErrNotExist) {
 		if _, ok := r.files[rel]; !ok {
 			r.files[rel] = -1 // a later read sees what the session wrote
 		}
-		return
+		return nil
 	}
 	if err != nil || !st.Mode().IsRegular() {
-		return // symbolic links and special files are not recorded
+		return nil // symbolic links and special files are not recorded
 	}
-	data, err := r.root.ReadFile(rel)
-	if err != nil || !r.grow(len(data)) {
+	data, err := fs.ReadFile(r.root, rel)
+	if err != nil {
+		return nil
+	}
+	return &File{Path: rel, Data: data, ModTime: st.ModTime(), Mode: st.Mode().Perm()}
+}
+
+// allowed cleans a path as the tools do and refuses a denied one.
+func (r *Recorder) allowed(given string) (string, bool) {
+	rel, err := policy.Clean(given)
+	if err != nil {
+		return "", false
+	}
+	if _, denied := r.opt.Policy.Denied(rel); denied && rel != "." {
+		return "", false
+	}
+	return rel, true
+}
+
+func (r *Recorder) keep(f File) {
+	if !r.grow(len(f.Data)) {
 		return
 	}
-	r.addParents(rel)
-	f := File{Path: rel, Data: data, ModTime: st.ModTime(), Mode: st.Mode().Perm()}
-	if i, ok := r.files[rel]; ok && i >= 0 {
+	r.addParents(f.Path)
+	if i, ok := r.files[f.Path]; ok && i >= 0 {
 		r.rec.Files[i] = f
 		return
 	}
-	r.files[rel] = len(r.rec.Files)
+	r.files[f.Path] = len(r.rec.Files)
 	r.rec.Files = append(r.rec.Files, f)
 }
 
-func (r *Recorder) captureDir(rel string) {
-	if r.listed[rel] {
+func (r *Recorder) captureDir(given string) {
+	rel, ok := r.allowed(given)
+	if !ok || r.listed[rel] {
 		return
 	}
-	entries, err := fs.ReadDir(r.root.FS(), rel)
+	entries, err := fs.ReadDir(r.root, rel)
 	if err != nil {
 		return
 	}
@@ -537,7 +560,7 @@ func (r *Recorder) addDir(rel string) {
 	if _, ok := r.files[rel]; ok {
 		return
 	}
-	st, err := r.root.Lstat(rel)
+	st, err := fs.Lstat(r.root, rel)
 	if err != nil || !st.IsDir() {
 		return
 	}
