@@ -589,7 +589,7 @@ func writeAtomic(name string, b []byte) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Chmod(f.Name(), 0o644)
+		err = os.Chmod(f.Name(), 0o600) // it may hold file contents; as --transcript
 	}
 	if err == nil {
 		err = os.Rename(f.Name(), name)
