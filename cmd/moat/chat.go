@@ -46,6 +46,7 @@ Lines that start with a slash and a word are commands for moat, never
 sent to the model:
   /help    the commands
   /tools   the tools the model can use, one line each
+  /stats   the figures of the last question and of the session
   /clear   forget the conversation and start over
   /exit    leave
 
@@ -101,7 +102,7 @@ func (a *agentFlags) chat(ctx context.Context, e *env) error {
 
 	in := newLineReader(e)
 	defer in.close()
-	s, err := a.open(sctx, e, in.out)
+	s, err := a.open(sctx, e, in.out, nil)
 	if err != nil {
 		return err
 	}
@@ -189,6 +190,7 @@ func slashCommand(q string) (name, rest string, ok bool) {
 const chatHelp = `Commands:
   /help    this list
   /tools   the tools the model can use
+  /stats   tokens, tokens per second and waits: last question, session
   /clear   forget the conversation and start over
   /exit    leave (so does Ctrl-D, or Ctrl-C at an empty prompt)
 Anything else is a question for the model. Ctrl-C stops a reply, or clears
@@ -199,7 +201,7 @@ the line being typed.
 // reports whether the session should end. Commands never reach the model.
 func runChatCommand(w io.Writer, s *agent.Session, name, rest string) (quit bool) {
 	switch name {
-	case "/help", "/tools", "/clear", "/exit", "/quit":
+	case "/help", "/tools", "/stats", "/clear", "/exit", "/quit":
 	default:
 		fmt.Fprintf(w, "moat: unknown command %s; /help lists the commands (a question may not start with /word)\n", agent.Sanitize(name, false))
 		return false
@@ -213,6 +215,9 @@ func runChatCommand(w io.Writer, s *agent.Session, name, rest string) (quit bool
 		io.WriteString(w, chatHelp)
 	case "/tools":
 		writeTools(w, s.Tools())
+	case "/stats":
+		q, all := s.Stats()
+		fmt.Fprintf(w, "moat: last question: %s\nmoat: session: %s\n", statsLine(&q), statsLine(&all))
 	case "/clear":
 		s.Clear()
 		fmt.Fprintln(w, "moat: conversation cleared; the next question starts a new one")

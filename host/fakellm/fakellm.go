@@ -8,7 +8,15 @@
 // Faithfulness matters more than brevity here: text streams in small
 // chunks, native tool calls arrive whole (arguments as an object), OpenAI
 // tool-call arguments arrive as a JSON string split over several chunks,
-// and errors have the servers' status codes and bodies.
+// and errors have the servers' status codes and bodies. Thinking streams
+// before the content, in message.thinking natively and in reasoning
+// (Ollama) or reasoning_content (llama.cpp) deltas; the figures come in
+// the native final chunk and, when stream_options.include_usage asks, in
+// an OpenAI event of their own with no choices after the finish_reason
+// (Ollama; llama.cpp puts usage and timings on the finish event). The
+// think field is checked as Ollama 0.17 checks it. A turn can also write
+// its calls as text in one model family's format, as a server without a
+// tool parser passes them on.
 package fakellm
 
 import (
@@ -31,18 +39,38 @@ type Script struct {
 	// Turns answer the chat requests in order, whichever API they use. A
 	// request beyond the last turn gets HTTP 500 naming the problem.
 	Turns []Turn `json:"turns"`
+	// OpenAI is whose OpenAI-compatible stream /v1/chat/completions
+	// imitates: "ollama" (the default) or "llamacpp".
+	OpenAI string `json:"openai,omitempty"`
 }
 
 // Model is an installed model.
 type Model struct {
-	Name  string `json:"name"`
-	Tools bool   `json:"tools"` // capabilities include "tools"
+	Name     string `json:"name"`
+	Tools    bool   `json:"tools"`              // capabilities include "tools"
+	Thinking bool   `json:"thinking,omitempty"` // capabilities include "thinking"
+	// Family is details.family in /api/show; "gptoss" takes think levels.
+	Family string `json:"family,omitempty"`
 }
 
 // Turn is the reply to one chat request.
 type Turn struct {
-	Text  string `json:"text,omitempty"`
-	Calls []Call `json:"calls,omitempty"`
+	// Thinking streams before Text, unless the request turned thinking
+	// off (think false, reasoning_effort "none"), as a model then does
+	// not think.
+	Thinking string `json:"thinking,omitempty"`
+	// ThinkTags puts the thinking into the content as <think>...</think>,
+	// as a server without a reasoning parser passes it on.
+	ThinkTags bool   `json:"think_tags,omitempty"`
+	Text      string `json:"text,omitempty"`
+	Calls     []Call `json:"calls,omitempty"`
+	// TextCalls writes Calls into the content in this family's format
+	// instead of as tool calls: "hermes", "mistral", "llama" or "json".
+	TextCalls string `json:"text_calls,omitempty"`
+	// PromptTokens and EvalCount are the figures reported; 0 means
+	// derived: the request's size over four, and one per chunk streamed.
+	PromptTokens int `json:"prompt_tokens,omitempty"`
+	EvalCount    int `json:"eval_count,omitempty"`
 	// Fail simulates a failure instead of (or part way through) the reply:
 	//   "http500": HTTP 500 with an error body, before any chunk;
 	//   "drop":    the connection is cut after the first chunk;
@@ -89,6 +117,16 @@ func ParseScript(b []byte) (Script, error) {
 		default:
 			return Script{}, fmt.Errorf("fakellm: turn %d: unknown fail %q", i+1, t.Fail)
 		}
+		switch t.TextCalls {
+		case "", "hermes", "mistral", "llama", "json":
+		default:
+			return Script{}, fmt.Errorf("fakellm: turn %d: unknown text_calls %q", i+1, t.TextCalls)
+		}
+	}
+	switch s.OpenAI {
+	case "", "ollama", "llamacpp":
+	default:
+		return Script{}, fmt.Errorf("fakellm: unknown openai %q", s.OpenAI)
 	}
 	return s, nil
 }
@@ -188,7 +226,7 @@ func (f *Server) lookup(name string) (Model, bool) {
 
 // turn checks the model as Ollama does and takes the next scripted reply.
 // It returns an HTTP status and message when the request is refused.
-func (f *Server) turn(model string, withTools bool) (int, Turn, int, string) {
+func (f *Server) turn(model string, withTools bool, think *thinkValue) (int, Turn, int, string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if model == "" {
@@ -200,6 +238,14 @@ func (f *Server) turn(model string, withTools bool) (int, Turn, int, string) {
 	}
 	if withTools && !m.Tools {
 		return 400, Turn{}, 0, fullName(m.Name) + " does not support tools"
+	}
+	// Ollama 0.17's chat handler: thinking on a model without it is
+	// refused, and a level only for the harmony (gpt-oss) parser.
+	if think != nil && think.on() && !m.Thinking {
+		return 400, Turn{}, 0, fmt.Sprintf("%q does not support thinking", model)
+	}
+	if think != nil && think.level != "" && m.Family != "gptoss" {
+		return 400, Turn{}, 0, fmt.Sprintf("think value %q is not supported for this model", think.level)
 	}
 	if f.next >= len(f.script.Turns) {
 		f.next++
@@ -263,9 +309,16 @@ func (f *Server) show(w http.ResponseWriter, r *http.Request) {
 	if m.Tools {
 		caps = append(caps, "tools")
 	}
+	if m.Thinking {
+		caps = append(caps, "thinking")
+	}
+	family := m.Family
+	if family == "" {
+		family = "fake"
+	}
 	writeJSON(w, 200, map[string]any{
 		"modelfile":    "FROM " + m.Name,
-		"details":      map[string]string{"format": "gguf", "family": "fake"},
+		"details":      map[string]string{"format": "gguf", "family": family},
 		"model_info":   map[string]any{"general.architecture": "fake"},
 		"capabilities": caps,
 		"modified_at":  time.Unix(1700000000, 0).UTC(),
@@ -349,3 +402,119 @@ func (f *Server) stall(r *http.Request) {
 	}
 	panic(http.ErrAbortHandler)
 }
+
+// thinkValue is a request's think setting: a boolean, or a level.
+type thinkValue struct {
+	set   bool // a boolean was given
+	b     bool
+	level string
+}
+
+func (t *thinkValue) on() bool { return t.level != "" || t.b }
+
+// parseThink reads Ollama's think field as its ThinkValue does: true,
+// false, or "high", "medium", "low".
+func parseThink(raw json.RawMessage) (*thinkValue, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var b bool
+	if json.Unmarshal(raw, &b) == nil {
+		return &thinkValue{set: true, b: b}, nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		switch s {
+		case "high", "medium", "low":
+			return &thinkValue{level: s}, nil
+		}
+		return nil, fmt.Errorf("invalid think value: %q (must be \"high\", \"medium\", \"low\", true, or false)", s)
+	}
+	return nil, fmt.Errorf("think must be a boolean or string (\"high\", \"medium\", \"low\", true, or false)")
+}
+
+// thinks reports whether the turn's thinking is sent: not when the
+// request turned thinking off.
+func (t Turn) thinks(think *thinkValue) bool {
+	return t.Thinking != "" && (think == nil || think.on())
+}
+
+// content is the turn's content as the model wrote it: the thinking in
+// tags first if asked, the text, and the calls if they are written as text.
+func (t Turn) content(think *thinkValue) string {
+	var b strings.Builder
+	if t.ThinkTags && t.thinks(think) {
+		b.WriteString("<think>\n" + t.Thinking + "\n</think>\n\n")
+	}
+	b.WriteString(t.Text)
+	if t.TextCalls != "" {
+		b.WriteString(textCalls(t.TextCalls, t.Calls))
+	}
+	return b.String()
+}
+
+// structuredCalls are the calls sent as tool calls (none when they are
+// written as text).
+func (t Turn) structuredCalls() []Call {
+	if t.TextCalls != "" {
+		return nil
+	}
+	return t.Calls
+}
+
+// textCalls writes calls as each family's chat template has the model
+// write them: Hermes/Qwen <tool_call> blocks, Mistral's [TOOL_CALLS] list,
+// Llama 3.1's <|python_tag|> JSON with "parameters", or a bare object.
+func textCalls(format string, calls []Call) string {
+	obj := func(c Call, argsKey string) string {
+		args := c.Args
+		if len(args) == 0 {
+			args = json.RawMessage("{}")
+		}
+		b, _ := json.Marshal(map[string]json.RawMessage{"name": mustJSON(c.Name), argsKey: args})
+		return string(b)
+	}
+	var parts []string
+	switch format {
+	case "hermes":
+		for _, c := range calls {
+			parts = append(parts, "<tool_call>\n"+obj(c, "arguments")+"\n</tool_call>")
+		}
+		return strings.Join(parts, "\n")
+	case "mistral":
+		for _, c := range calls {
+			parts = append(parts, obj(c, "arguments"))
+		}
+		return "[TOOL_CALLS][" + strings.Join(parts, ", ") + "]"
+	case "llama":
+		for _, c := range calls {
+			parts = append(parts, obj(c, "parameters"))
+		}
+		return "<|python_tag|>" + strings.Join(parts, "; ")
+	}
+	if len(calls) == 0 {
+		return ""
+	}
+	return obj(calls[0], "arguments")
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// figures are a turn's reported counts: as scripted, or derived.
+func (t Turn) figures(reqBytes, chunks int) (prompt, eval int) {
+	prompt, eval = t.PromptTokens, t.EvalCount
+	if prompt == 0 {
+		prompt = reqBytes / 4
+	}
+	if eval == 0 {
+		eval = max(chunks, 1)
+	}
+	return prompt, eval
+}
+
+// evalNS is the eval_duration reported: 20 ms a token, a steady 50
+// tokens per second, so tests can check the rate moat computes.
+const evalNS = 20e6
