@@ -47,9 +47,10 @@ type Message struct {
 	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
 	ToolName   string     `json:"tool_name,omitempty"`    // role tool: the tool that ran
 	ToolCallID string     `json:"tool_call_id,omitempty"` // role tool: the call it answers
-	// Recovered, on an assistant message: its tool call was written as
-	// text in this format and moat ran it as a call (the content is then
-	// empty: the text was the call).
+	// Recovered, on an assistant message: its tool calls were written as
+	// text in this format and moat ran them as calls. The content keeps
+	// the text as the model wrote it, so the model sees its own call
+	// whatever its chat template makes of ToolCalls.
 	Recovered TextCallFormat `json:"recovered,omitempty"`
 }
 

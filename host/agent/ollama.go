@@ -181,6 +181,9 @@ func (o *Ollama) explain(ctx context.Context, name string, err error) error {
 				"model %q is not installed in %s; pull it with 'ollama pull %s'%s", name, o, Sanitize(name, false), o.alternatives(ctx)))
 		case se.StatusCode == http.StatusBadRequest && strings.Contains(se.ErrorMessage, "does not support tools"):
 			return o.noTools(ctx, name, err)
+		case se.StatusCode == http.StatusBadRequest && (strings.Contains(se.ErrorMessage, "does not support thinking") || strings.Contains(se.ErrorMessage, "think value")):
+			return fail(ErrHTTP, err, fmt.Sprintf("%s refused --think: %s; leave --think out, or see which values the model takes with 'ollama show %s'",
+				o, Sanitize(se.ErrorMessage, false), Sanitize(name, false)))
 		}
 		return fail(ErrHTTP, err, fmt.Sprintf("%s answered HTTP %d: %s", o, se.StatusCode, Sanitize(se.ErrorMessage, false)))
 	}

@@ -466,13 +466,14 @@ func (t Turn) structuredCalls() []Call {
 // write them: Hermes/Qwen <tool_call> blocks, Mistral's [TOOL_CALLS] list,
 // Llama 3.1's <|python_tag|> JSON with "parameters", or a bare object.
 func textCalls(format string, calls []Call) string {
+	// name first, as the templates show the model: {"name": ..., "arguments": ...}
 	obj := func(c Call, argsKey string) string {
 		args := c.Args
 		if len(args) == 0 {
 			args = json.RawMessage("{}")
 		}
-		b, _ := json.Marshal(map[string]json.RawMessage{"name": mustJSON(c.Name), argsKey: args})
-		return string(b)
+		b, _ := json.Marshal(args)
+		return `{"name":` + string(mustJSON(c.Name)) + `,"` + argsKey + `":` + string(b) + `}`
 	}
 	var parts []string
 	switch format {

@@ -95,15 +95,25 @@ func (f *Server) nativeChat(w http.ResponseWriter, r *http.Request) {
 			f.stall(r)
 		}
 	}
+	// Thinking first. Ollama's thinking parser hands on what one batch of
+	// tokens held, so the chunk where thinking ends also carries the first
+	// content (as the OpenAI layer's ToStreamChunks, which splits such
+	// chunks, shows).
+	var thought []string
 	if t.thinks(think) && !t.ThinkTags {
-		for _, p := range chunks(t.Thinking, textChunk) {
-			c := chunk()
-			c.Message.Thinking = p
-			send(c)
-			afterFirst()
-		}
+		thought = chunks(t.Thinking, textChunk)
 	}
-	for _, p := range chunks(t.content(think), textChunk) {
+	text := chunks(t.content(think), textChunk)
+	for i, p := range thought {
+		c := chunk()
+		c.Message.Thinking = p
+		if i == len(thought)-1 && len(text) > 0 {
+			c.Message.Content, text = text[0], text[1:]
+		}
+		send(c)
+		afterFirst()
+	}
+	for _, p := range text {
 		c := chunk()
 		c.Message.Content = p
 		send(c)
