@@ -42,6 +42,23 @@ On a terminal, moat shows how long it has waited for the first word (a
 local model can take a while to load) and wraps the text to the window.
 Ctrl-C stops the answer and keeps what was printed (exit status 1).
 
+A thinking model's thinking is kept apart from the answer: on a terminal
+the waiting line reads "thinking… 12s" while it lasts, then one line says
+how long it took; --show-thinking writes it in full, dimmed, to standard
+error. A <think> block left in the text is never printed as the answer.
+--think turns thinking on or off, or picks a level, where the model
+allows it (moat refuses a value the model does not take, naming those it
+does). A tool call the model wrote as text (<tool_call>, [TOOL_CALLS],
+<|python_tag|> or a bare JSON object naming a tool) is run as a call, and
+moat says so.
+
+For scripts, --output json writes one object at the end (the answer,
+every tool call with its arguments and a short result, every proposal
+with its outcome, the figures, why it ended, the exit status), and
+--output stream-json one event a line as it happens; the README gives
+both schemas. --stats writes the figures (tokens, tokens per second,
+time to first token) to standard error at the end.
+
 PROMPT is the rest of the command line; "-" reads it from standard input.
 With no --model, moat picks the first installed model that supports tools
 and says which.
@@ -114,7 +131,7 @@ func (a *agentFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&a.modelTimeout, "model-timeout", 5*time.Minute, "longest wait for one complete model reply (loading a large model counts)")
 	fs.StringVar(&a.system, "system", "", "read the system prompt from this `file` instead of using the built-in one")
 	fs.StringVar(&a.transcript, "transcript", "", "append every message exchanged to this `file`, one JSON object per line")
-	fs.StringVar(&a.think, "think", "", "thinking models: true, false or a level (low, medium, high for gpt-oss), passed to the server as it is (default: the model's own)")
+	fs.StringVar(&a.think, "think", "", "thinking models: true, false or a `level` (low, medium, high for gpt-oss), passed to the server as it is (default: the model's own)")
 	fs.BoolVar(&a.showThinking, "show-thinking", false, "show the model's thinking in full, dimmed, on standard error (default: one line saying how long it thought)")
 	validate(fs, "api", oneOf(&a.api, "ollama", "openai"))
 	validate(fs, "think", checkThink(&a.think))

@@ -51,7 +51,8 @@ sent to the model:
   /exit    leave
 
 After a turn in which the model proposed changes, moat says how many
-were written ("moat: 2 changes proposed, 1 written").
+were written ("moat: 2 changes proposed, 1 written"). Thinking is shown
+as in 'moat ask' (--think, --show-thinking); /stats gives the figures.
 
 The whole session shares one sandbox and one conversation: the model
 remembers earlier questions until the context window (--num-ctx) forces
