@@ -11,9 +11,9 @@
 // and errors have the servers' status codes and bodies. Thinking streams
 // before the content, in message.thinking natively and in reasoning
 // (Ollama) or reasoning_content (llama.cpp) deltas; the figures come in
-// the native final chunk and, when stream_options.include_usage asks, in
-// an OpenAI event of their own with no choices after the finish_reason
-// (Ollama; llama.cpp puts usage and timings on the finish event). The
+// the native final chunk and in an OpenAI event of their own with no
+// choices after the finish_reason (Ollama's usage when
+// stream_options.include_usage asks; llama.cpp's timings always). The
 // think field is checked as Ollama 0.17 checks it. A turn can also write
 // its calls as text in one model family's format, as a server without a
 // tool parser passes them on.
@@ -405,9 +405,8 @@ func (f *Server) stall(r *http.Request) {
 
 // thinkValue is a request's think setting: a boolean, or a level.
 type thinkValue struct {
-	set   bool // a boolean was given
-	b     bool
-	level string
+	b     bool   // true or false was given
+	level string // or a level
 }
 
 func (t *thinkValue) on() bool { return t.level != "" || t.b }
@@ -420,7 +419,7 @@ func parseThink(raw json.RawMessage) (*thinkValue, error) {
 	}
 	var b bool
 	if json.Unmarshal(raw, &b) == nil {
-		return &thinkValue{set: true, b: b}, nil
+		return &thinkValue{b: b}, nil
 	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil {

@@ -201,13 +201,13 @@ func TestWireThinkingAndFigures(t *testing.T) {
 		t.Errorf("last events %q", ev[n-3:])
 	}
 
-	// llama.cpp: reasoning_content, usage and timings on the finish event;
-	// without include_usage, no usage.
+	// llama.cpp: reasoning_content; its timings in a last event with no
+	// choices; without include_usage, no usage.
 	srv.script.OpenAI = "llamacpp"
 	ev = sse(t, post(t, srv.URL+"/v1/chat/completions", `{"model":"qwen3","messages":[],"stream":true}`))
 	n = len(ev)
 	if !strings.Contains(ev[0], `"reasoning_content":"let "`) || strings.Contains(ev[n-2], `"usage"`) ||
-		!strings.Contains(ev[n-2], `"timings":{"prompt_n":30,`) || !strings.Contains(ev[n-2], `"predicted_n":7,"predicted_ms":140,`) {
+		!strings.Contains(ev[n-2], `"choices":[],"timings":{"prompt_n":30,`) || !strings.Contains(ev[n-2], `"predicted_n":7,"predicted_ms":140,`) {
 		t.Errorf("llama.cpp events %q", ev)
 	}
 }

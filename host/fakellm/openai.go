@@ -93,16 +93,21 @@ func (f *Server) openAIChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	llamacpp := f.script.OpenAI == "llamacpp"
-	// Ollama reads reasoning_effort ("none" turns thinking off; else a
-	// level); llama.cpp's chat templates read enable_thinking.
+	// Both read reasoning_effort: "none" turns thinking off; a level is
+	// checked by Ollama, handed to the chat template by llama.cpp, whose
+	// templates also read chat_template_kwargs.enable_thinking.
 	var think *thinkValue
 	switch {
+	case llamacpp && req.ReasoningEffort != nil && *req.ReasoningEffort == "none":
+		think = &thinkValue{}
 	case llamacpp && req.ChatTemplateKwargs.EnableThinking != nil:
-		think = &thinkValue{set: true, b: *req.ChatTemplateKwargs.EnableThinking}
+		think = &thinkValue{b: *req.ChatTemplateKwargs.EnableThinking}
+	case llamacpp && req.ReasoningEffort != nil && *req.ReasoningEffort != "":
+		think = &thinkValue{level: *req.ReasoningEffort}
 	case !llamacpp && req.ReasoningEffort != nil && *req.ReasoningEffort != "":
 		switch e := *req.ReasoningEffort; e {
 		case "none":
-			think = &thinkValue{set: true}
+			think = &thinkValue{}
 		case "high", "medium", "low":
 			think = &thinkValue{level: e}
 		default:
@@ -202,24 +207,23 @@ func (f *Server) openAIChat(w http.ResponseWriter, r *http.Request) {
 	final := oaChunk{ID: id, Object: "chat.completion.chunk", Created: time.Now().Unix(), Model: req.Model,
 		SystemFingerprint: "fp_ollama", Choices: []oaChoice{{Delta: oaDelta{}, FinishReason: &finish}}}
 	wantUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
+	b, _ := json.Marshal(final)
+	sendRaw(string(b))
+	// The figures come in an event of their own with no choices: Ollama's
+	// usage only when include_usage asks; llama.cpp's timings always (its
+	// server README), with the usage when asked.
+	final.Choices = []oaChoice{}
+	if wantUsage {
+		final.Usage = usage
+	}
 	if llamacpp {
-		// llama.cpp: usage (when asked) and timings on the finish event.
 		ms := float64(eval) * evalNS / 1e6
 		final.Timings = &oaTimings{PromptN: prompt, PromptMS: float64(prompt), PromptPerSecond: 1000,
 			PredictedN: eval, PredictedMS: ms, PredictedPerSecond: float64(eval) / (ms / 1000)}
-		if wantUsage {
-			final.Usage = usage
-		}
+	}
+	if final.Usage != nil || final.Timings != nil {
 		b, _ := json.Marshal(final)
 		sendRaw(string(b))
-	} else {
-		b, _ := json.Marshal(final)
-		sendRaw(string(b))
-		if wantUsage { // Ollama: an event of its own, with no choices
-			final.Choices, final.Usage = []oaChoice{}, usage
-			b, _ := json.Marshal(final)
-			sendRaw(string(b))
-		}
 	}
 	sendRaw("[DONE]")
 }
