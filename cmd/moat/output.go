@@ -7,6 +7,9 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"golang.org/x/term"
 
@@ -84,10 +87,12 @@ type jsonResult struct {
 type recorder struct {
 	stream io.Writer // stream-json: where lines go; nil otherwise
 	res    jsonResult
-	think  strings.Builder
-	end    *agent.Event
-	err    error          // the first failure to write a line
-	calls  map[string]int // turn and call id -> index in res.ToolCalls
+	think  strings.Builder // every reply's thinking, a blank line between
+	// thinkTurn is the reply the last thinking came from.
+	thinkTurn int
+	end       *agent.Event
+	err       error          // the first failure to write a line
+	calls     map[string]int // turn and call id -> index in res.ToolCalls
 }
 
 func newRecorder(model string, stream io.Writer) *recorder {
@@ -98,7 +103,11 @@ func newRecorder(model string, stream io.Writer) *recorder {
 func (r *recorder) Event(e agent.Event) {
 	switch e.Type {
 	case agent.EventThinking:
+		if r.think.Len() > 0 && e.Turn != r.thinkTurn {
+			r.think.WriteString("\n\n") // one paragraph per reply
+		}
 		r.think.WriteString(e.Text)
+		r.thinkTurn = e.Turn
 	case agent.EventTurn:
 		r.res.Replies = append(r.res.Replies, e.Stats)
 	case agent.EventDecision:
@@ -129,9 +138,38 @@ func (r *recorder) line(v any) {
 	}
 	b, err := json.Marshal(v)
 	if err == nil {
-		_, err = r.stream.Write(append(b, '\n'))
+		_, err = r.stream.Write(append(visibleJSON(b), '\n'))
 	}
 	r.err = err
+}
+
+// visibleJSON escapes, as \uXXXX, what encoding/json leaves raw but a
+// terminal would act on: C1 controls and invisible formatting characters
+// (bidi overrides such as U+202E above all), so JSON output read on a
+// terminal shows them instead of reordering the line. The decoded value
+// is unchanged; such runes occur only inside strings.
+func visibleJSON(b []byte) []byte {
+	var out []byte
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r >= 0x80 && (r <= 0x9f || unicode.Is(unicode.Cf, r)) {
+			if out == nil {
+				out = append(make([]byte, 0, len(b)+16), b[:i]...)
+			}
+			if r1, r2 := utf16.EncodeRune(r); r1 != utf8.RuneError {
+				out = fmt.Appendf(out, `\u%04x\u%04x`, r1, r2)
+			} else {
+				out = fmt.Appendf(out, `\u%04x`, r)
+			}
+		} else if out != nil {
+			out = append(out, b[i:i+n]...)
+		}
+		i += n
+	}
+	if out == nil {
+		return b
+	}
+	return out
 }
 
 // finish writes the end: the stream-json end event or the json object,
@@ -155,7 +193,7 @@ func (r *recorder) finish(out io.Writer, format string, status int, err error) {
 		r.res.ExitStatus = status
 		r.res.Thinking = r.think.String()
 		b, _ := json.MarshalIndent(r.res, "", "  ")
-		out.Write(append(b, '\n'))
+		out.Write(append(visibleJSON(b), '\n'))
 	}
 }
 
