@@ -3,6 +3,7 @@ package agent
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -181,7 +182,9 @@ func (o *OpenAI) Chat(ctx context.Context, req Request, onDelta func(Delta)) (Me
 			}
 		}
 		for _, c := range ch.Choices {
-			th := c.Delta.ReasoningContent + c.Delta.Reasoning
+			// One of the two names: a server in transition from one to
+			// the other may send the same text under both.
+			th := cmp.Or(c.Delta.ReasoningContent, c.Delta.Reasoning)
 			if th != "" || c.Delta.Content != "" {
 				thinking.WriteString(th)
 				text.WriteString(c.Delta.Content)

@@ -2,6 +2,11 @@ package agent
 
 import (
 	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -57,5 +62,28 @@ func TestThinkingShown(t *testing.T) {
 		if got := strings.Join(rw.calls, " "); strings.Contains(got, "thinking") || !strings.HasPrefix(got, "start stop") {
 			t.Errorf("%s: waiting calls %q", w, got)
 		}
+	}
+}
+
+// A server that sends the thinking under both names (reasoning and
+// reasoning_content) is not shown it twice.
+func TestReasoningUnderBothNames(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, ev := range []string{
+			`{"choices":[{"index":0,"delta":{"role":"assistant","reasoning":"Hm.","reasoning_content":"Hm."},"finish_reason":null}]}`,
+			`{"choices":[{"index":0,"delta":{"content":"Yes."},"finish_reason":null}]}`,
+			`{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+			`[DONE]`,
+		} {
+			fmt.Fprintf(w, "data: %s\n\n", ev)
+		}
+	}))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	var deltas []Delta
+	reply, _, err := NewOpenAI(u, nil).Chat(context.Background(), Request{Model: "m"}, func(d Delta) { deltas = append(deltas, d) })
+	if err != nil || reply.Thinking != "Hm." || reply.Content != "Yes." || deltas[0].Thinking != "Hm." {
+		t.Errorf("reply %+v, deltas %+v, err %v", reply, deltas, err)
 	}
 }
