@@ -80,6 +80,9 @@ type Turn struct {
 	// DelayMS holds the reply back this many milliseconds, headers
 	// included, as Ollama does while it loads the model before a reply.
 	DelayMS int `json:"delay_ms,omitempty"`
+	// ChunkMS spaces the chunks this many milliseconds apart, as a model
+	// generates: a long think takes time.
+	ChunkMS int `json:"chunk_ms,omitempty"`
 }
 
 // Call is one tool call in a reply.
@@ -391,6 +394,21 @@ func (f *Server) load(r *http.Request, t Turn) bool {
 	case <-f.quit:
 	}
 	return false
+}
+
+// pace waits ChunkMS before every chunk but the first, or until the
+// client gives up or the server closes.
+func (f *Server) pace(r *http.Request, t Turn, sent int) {
+	if t.ChunkMS <= 0 || sent == 0 {
+		return
+	}
+	tm := time.NewTimer(time.Duration(t.ChunkMS) * time.Millisecond)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+	case <-r.Context().Done():
+	case <-f.quit:
+	}
 }
 
 // stall implements "hang": wait for the client to give up or the server to

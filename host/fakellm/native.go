@@ -70,7 +70,10 @@ func (f *Server) nativeChat(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(200)
 	enc := json.NewEncoder(w)
 	fl, _ := w.(http.Flusher)
+	chunksSent := 0
 	send := func(v any) {
+		f.pace(r, t, chunksSent)
+		chunksSent++
 		enc.Encode(v)
 		if fl != nil {
 			fl.Flush()

@@ -132,7 +132,10 @@ func (f *Server) openAIChat(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(200)
 	fl, _ := w.(http.Flusher)
 	id := fmt.Sprintf("chatcmpl-%d", n)
+	chunksSent := 0
 	sendRaw := func(data string) {
+		f.pace(r, t, chunksSent)
+		chunksSent++
 		fmt.Fprintf(w, "data: %s\n\n", data)
 		if fl != nil {
 			fl.Flush()
