@@ -131,8 +131,8 @@ type Config struct {
 	// newline; nil: nothing is streamed and only Ask's return value has the
 	// answer.
 	Stream io.Writer
-	// Width, if positive, wraps the streamed text at spaces to lines of at
-	// most this many columns (a terminal's width).
+	// Width, if positive, wraps the streamed text (and the thinking) at
+	// spaces to lines of at most this many columns (a terminal's width).
 	Width int
 	// Waiting is started whenever the loop waits for a reply and stopped
 	// when its first text arrives or the reply ends, before anything else
@@ -194,7 +194,7 @@ func New(cfg Config) *Session {
 		}
 	}
 	if cfg.Thinking != nil {
-		s.think = &streamSanitizer{w: cfg.Thinking}
+		s.think = &streamSanitizer{w: cfg.Thinking, wrap: wrapper{width: cfg.Width}}
 		if cfg.Waiting != nil {
 			s.think.before = cfg.Waiting.Stop
 		}
@@ -229,6 +229,9 @@ func (s *Session) Tools() []*toolspec.Tool { return append([]*toolspec.Tool(nil)
 func (s *Session) SetWidth(n int) {
 	if s.stream != nil {
 		s.stream.wrap.width = max(n, 0)
+	}
+	if s.think != nil {
+		s.think.wrap.width = max(n, 0)
 	}
 }
 
