@@ -217,8 +217,7 @@ func runChatCommand(w io.Writer, s *agent.Session, name, rest string) (quit bool
 	case "/tools":
 		writeTools(w, s.Tools())
 	case "/stats":
-		q, all := s.Stats()
-		fmt.Fprintf(w, "moat: last question: %s\nmoat: session: %s\n", statsLine(&q), statsLine(&all))
+		writeChatStats(w, s)
 	case "/clear":
 		s.Clear()
 		fmt.Fprintln(w, "moat: conversation cleared; the next question starts a new one")

@@ -248,3 +248,15 @@ func thinkingOut(e *env) io.Writer {
 	}
 	return e.stderr
 }
+
+// writeChatStats is /stats: each reply to the last question when there
+// were several, the question's sum and the session's.
+func writeChatStats(w io.Writer, s *agent.Session) {
+	if rs := s.ReplyStats(); len(rs) > 1 {
+		for i := range rs {
+			fmt.Fprintf(w, "moat: reply %d: %s\n", i+1, statsLine(&rs[i]))
+		}
+	}
+	q, all := s.Stats()
+	fmt.Fprintf(w, "moat: last question: %s\nmoat: session: %s\n", statsLine(&q), statsLine(&all))
+}

@@ -168,7 +168,9 @@ type Session struct {
 	trErr   error
 	// Proposals and approved writes during the latest Ask.
 	proposed, written int
-	// Figures of the latest Ask and of the whole session.
+	// Figures of the latest Ask (each reply, and their sum) and of the
+	// whole session.
+	replies     []Stats
 	last, total Stats
 }
 
@@ -206,6 +208,9 @@ func New(cfg Config) *Session {
 // Stats returns the figures of the latest question and of the whole
 // session so far (Clear does not reset the session's).
 func (s *Session) Stats() (question, session Stats) { return s.last, s.total }
+
+// ReplyStats returns the figures of each reply to the latest question.
+func (s *Session) ReplyStats() []Stats { return append([]Stats(nil), s.replies...) }
 
 func (s *Session) emit(e Event) {
 	if s.cfg.Observer != nil {
@@ -261,7 +266,7 @@ func (s *Session) TranscriptErr() error { return s.trErr }
 func (s *Session) Ask(ctx context.Context, prompt string) (string, error) {
 	mark := len(s.history)
 	s.proposed, s.written = 0, 0
-	s.last = Stats{}
+	s.last, s.replies = Stats{}, nil
 	s.emit(Event{Type: EventQuestion, Text: prompt, Model: s.cfg.Model})
 	answer, turn, err := s.ask(ctx, prompt)
 	if err != nil && !errors.Is(err, ErrTurnCap) {
@@ -379,6 +384,7 @@ func (s *Session) reply(ctx context.Context, turn int) (Message, error) {
 		s.emit(Event{Type: EventToolCall, Turn: turn, ID: c.ID, Name: c.Name, Arguments: argsJSON(c.Arguments), Recovered: string(reply.Recovered)})
 	}
 	st := replyStats(start, v.first, end, usage)
+	s.replies = append(s.replies, st)
 	s.last.add(st)
 	s.total.add(st)
 	s.emit(Event{Type: EventTurn, Turn: turn, Stats: st.forEvent()})
