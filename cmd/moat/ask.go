@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,6 +21,9 @@ func askCommand(e *env) *ffcli.Command {
 	fs := flag.NewFlagSet("moat ask", flag.ContinueOnError)
 	var a agentFlags
 	a.register(fs)
+	fs.StringVar(&a.output, "output", outputText, "what standard output gets: text (the answer as it streams), json (one object at the end) or stream-json (one event a line as it happens); schemas in the README")
+	fs.BoolVar(&a.stats, "stats", false, "at the end, write the figures to standard error: tokens read and generated, tokens per second, time to first token (per reply and in all)")
+	validate(fs, "output", oneOf(&a.output, outputText, outputJSON, outputStreamJSON))
 	return &ffcli.Command{
 		Name:       "ask",
 		ShortUsage: "moat ask [flags] PROMPT",
@@ -37,6 +41,23 @@ how many were written:
 On a terminal, moat shows how long it has waited for the first word (a
 local model can take a while to load) and wraps the text to the window.
 Ctrl-C stops the answer and keeps what was printed (exit status 1).
+
+A thinking model's thinking is kept apart from the answer: on a terminal
+the waiting line reads "thinking… 12s" while it lasts, then one line says
+how long it took; --show-thinking writes it in full, dimmed, to standard
+error. A <think> block left in the text is never printed as the answer.
+--think turns thinking on or off, or picks a level, where the model
+allows it (moat refuses a value the model does not take, naming those it
+does). A tool call the model wrote as text (<tool_call>, [TOOL_CALLS],
+<|python_tag|> or a bare JSON object naming a tool) is run as a call, and
+moat says so.
+
+For scripts, --output json writes one object at the end (the answer,
+every tool call with its arguments and a short result, every proposal
+with its outcome, the figures, why it ended, the exit status), and
+--output stream-json one event a line as it happens; the README gives
+both schemas. --stats writes the figures (tokens, tokens per second,
+time to first token) to standard error at the end.
 
 PROMPT is the rest of the command line; "-" reads it from standard input.
 With no --model, moat picks the first installed model that supports tools
@@ -85,7 +106,12 @@ type agentFlags struct {
 	modelTimeout time.Duration
 	system       string
 	transcript   string
+	think        string
+	showThinking bool
 	rec          recordFlags
+	// ask only
+	output string
+	stats  bool
 }
 
 // Bounds on the flags: below minNumCtx the system prompt and tool
@@ -106,8 +132,11 @@ func (a *agentFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&a.modelTimeout, "model-timeout", 5*time.Minute, "longest wait for one complete model reply (loading a large model counts)")
 	fs.StringVar(&a.system, "system", "", "read the system prompt from this `file` instead of using the built-in one")
 	fs.StringVar(&a.transcript, "transcript", "", "append every message exchanged to this `file`, one JSON object per line")
+	fs.StringVar(&a.think, "think", "", "thinking models: true, false or a `level` (low, medium, high for gpt-oss), passed to the server as it is (default: the model's own)")
+	fs.BoolVar(&a.showThinking, "show-thinking", false, "show the model's thinking in full, dimmed, on standard error (default: one line saying how long it thought)")
 	a.rec.register(fs)
 	validate(fs, "api", oneOf(&a.api, "ollama", "openai"))
+	validate(fs, "think", checkThink(&a.think))
 	validate(fs, "host", parsedBy(&a.host, agent.ParseHost))
 	validate(fs, "max-turns", atLeast(&a.maxTurns, 1, ""))
 	validate(fs, "num-ctx", atLeast(&a.numCtx, minNumCtx, "the rules and tool definitions alone take about 1500 tokens"))
@@ -116,12 +145,12 @@ func (a *agentFlags) register(fs *flag.FlagSet) {
 
 // session is one opened conversation: backend, model, engine, transcript.
 type session struct {
-	agent   *agent.Session
-	backend agent.Backend
-	model   string
-	root    string
-	rec     *recorder // --record, or nil
-	closers []func() error
+	agent     *agent.Session
+	backend   agent.Backend
+	model     string
+	root      string
+	recording *sessionRecorder // --record, or nil
+	closers   []func() error
 }
 
 func (s *session) close(stderr io.Writer) {
@@ -138,8 +167,9 @@ func (s *session) close(stderr io.Writer) {
 // open checks the flags, finds the server and the model (before compiling
 // the sandbox, so a missing server is reported at once), opens the engine
 // and starts the conversation. command (ask or chat) names it in a
-// recording. stream, if not nil, gets the model's text as it arrives.
-func (a *agentFlags) open(ctx context.Context, e *env, command string, stream io.Writer) (*session, error) {
+// recording. stream, if not nil, gets the model's text as it arrives;
+// obs, if not nil, every event.
+func (a *agentFlags) open(ctx context.Context, e *env, command string, stream io.Writer, obs agent.Observer) (*session, error) {
 	if _, _, err := a.c.sandbox(); err != nil {
 		return nil, err
 	}
@@ -170,6 +200,9 @@ func (a *agentFlags) open(ctx context.Context, e *env, command string, stream io
 	if err != nil {
 		return nil, err
 	}
+	if err := a.checkThink(ctx, b, model); err != nil {
+		return nil, err
+	}
 	s := &session{backend: b, model: model, root: a.c.root}
 	ok := false
 	defer func() {
@@ -186,12 +219,12 @@ func (a *agentFlags) open(ctx context.Context, e *env, command string, stream io
 		s.closers = append(s.closers, f.Close)
 		tr = f
 	}
-	if s.rec, err = a.startRecording(e, command, model, system); err != nil {
+	if s.recording, err = a.startRecording(e, command, model, system); err != nil {
 		return nil, err
 	}
-	if s.rec != nil {
-		s.closers = append(s.closers, s.rec.close)
-		a.w.wrap = s.rec.reviewer
+	if s.recording != nil {
+		s.closers = append(s.closers, s.recording.close)
+		a.w.wrap = s.recording.reviewer
 	}
 	eng, err := a.c.openEngine(ctx, e.stderr, &a.w)
 	if err != nil {
@@ -202,9 +235,10 @@ func (a *agentFlags) open(ctx context.Context, e *env, command string, stream io
 		Backend: b, Tools: eng, Model: model, System: system,
 		MaxTurns: a.maxTurns, NumCtx: a.numCtx, ReplyTimeout: a.modelTimeout,
 		Activity: e.stderr, Stream: stream, Transcript: tr,
+		Observer: obs, Think: a.think, Thinking: a.thinkingOut(e),
 	}
-	if s.rec != nil {
-		cfg = s.rec.wire(cfg)
+	if s.recording != nil {
+		cfg = s.recording.wire(cfg)
 	}
 	s.agent = agent.New(forTerminal(e, cfg))
 	ok = true
@@ -234,6 +268,33 @@ func (a *agentFlags) pickModel(ctx context.Context, e *env, b agent.Backend) (st
 	}
 	fmt.Fprintf(e.stderr, "moat: using model %s (%s; choose with --model)\n", agent.Sanitize(names[0], false), why)
 	return names[0], nil
+}
+
+// checkThink refuses a --think value the model does not take, naming
+// those it does, where the server can tell (Ollama's /api/show).
+func (a *agentFlags) checkThink(ctx context.Context, b agent.Backend, model string) error {
+	tc, ok := b.(agent.ThinkChecker)
+	if a.think == "" || !ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, setupTimeout)
+	defer cancel()
+	vals, err := tc.ThinkValues(ctx, model)
+	if err != nil || vals == nil || slices.Contains(vals, a.think) {
+		return err
+	}
+	name := agent.Sanitize(model, false)
+	if len(vals) == 1 {
+		return usagef("--think %s: model %s does not think; it takes only --think %s (or leave --think out)", a.think, name, vals[0])
+	}
+	return usagef("--think %s: model %s takes %s", a.think, name, strings.Join(vals, ", "))
+}
+
+func (a *agentFlags) thinkingOut(e *env) io.Writer {
+	if !a.showThinking {
+		return nil
+	}
+	return thinkingOut(e)
 }
 
 // agentError maps the loop's failures to exit statuses.

@@ -39,8 +39,8 @@ func (r *recordFlags) check() error {
 	return nil
 }
 
-// recorder is a recording in progress and the file it goes to.
-type recorder struct {
+// sessionRecorder is a recording in progress and the file it goes to.
+type sessionRecorder struct {
 	rec    *recording.Recorder
 	closer io.Closer // the confined view of the root, or nil
 	file   string
@@ -51,7 +51,7 @@ type recorder struct {
 // startRecording begins the recording when --record was given (nil, nil
 // when not). It writes the empty recording at once, so that a file that
 // cannot be written is reported before the session starts.
-func (a *agentFlags) startRecording(e *env, command, model, system string) (*recorder, error) {
+func (a *agentFlags) startRecording(e *env, command, model, system string) (*sessionRecorder, error) {
 	r := a.rec
 	if r.file == "" {
 		return nil, nil
@@ -68,9 +68,9 @@ func (a *agentFlags) startRecording(e *env, command, model, system string) (*rec
 		Command: command, API: a.api, Model: model, RootName: filepath.Base(cfg.Root),
 		NumCtx: a.numCtx, MaxTurns: a.maxTurns,
 		MaxReadBytes: a.c.maxReadBytes, MaxResults: a.c.maxResults, NoIgnore: a.c.noIgnore,
-		Deny: a.c.deny, Allow: a.c.allow, Writes: a.w.writes, System: system,
+		Deny: a.c.deny, Allow: a.c.allow, Writes: a.w.writes, System: system, Think: a.think,
 	}
-	out := &recorder{file: r.file, stderr: e.stderr}
+	out := &sessionRecorder{file: r.file, stderr: e.stderr}
 	var files fs.FS
 	if r.files {
 		// The files come through the same confined view the tools see.
@@ -104,6 +104,9 @@ func (a *agentFlags) startRecording(e *env, command, model, system string) (*rec
 func (a *agentFlags) behaviourFlags(model string) string {
 	f := []string{"--api " + a.api, "--model " + model, fmt.Sprintf("--num-ctx %d", a.numCtx), fmt.Sprintf("--max-turns %d", a.maxTurns),
 		fmt.Sprintf("--max-read-bytes %d", a.c.maxReadBytes), fmt.Sprintf("--max-results %d", a.c.maxResults), "--writes " + a.w.writes}
+	if a.think != "" {
+		f = append(f, "--think "+a.think)
+	}
 	if a.c.noIgnore {
 		f = append(f, "--no-ignore")
 	}
@@ -120,7 +123,7 @@ func (a *agentFlags) behaviourFlags(model string) string {
 }
 
 // wire puts the recorder on the session's seams.
-func (r *recorder) wire(cfg agent.Config) agent.Config {
+func (r *sessionRecorder) wire(cfg agent.Config) agent.Config {
 	cfg.Backend = r.rec.Backend(cfg.Backend)
 	cfg.Tools = r.rec.Tools(cfg.Tools)
 	cfg.Transcript = r.rec.Transcript(cfg.Transcript)
@@ -128,10 +131,10 @@ func (r *recorder) wire(cfg agent.Config) agent.Config {
 }
 
 // reviewer wraps the terminal reviewer, so each decision is recorded.
-func (r *recorder) reviewer(inner gate.Reviewer) gate.Reviewer { return r.rec.Reviewer(inner) }
+func (r *sessionRecorder) reviewer(inner gate.Reviewer) gate.Reviewer { return r.rec.Reviewer(inner) }
 
 // finish records how a question ended and writes the recording so far.
-func (r *recorder) finish(answer string, err error) {
+func (r *sessionRecorder) finish(answer string, err error) {
 	if r == nil {
 		return
 	}
@@ -149,7 +152,7 @@ func (r *recorder) finish(answer string, err error) {
 	}
 }
 
-func (r *recorder) close() error {
+func (r *sessionRecorder) close() error {
 	if r.closer != nil {
 		return r.closer.Close()
 	}

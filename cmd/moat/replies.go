@@ -12,23 +12,43 @@ import (
 	"github.com/moatdev/moat/host/agent"
 )
 
-// ask puts the question and streams the answer to stdout as it arrives.
-// Whatever was printed stays printed when the answer is cut short (Ctrl-C,
-// a failure), and the line is ended before moat says why.
+// ask puts the question and streams the answer to stdout as it arrives
+// (--output text), or writes its events (stream-json) or one object at
+// the end (json) instead. Whatever was printed stays printed when the
+// answer is cut short (Ctrl-C, a failure), and the line is ended before
+// moat says why.
 func (a *agentFlags) ask(ctx context.Context, e *env, prompt string) error {
 	out := &countWriter{w: e.stdout}
-	s, err := a.open(ctx, e, "ask", out)
+	var stream io.Writer = out
+	var lines io.Writer
+	switch a.output {
+	case outputJSON:
+		stream = nil
+	case outputStreamJSON:
+		stream, lines = nil, e.stdout
+	}
+	rec := newRecorder(a.model, lines)
+	s, err := a.open(ctx, e, "ask", stream, rec)
 	if err != nil {
+		rec.finish(e.stdout, a.output, exitCode(err, io.Discard), err)
 		return err
 	}
 	defer s.close(e.stderr)
+	rec.res.Model = s.model
 	answer, err := s.agent.Ask(ctx, prompt)
-	s.rec.finish(answer, err)
+	s.recording.finish(answer, err)
 	reportChanges(e.stderr, s.agent)
-	if errors.Is(err, context.Canceled) && out.n > 0 {
-		return exitError{code: exitFailure, msg: "interrupted; the answer above is incomplete"}
+	if a.stats {
+		q, _ := s.agent.Stats()
+		writeStats(e.stderr, rec.res.Replies, &q)
 	}
-	return agentError(err)
+	if errors.Is(err, context.Canceled) && out.n > 0 {
+		err = exitError{code: exitFailure, msg: "interrupted; the answer above is incomplete"}
+	} else {
+		err = agentError(err)
+	}
+	rec.finish(e.stdout, a.output, exitCode(err, io.Discard), err)
+	return err
 }
 
 // terminalWidth returns the width of w if it is a terminal, else 0.

@@ -222,15 +222,17 @@ func encodeScript(s fakellm.Script) ([]byte, error) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "{\"models\":%s,\"turns\":[", models)
 	for i, t := range s.Turns {
-		line, err := json.Marshal(t)
-		if err != nil {
+		var line bytes.Buffer
+		enc := json.NewEncoder(&line)
+		enc.SetEscapeHTML(false) // <tool_call> as the model wrote it, readable
+		if err := enc.Encode(t); err != nil {
 			return nil, err
 		}
 		if i > 0 {
 			b.WriteByte(',')
 		}
 		b.WriteString("\n  ")
-		b.Write(line)
+		b.Write(bytes.TrimSuffix(line.Bytes(), []byte("\n")))
 	}
 	b.WriteString("\n]}\n")
 	return b.Bytes(), nil

@@ -129,13 +129,16 @@ type recBackend struct {
 	r *Recorder
 }
 
-func (b *recBackend) Chat(ctx context.Context, req agent.Request, onText func(string)) (agent.Message, error) {
-	reply, err := b.Backend.Chat(ctx, req, onText)
-	b.r.turn(req, reply, err)
-	return reply, err
+func (b *recBackend) Chat(ctx context.Context, req agent.Request, onDelta func(agent.Delta)) (agent.Message, agent.Usage, error) {
+	reply, usage, err := b.Backend.Chat(ctx, req, onDelta)
+	b.r.turn(req, reply, usage, err)
+	return reply, usage, err
 }
 
-func (r *Recorder) turn(req agent.Request, reply agent.Message, err error) {
+// turn records one reply as the server sent it, before the loop reads it:
+// thinking, text, and the calls that came as calls (a call written as
+// text stays text, and the replay recovers it again).
+func (r *Recorder) turn(req agent.Request, reply agent.Message, usage agent.Usage, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	info := Turn{Question: len(r.rec.Session.Questions), Messages: len(req.Messages)}
@@ -144,13 +147,13 @@ func (r *Recorder) turn(req agent.Request, reply agent.Message, err error) {
 			info.Dropped = append(info.Dropped, i)
 		}
 	}
-	t := fakellm.Turn{Text: reply.Content}
+	t := fakellm.Turn{Thinking: reply.Thinking, Text: reply.Content, PromptTokens: usage.PromptTokens, EvalCount: usage.OutputTokens}
 	if err != nil {
 		// Replayed as a server failure; which failure it was is not
 		// replayed (only that the question failed).
 		t = fakellm.Turn{Fail: "http500"}
 	}
-	n := len(t.Text)
+	n := len(t.Thinking) + len(t.Text)
 	for _, c := range reply.ToolCalls {
 		call := fakellm.Call{ID: c.ID, NoID: c.ID == "", Name: c.Name}
 		call.Args, call.RawArgs = compactArgs(c.Arguments)

@@ -119,7 +119,7 @@ func Replay(ctx context.Context, rec *Recording, opt ReplayOptions) (*Report, er
 	}
 	s := agent.New(agent.Config{
 		Backend: again.Backend(backend), Tools: again.Tools(tools), Model: rec.Session.Model,
-		System: rec.Session.System, MaxTurns: rec.Session.MaxTurns, NumCtx: rec.Session.NumCtx,
+		System: rec.Session.System, MaxTurns: rec.Session.MaxTurns, NumCtx: rec.Session.NumCtx, Think: rec.Session.Think,
 		Activity: opt.Activity, Transcript: again.Transcript(nil),
 	})
 	for _, q := range rec.Session.Questions {
