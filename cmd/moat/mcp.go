@@ -17,6 +17,7 @@ import (
 	"github.com/moatdev/moat/host/gate"
 	"github.com/moatdev/moat/host/mcpserver"
 	"github.com/moatdev/moat/host/policy"
+	"github.com/moatdev/moat/host/recording"
 	"github.com/moatdev/moat/host/runner"
 )
 
@@ -29,6 +30,8 @@ func mcpCommand(e *env) *ffcli.Command {
 	approveTimeout := fs.Duration("approve-timeout", mcpserver.DefaultApproveTimeout, "how long a write proposal waits for the user's answer before it is refused")
 	validate(fs, "approve-timeout", positive(approveTimeout))
 	logFile := fs.String("log", "", "append the server's log to this `file` instead of standard error (never standard output: that is the protocol)")
+	var rec recordFlags
+	rec.register(fs)
 	return &ffcli.Command{
 		Name:       "mcp",
 		ShortUsage: "moat mcp [--root DIR] [flags]",
@@ -84,6 +87,16 @@ error, 4 when --isolate require cannot isolate.`,
 				logw = f
 			}
 			log := slog.New(slog.NewTextHandler(logw, nil))
+			if err := rec.check(); err != nil {
+				return err
+			}
+			recorder, err := rec.start(e, &c, recording.Session{Command: "mcp", Writes: w.writes}, "--writes "+w.writes)
+			if err != nil {
+				return err
+			}
+			if recorder != nil {
+				defer recorder.close()
+			}
 
 			mk := func(abs string, pol *policy.Policy) (engine.Proposer, error) {
 				if !w.offered() {
@@ -91,6 +104,9 @@ error, 4 when --isolate require cannot isolate.`,
 				}
 				a, err := mcpserver.NewApprover(*approveTimeout, func(r gate.Reviewer) (engine.Proposer, error) {
 					// The reviewer is the client's elicitation dialog, not the terminal.
+					if recorder != nil {
+						r = recorder.reviewer(r)
+					}
 					return gate.New(gate.Options{Root: abs, Policy: pol, AuditPath: w.audit, Notes: logw, Reviewer: r})
 				})
 				if err != nil {
@@ -107,7 +123,11 @@ error, 4 when --isolate require cannot isolate.`,
 			abs, _ := filepath.Abs(c.root)
 			log.Info("moat mcp: serving", "root", abs, "writes", w.writes, "resolver", c.resolver, "isolate", c.isolate,
 				"version", moatVersion(), "go", runtime.Version(), "wazero", runner.WazeroVersion())
-			srv := mcpserver.New(eng, mcpserver.Options{Name: "moat", Version: moatVersion(), Logger: log})
+			var served mcpserver.Engine = eng
+			if recorder != nil {
+				served = recorder.mcp(eng)
+			}
+			srv := mcpserver.New(served, mcpserver.Options{Name: "moat", Version: moatVersion(), Logger: log})
 			err = srv.Serve(ctx, &mcp.IOTransport{Reader: readCloser(e.stdin), Writer: nopWriteCloser{e.stdout}})
 			if err != nil {
 				return fmt.Errorf("mcp: %w", err)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,8 +15,10 @@ import (
 	"github.com/moatdev/moat/host/agent"
 	"github.com/moatdev/moat/host/confine"
 	"github.com/moatdev/moat/host/gate"
+	"github.com/moatdev/moat/host/mcpserver"
 	"github.com/moatdev/moat/host/policy"
 	"github.com/moatdev/moat/host/recording"
+	"github.com/moatdev/moat/host/toolspec"
 )
 
 // recordFlags are ask's and chat's --record flags.
@@ -49,27 +53,33 @@ type sessionRecorder struct {
 }
 
 // startRecording begins the recording when --record was given (nil, nil
-// when not). It writes the empty recording at once, so that a file that
-// cannot be written is reported before the session starts.
+// when not).
 func (a *agentFlags) startRecording(e *env, command, model, system string) (*sessionRecorder, error) {
-	r := a.rec
+	sess := recording.Session{
+		Command: command, API: a.api, Model: model, NumCtx: a.numCtx, MaxTurns: a.maxTurns,
+		Writes: a.w.writes, System: system, Think: a.think,
+	}
+	return a.rec.start(e, &a.c, sess, a.behaviourFlags(model))
+}
+
+// start begins a recording of sess in the sandbox c describes. It writes
+// the empty recording at once, so that a file that cannot be written is
+// reported before the session starts.
+func (r *recordFlags) start(e *env, c *common, sess recording.Session, flags string) (*sessionRecorder, error) {
 	if r.file == "" {
 		return nil, nil
 	}
-	cfg, _, err := a.c.sandbox()
+	cfg, _, err := c.sandbox()
 	if err != nil {
 		return nil, err
 	}
-	pol, err := policy.New(a.c.deny, a.c.allow)
+	pol, err := policy.New(c.deny, c.allow)
 	if err != nil {
 		return nil, usagef("%v", err)
 	}
-	sess := recording.Session{
-		Command: command, API: a.api, Model: model, RootName: filepath.Base(cfg.Root),
-		NumCtx: a.numCtx, MaxTurns: a.maxTurns,
-		MaxReadBytes: a.c.maxReadBytes, MaxResults: a.c.maxResults, NoIgnore: a.c.noIgnore,
-		Deny: a.c.deny, Allow: a.c.allow, Writes: a.w.writes, System: system, Think: a.think,
-	}
+	sess.RootName = filepath.Base(cfg.Root)
+	sess.MaxReadBytes, sess.MaxResults, sess.NoIgnore = c.maxReadBytes, c.maxResults, c.noIgnore
+	sess.Deny, sess.Allow = c.deny, c.allow
 	out := &sessionRecorder{file: r.file, stderr: e.stderr}
 	var files fs.FS
 	if r.files {
@@ -81,7 +91,7 @@ func (a *agentFlags) startRecording(e *env, command, model, system string) (*ses
 		out.closer, files = cfs, cfs
 	}
 	out.rec, err = recording.New(recording.Options{
-		Session: sess, Version: moatVersion(), Flags: a.behaviourFlags(model),
+		Session: sess, Version: moatVersion(), Flags: flags,
 		Files: files, Policy: pol, MaxBytes: r.maxBytes, Notes: e.stderr,
 	})
 	if err == nil {
@@ -130,7 +140,25 @@ func (r *sessionRecorder) wire(cfg agent.Config) agent.Config {
 	return cfg
 }
 
-// reviewer wraps the terminal reviewer, so each decision is recorded.
+// mcp wraps moat mcp's engine: each call is recorded, and the recording
+// written after it.
+func (r *sessionRecorder) mcp(e mcpserver.Engine) mcpserver.Engine {
+	return savingEngine{r.rec.MCP(e), r}
+}
+
+type savingEngine struct {
+	mcpserver.Engine
+	r *sessionRecorder
+}
+
+func (s savingEngine) Call(ctx context.Context, name string, args json.RawMessage) toolspec.Result {
+	res := s.Engine.Call(ctx, name, args)
+	s.r.save()
+	return res
+}
+
+// reviewer wraps a reviewer (the terminal, an MCP client's dialog), so
+// each decision is recorded.
 func (r *sessionRecorder) reviewer(inner gate.Reviewer) gate.Reviewer { return r.rec.Reviewer(inner) }
 
 // finish records how a question ended and writes the recording so far.
@@ -139,6 +167,12 @@ func (r *sessionRecorder) finish(answer string, err error) {
 		return
 	}
 	r.rec.Finish(answer, err)
+	r.save()
+}
+
+// save writes the recording so far, or removes it when it outgrew its
+// bound.
+func (r *sessionRecorder) save() {
 	werr := r.rec.WriteFile(r.file)
 	switch {
 	case werr == nil || r.gone:

@@ -14,6 +14,7 @@ import (
 	"github.com/moatdev/moat/host/confine"
 	"github.com/moatdev/moat/host/engine"
 	"github.com/moatdev/moat/host/gate"
+	"github.com/moatdev/moat/host/mcpserver"
 	"github.com/moatdev/moat/host/policy"
 	"github.com/moatdev/moat/host/recording"
 	"github.com/moatdev/moat/isolate"
@@ -131,11 +132,23 @@ func replaySandbox(c *common, notes io.Writer) recording.Sandbox {
 		var mk proposerFunc
 		if rv != nil {
 			mk = func(abs string, pol *policy.Policy) (engine.Proposer, error) {
-				g, err := gate.New(gate.Options{Root: abs, Policy: pol, Reviewer: rv, Notes: notes})
-				if err != nil {
-					return nil, err
+				newGate := func(gate.Reviewer) (engine.Proposer, error) {
+					g, err := gate.New(gate.Options{Root: abs, Policy: pol, Reviewer: rv, Notes: notes})
+					if err != nil {
+						return nil, err
+					}
+					return g, nil
 				}
-				return g, nil
+				if s.Command == "mcp" {
+					// As moat mcp serves it: the Approver before the gate
+					// (rv is the client's dialog, answered from the recording).
+					a, err := mcpserver.NewApprover(mcpserver.DefaultApproveTimeout, newGate)
+					if err != nil {
+						return nil, err
+					}
+					return a, nil
+				}
+				return newGate(nil)
 			}
 		}
 		eng, err := cc.openEngineWith(ctx, notes, mk)

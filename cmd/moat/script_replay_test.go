@@ -16,5 +16,6 @@ import (
 func TestReplay(t *testing.T) {
 	cmds := llmCmds()
 	cmds["replay"] = moattest.Commands()["replay"]
+	cmds["mcp"], cmds["mcpraw"] = cmdMCP, cmdMCPRaw // sessions recorded over MCP
 	testscript.Run(t, scriptParams(t, "replay", cmds))
 }

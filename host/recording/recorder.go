@@ -67,7 +67,6 @@ type Recorder struct {
 	history []agent.Message // the conversation, as the transcript shows it
 	system  int             // system messages seen (a later one is a /clear)
 	clear   bool            // the next question follows a /clear
-	review  *Review         // the review of the call in progress
 	mark    mark            // where the question in progress started
 	files   map[string]int  // path -> index in rec.Files; -1: known absent
 	listed  map[string]bool // folders whose names were taken
@@ -190,16 +189,19 @@ type recTools struct {
 func (t *recTools) Call(ctx context.Context, name string, args json.RawMessage) toolspec.Result {
 	r := t.r
 	var before *File // a write's target as it was, kept if the gate showed it
+	r.mu.Lock()
+	sl := &slot{index: len(r.rec.Calls)}
 	if r.root != nil && isWrite(name) {
-		r.mu.Lock()
 		before = r.read(pathArg(args, "path"))
-		r.mu.Unlock()
 	}
-	res := t.Dispatcher.Call(ctx, name, args)
+	r.mu.Unlock()
+	// The gate passes the call's context on to the reviewer, which puts
+	// the review in this call's slot: calls that run at once (MCP) keep
+	// their own.
+	res := t.Dispatcher.Call(context.WithValue(ctx, slotKey{}, sl), name, args)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	rv := r.review
-	r.review = nil
+	rv := sl.review
 	if before != nil && rv != nil {
 		// The gate checked the path (no link, not denied, a regular
 		// file) and showed the file's content in the diff.
@@ -222,7 +224,11 @@ func (t *recTools) Call(ctx context.Context, name string, args json.RawMessage) 
 	if !r.grow(n) {
 		return res
 	}
-	r.rec.Calls = append(r.rec.Calls, Call{Turn: len(r.rec.Script.Turns), Tool: name, Args: string(args), Error: res.IsError, Text: res.Text, Review: rv})
+	turn := len(r.rec.Script.Turns)
+	if r.rec.Session.Command == "mcp" {
+		turn = len(r.rec.Calls) + 1 // each client request is a turn of its own
+	}
+	r.rec.Calls = append(r.rec.Calls, Call{Turn: turn, Tool: name, Args: string(args), Error: res.IsError, Text: res.Text, Review: rv})
 	return res
 }
 
@@ -260,9 +266,11 @@ func (v *recReviewer) Review(ctx context.Context, rv *gate.Review) gate.Verdict 
 	for _, l := range append(append([]string(nil), rv.Header...), rv.Diff...) {
 		lines = append(lines, ansiSGR.ReplaceAllString(l, ""))
 	}
-	v.r.mu.Lock()
-	v.r.review = &Review{Lines: lines, Header: len(rv.Header), Outcome: outcomeName(verdict.Outcome), Reason: verdict.Reason}
-	v.r.mu.Unlock()
+	if sl, ok := ctx.Value(slotKey{}).(*slot); ok {
+		v.r.mu.Lock()
+		sl.review = &Review{Lines: lines, Header: len(rv.Header), Outcome: outcomeName(verdict.Outcome), Reason: verdict.Reason}
+		v.r.mu.Unlock()
+	}
 	return verdict
 }
 
@@ -415,18 +423,33 @@ func (r *Recorder) Bytes() ([]byte, error) {
 	return b, nil
 }
 
-// pending is the number of calls recorded: during a call, its index.
-func (r *Recorder) pending() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.rec.Calls)
+// slot is one call in progress: its index among the calls, and the
+// review the gate showed for it.
+type slot struct {
+	index  int
+	review *Review
+}
+
+type slotKey struct{}
+
+// callIndex is the index of the call in progress in ctx (through the
+// Recorder's Tools), -1 outside one.
+func callIndex(ctx context.Context) int {
+	if sl, ok := ctx.Value(slotKey{}).(*slot); ok {
+		return sl.index
+	}
+	return -1
 }
 
 func (r *Recorder) comment() string {
 	s := r.rec.Session
 	var b strings.Builder
 	fmt.Fprintf(&b, "# moat recording: moat %s, made with moat %s\n", s.Command, oneLine(r.opt.Version))
-	fmt.Fprintf(&b, "# model %s over the %s API; %d questions, %d model replies, %d tool calls\n", oneLine(s.Model), s.API, len(s.Questions), len(r.rec.Script.Turns), len(r.rec.Calls))
+	if s.Command == "mcp" {
+		fmt.Fprintf(&b, "# an MCP client's session: %d tool calls\n", len(r.rec.Calls))
+	} else {
+		fmt.Fprintf(&b, "# model %s over the %s API; %d questions, %d model replies, %d tool calls\n", oneLine(s.Model), s.API, len(s.Questions), len(r.rec.Script.Turns), len(r.rec.Calls))
+	}
 	if r.opt.Flags != "" {
 		fmt.Fprintf(&b, "# flags: %s\n", oneLine(r.opt.Flags))
 	}
@@ -532,14 +555,14 @@ func (r *Recorder) captureDir(given string) {
 		if _, seen := r.files[p]; seen {
 			continue
 		}
-		info, err := e.Info()
+		info, err := fs.Lstat(r.root, p) // through the confined view, as list_dir
 		if err != nil {
 			continue
 		}
 		switch {
-		case e.IsDir():
+		case info.IsDir():
 			r.addDir(p)
-		case e.Type().IsRegular():
+		case info.Mode().IsRegular():
 			// The name only: a file listed is not a file read.
 			if !r.grow(len(p)) {
 				return

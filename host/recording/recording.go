@@ -48,7 +48,7 @@ type Session struct {
 	NoIgnore     bool     `json:"no_ignore,omitempty"`
 	Deny         []string `json:"deny,omitempty"`
 	Allow        []string `json:"allow,omitempty"`
-	Writes       string   `json:"writes"` // ask or deny
+	Writes       string   `json:"writes"`          // ask or deny
 	Think        string   `json:"think,omitempty"` // --think, passed through
 	// System is the system prompt when --system replaced the built-in one.
 	System    string     `json:"system,omitempty"`

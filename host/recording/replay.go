@@ -17,6 +17,7 @@ import (
 	"github.com/moatdev/moat/host/agent"
 	"github.com/moatdev/moat/host/fakellm"
 	"github.com/moatdev/moat/host/gate"
+	"github.com/moatdev/moat/host/mcpserver"
 )
 
 // Sandbox is the engine a replay runs every call through: the whole
@@ -96,8 +97,14 @@ func Replay(ctx context.Context, rec *Recording, opt ReplayOptions) (*Report, er
 		return nil, err
 	}
 	var reviewer gate.Reviewer
-	if rec.Session.Writes == "ask" {
-		reviewer = again.Reviewer(&fromRecording{rec: rec, index: again.pending})
+	switch {
+	case rec.Session.Writes != "ask":
+	case rec.Session.Command == "mcp":
+		// The client's dialog, as moat mcp asks; the replaying client
+		// answers it from the recording.
+		reviewer = again.Reviewer(&mcpserver.Elicitation{})
+	default:
+		reviewer = again.Reviewer(&fromRecording{rec: rec})
 	}
 	tools, closer, err := opt.Sandbox(ctx, abs, rec.Session, reviewer)
 	if err != nil {
@@ -105,6 +112,12 @@ func Replay(ctx context.Context, rec *Recording, opt ReplayOptions) (*Report, er
 	}
 	defer closer.Close()
 
+	if rec.Session.Command == "mcp" {
+		if err := replayMCP(ctx, rec, again, tools); err != nil {
+			return nil, err
+		}
+		return report(rec, again, abs)
+	}
 	script := rec.Script
 	script.Models = []fakellm.Model{{Name: rec.Session.Model, Tools: true}}
 	srv := fakellm.Start(script)
@@ -135,6 +148,11 @@ func Replay(ctx context.Context, rec *Recording, opt ReplayOptions) (*Report, er
 		}
 		again.Finish(answer, err)
 	}
+	return report(rec, again, abs)
+}
+
+// report compares what the replay recorded with the recording.
+func report(rec *Recording, again *Recorder, abs string) (*Report, error) {
 	got, err := again.Recording()
 	if err != nil {
 		return nil, err
@@ -164,14 +182,11 @@ func renameRoot(r *Recording, from, to string) {
 
 // fromRecording answers each review with the decision recorded for the
 // call in progress: no terminal, no person.
-type fromRecording struct {
-	rec   *Recording
-	index func() int // the call in progress
-}
+type fromRecording struct{ rec *Recording }
 
 func (f *fromRecording) Review(ctx context.Context, r *gate.Review) gate.Verdict {
-	i := f.index()
-	if i >= len(f.rec.Calls) || f.rec.Calls[i].Review == nil {
+	i := callIndex(ctx)
+	if i < 0 || i >= len(f.rec.Calls) || f.rec.Calls[i].Review == nil {
 		return gate.Verdict{Outcome: gate.Unavailable, Reason: "the recording has no decision for this change"}
 	}
 	rv := f.rec.Calls[i].Review
