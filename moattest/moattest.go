@@ -42,11 +42,13 @@ import (
 // a script starts the fake one.
 func Params(t testing.TB, dir string) testscript.Params {
 	bin := Build(t)
+	cache := t.TempDir() // the compiled guest, shared by the scripts of this test
 	return testscript.Params{
 		Dir:  dir,
 		Cmds: Commands(),
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+env.Getenv("PATH"))
+			env.Setenv("MOAT_CACHE_DIR", cache)
 			env.Setenv("OLLAMA_HOST", "http://127.0.0.1:9") // nothing listens there
 			return nil
 		},

@@ -45,7 +45,9 @@ FILE' against this build of moat, with no model server: the model's replies
 come from the recording, every tool call is made again through the whole
 sandbox (engine, guest, confined filesystem, isolation as --isolate says),
 and every write proposal is answered with the decision recorded for it (no
-terminal). Each result, each review of a change and how each question ended
+terminal). A session recorded with 'moat mcp --record FILE' is replayed
+through moat's MCP server, its client's calls made again in order and each
+approval dialog answered as recorded. Each result, each review of a change and how each question ended
 are compared byte for byte with the recording.
 
 A recording made with --record-files holds the files the model read and the

@@ -21,9 +21,11 @@ import (
 )
 
 // Sandbox is the engine a replay runs every call through: the whole
-// sandbox, built by the caller exactly as moat ask builds it, for root,
-// with the recorded limits and lists, and with reviewer answering every
-// write proposal (nil when the recording offered no writes).
+// sandbox, built by the caller exactly as moat ask (or moat mcp) builds
+// it, for root, with the recorded limits and lists, and with reviewer
+// answering every write proposal (nil when the recording offered no
+// writes). For an MCP recording, reviewer is the client's dialog, and the
+// engine must also have the Catalog method, as mcpserver.Engine.
 type Sandbox func(ctx context.Context, root string, s Session, reviewer gate.Reviewer) (agent.Dispatcher, io.Closer, error)
 
 // ReplayOptions configure Replay.
