@@ -154,10 +154,10 @@ type session struct {
 }
 
 func (s *session) close(stderr io.Writer) {
-	if s.agent == nil {
-		// open failed before the conversation started
-	} else if err := s.agent.TranscriptErr(); err != nil {
-		fmt.Fprintln(stderr, "moat: writing the transcript:", err)
+	if s.agent != nil { // nil when open failed before the conversation started
+		if err := s.agent.TranscriptErr(); err != nil {
+			fmt.Fprintln(stderr, "moat: writing the transcript:", err)
+		}
 	}
 	for i := len(s.closers) - 1; i >= 0; i-- {
 		s.closers[i]()
