@@ -137,6 +137,11 @@ func cmdReplay(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	switch len(files) {
 	case 0:
+		for _, f := range flags {
+			if f == "--update" || f == "-update" {
+				ts.Fatalf("replay --update rewrites a recording's file; name it (replay --update FILE.txtar), or run moat replay --update on it")
+			}
+		}
 		files = []string{packWork(ts)}
 	case 1:
 	default:

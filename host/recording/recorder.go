@@ -281,20 +281,23 @@ func (v *recReviewer) Report(rv *gate.Review, msg string) {
 	}
 }
 
-var outcomeNames = map[gate.Outcome]string{
-	gate.Approved: "approved", gate.Declined: "declined", gate.Unanswered: "unanswered",
-	gate.TooLarge: "too_large", gate.Unavailable: "unavailable", gate.Failed: "failed", gate.Cancelled: "cancelled",
+// outcomes are the decisions, in the words of the archive.
+func outcomes() map[gate.Outcome]string {
+	return map[gate.Outcome]string{
+		gate.Approved: "approved", gate.Declined: "declined", gate.Unanswered: "unanswered",
+		gate.TooLarge: "too_large", gate.Unavailable: "unavailable", gate.Failed: "failed", gate.Cancelled: "cancelled",
+	}
 }
 
 func outcomeName(o gate.Outcome) string {
-	if n, ok := outcomeNames[o]; ok {
+	if n, ok := outcomes()[o]; ok {
 		return n
 	}
 	return fmt.Sprintf("invalid(%d)", o)
 }
 
 func parseOutcome(s string) (gate.Outcome, bool) {
-	for o, n := range outcomeNames {
+	for o, n := range outcomes() {
 		if n == s {
 			return o, true
 		}
