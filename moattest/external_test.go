@@ -80,7 +80,7 @@ func TestBroken(t *testing.T) {
 		// Offline: everything comes from this repository's module cache,
 		// and -mod=mod lets the go command fill in the indirect
 		// requirements itself.
-		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
+		cmd.Env = append(os.Environ(), "GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -mod=mod"), "GOPROXY=off", "GOWORK=off")
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
