@@ -207,3 +207,31 @@ func TestTooLarge(t *testing.T) {
 		t.Errorf("notes: %q", notes.String())
 	}
 }
+
+// An interrupted question is left out whole (its replies never
+// completed), and the comment says so; the questions before it stay.
+func TestInterruptedQuestionLeftOut(t *testing.T) {
+	rec, err := New(Options{Session: Session{Command: "chat", Model: "m"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := rec.Transcript(nil)
+	tools := rec.Tools(&tools{files: map[string]string{"a.txt": "v1\n"}})
+	tr.Write([]byte(`{"role":"system","content":"s"}` + "\n"))
+	tr.Write([]byte(`{"role":"user","content":"first"}` + "\n"))
+	tools.Call(context.Background(), "read_file", json.RawMessage(`{"path":"a.txt"}`))
+	rec.Finish("answer", nil)
+	tr.Write([]byte(`{"role":"user","content":"second"}` + "\n"))
+	tools.Call(context.Background(), "read_file", json.RawMessage(`{"path":"a.txt"}`))
+	rec.Finish("", context.Canceled)
+	r, err := rec.Recording()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Session.Questions) != 1 || r.Session.Questions[0].Text != "first" || len(r.Calls) != 1 {
+		t.Errorf("questions %+v, %d calls; want the first question and its call only", r.Session.Questions, len(r.Calls))
+	}
+	if !strings.Contains(r.Comment, "1 interrupted question(s) left out") {
+		t.Errorf("comment: %q", r.Comment)
+	}
+}
