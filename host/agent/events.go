@@ -45,7 +45,9 @@ type Event struct {
 	// question.
 	Turn int `json:"turn"`
 	// Text: question, the question; thinking and text, one piece as it
-	// streamed in (concatenated they are the reply's thinking and text);
+	// streamed in (concatenated they are the reply's thinking and text,
+	// but for a closing </think> with no opening tag, which is found only
+	// when the reply ends: end's text and the transcript have the split);
 	// tool_result, the result as the model got it (after any cut for the
 	// context window); end, the answer ("" when there is none).
 	Text string `json:"text,omitempty"`

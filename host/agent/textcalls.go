@@ -262,6 +262,16 @@ func (f *contentFilter) finish() (content, thinking, held string) {
 		f.content.WriteString(held)
 	case filterHold:
 		held = f.content.String()
+	case filterPass:
+		// A template that opens <think> itself (deepseek-r1 distills) has
+		// the model write only the closing tag. That is known only now:
+		// the text has streamed, but the answer and the history are kept
+		// without the thinking.
+		if c := f.content.String(); f.think.Len() == 0 {
+			if i := strings.Index(c, thinkClose); i >= 0 {
+				return strings.TrimLeft(c[i+len(thinkClose):], space), c[:i], ""
+			}
+		}
 	}
 	return f.content.String(), f.think.String(), held
 }

@@ -171,3 +171,15 @@ func TestEventsOnFailure(t *testing.T) {
 		t.Errorf("cancelled: reason %q, want interrupted", last.Reason)
 	}
 }
+
+// A closing </think> without its opening tag ends thinking the template
+// opened: the content and thinking are split when the reply ends.
+func TestContentFilterCloseOnly(t *testing.T) {
+	var streamed strings.Builder
+	f := contentFilter{onThinking: func(string) {}, onText: func(s string) { streamed.WriteString(s) }}
+	f.write("I should look.\n</think>\n\nThe answer.")
+	content, thinking, held := f.finish()
+	if content != "The answer." || thinking != "I should look.\n" || held != "" {
+		t.Errorf("content %q thinking %q held %q", content, thinking, held)
+	}
+}
