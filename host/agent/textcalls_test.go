@@ -188,3 +188,35 @@ func TestContentFilterCloseOnly(t *testing.T) {
 		t.Errorf("content %q thinking %q held %q", content, thinking, held)
 	}
 }
+
+// FuzzContentFilter: whatever the model writes and however it is chunked,
+// the filter gives the same content, thinking and held text, and a
+// recovered call names only known tools.
+func FuzzContentFilter(f *testing.F) {
+	for _, s := range []string{"Hello.", "<think>a</think>b", "<tool_call>{\"name\":\"read_file\"}</tool_call>",
+		"[TOOL_CALLS]read_file{}", "<|python_tag|>{\"name\":\"grep\",\"parameters\":{}}", "{\"name\":\"x\"}", "<thi", "```json\n{}\n```", "a</think>b"} {
+		f.Add(s, uint8(3))
+	}
+	f.Fuzz(func(t *testing.T, in string, size uint8) {
+		run := func(n int) (string, string, string, string) {
+			var streamed strings.Builder
+			cf := contentFilter{onThinking: func(string) {}, onText: func(s string) { streamed.WriteString(s) }}
+			for i := 0; i < len(in); i += n {
+				cf.write(in[i:min(i+n, len(in))])
+			}
+			c, th, h := cf.finish()
+			return c, th, h, streamed.String()
+		}
+		c1, t1, h1, s1 := run(len(in) + 1)
+		c2, t2, h2, s2 := run(int(size%16) + 1)
+		if c1 != c2 || t1 != t2 || h1 != h2 || s1 != s2 {
+			t.Errorf("chunking changed the result: %q %q %q %q vs %q %q %q %q", c1, t1, h1, s1, c2, t2, h2, s2)
+		}
+		calls, _ := recoverCalls(h1, known)
+		for _, c := range calls {
+			if !known(c.Name) {
+				t.Errorf("recovered a call of unknown %q", c.Name)
+			}
+		}
+	})
+}
