@@ -48,9 +48,9 @@ how long it took; --show-thinking writes it in full, dimmed, to standard
 error. A <think> block at the start of the text is thinking too, never
 printed as the answer. --think turns thinking on or off, or picks a
 level, where the model allows it (a value it does not take is refused,
-naming those it does). A tool call the model wrote as text (<tool_call>, [TOOL_CALLS],
-<|python_tag|> or a bare JSON object naming a tool) is run as a call, and
-moat says so.
+naming those it does). A tool call the model wrote as text, in a
+<tool_call> block, after [TOOL_CALLS] or <|python_tag|>, or as a bare
+JSON object naming a tool, is run as a call, and moat says so.
 
 For scripts, --output json writes one object at the end (the answer,
 every tool call with its arguments and a short result, every proposal
