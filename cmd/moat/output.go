@@ -44,14 +44,14 @@ const resultLimit = 200
 
 // jsonCall is a tool call in the json output.
 type jsonCall struct {
-	Turn      int             `json:"turn"`
-	ID        string          `json:"id,omitempty"`
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
-	Recovered string          `json:"recovered,omitempty"`
-	IsError   bool            `json:"is_error"`
-	Bytes     int             `json:"bytes"`
-	Truncated bool            `json:"truncated,omitempty"`
+	Turn      int                  `json:"turn"`
+	ID        string               `json:"id,omitempty"`
+	Name      string               `json:"name"`
+	Arguments json.RawMessage      `json:"arguments"`
+	Recovered agent.TextCallFormat `json:"recovered,omitempty"`
+	IsError   bool                 `json:"is_error"`
+	Bytes     int                  `json:"bytes"`
+	Truncated bool                 `json:"truncated,omitempty"`
 	// Result is the result's first line, cut to 200 characters; null for
 	// a call that did not run (the turn cap came first, or Ctrl-C).
 	Result *string `json:"result"`

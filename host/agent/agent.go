@@ -384,7 +384,7 @@ func (s *Session) reply(ctx context.Context, turn int) (Message, error) {
 		io.WriteString(s.cfg.Activity, recoveredNote(reply.Recovered, len(reply.ToolCalls))+"\n")
 	}
 	for _, c := range reply.ToolCalls {
-		s.emit(Event{Type: EventToolCall, Turn: turn, ID: c.ID, Name: c.Name, Arguments: argsJSON(c.Arguments), Recovered: string(reply.Recovered)})
+		s.emit(Event{Type: EventToolCall, Turn: turn, ID: c.ID, Name: c.Name, Arguments: argsJSON(c.Arguments), Recovered: reply.Recovered})
 	}
 	st := replyStats(start, v.first, end, usage)
 	s.replies = append(s.replies, st)

@@ -62,7 +62,7 @@ type Event struct {
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	// Recovered, on tool_call: the model wrote the call as text in this
 	// format (see [TextCallFormat]) and moat ran it as a call.
-	Recovered string `json:"recovered,omitempty"`
+	Recovered TextCallFormat `json:"recovered,omitempty"`
 
 	// On tool_result: the result was an error; the size of the whole
 	// result in bytes; it was cut to fit the context window.
