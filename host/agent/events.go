@@ -35,9 +35,11 @@ const (
 // never renamed. Text fields hold what the model, a server or a tool sent,
 // unescaped: escape them (Sanitize) before printing them on a terminal.
 //
-// The events of a session are enough to replay it: every reply's thinking,
-// text and calls (ids and arguments exactly as sent), every result as the
-// model got it, and where each reply and question ended.
+// The events of a session are enough to replay the model's side and the
+// calls: every reply's thinking, text and calls (ids and arguments as moat
+// received them), every result as the model got it, each reply's figures,
+// and how each question ended. A call recovered from text is told as the
+// call, with its format; the text it was written as is in the transcript.
 type Event struct {
 	Type EventType `json:"type"`
 	// Turn numbers the model's replies within the question from 1; the
