@@ -45,12 +45,12 @@ Ctrl-C stops the answer and keeps what was printed (exit status 1).
 A thinking model's thinking is kept apart from the answer: on a terminal
 the waiting line reads "thinking… 12s" while it lasts, then one line says
 how long it took; --show-thinking writes it in full, dimmed, to standard
-error. A <think> block left in the text is never printed as the answer.
---think turns thinking on or off, or picks a level, where the model
-allows it (moat refuses a value the model does not take, naming those it
-does). A tool call the model wrote as text (<tool_call>, [TOOL_CALLS],
-<|python_tag|> or a bare JSON object naming a tool) is run as a call, and
-moat says so.
+error. A <think> block at the start of the text is thinking too, never
+printed as the answer. --think turns thinking on or off, or picks a
+level, where the model allows it (a value it does not take is refused,
+naming those it does). A tool call the model wrote as text, in a
+<tool_call> block, after [TOOL_CALLS] or <|python_tag|>, or as a bare
+JSON object naming a tool, is run as a call, and moat says so.
 
 For scripts, --output json writes one object at the end (the answer,
 every tool call with its arguments and a short result, every proposal
@@ -271,7 +271,9 @@ func (a *agentFlags) pickModel(ctx context.Context, e *env, b agent.Backend) (st
 }
 
 // checkThink refuses a --think value the model does not take, naming
-// those it does, where the server can tell (Ollama's /api/show).
+// those it does, where the server can tell before the first request
+// (Ollama's /api/show: a model that cannot think); otherwise the server's
+// own refusal is explained when it comes.
 func (a *agentFlags) checkThink(ctx context.Context, b agent.Backend, model string) error {
 	tc, ok := b.(agent.ThinkChecker)
 	if a.think == "" || !ok {
@@ -287,7 +289,7 @@ func (a *agentFlags) checkThink(ctx context.Context, b agent.Backend, model stri
 	if len(vals) == 1 {
 		return usagef("--think %s: model %s does not think; it takes only --think %s (or leave --think out)", a.think, name, vals[0])
 	}
-	return usagef("--think %s: model %s takes %s", a.think, name, strings.Join(vals, ", "))
+	return usagef("--think %s: model %s takes --think %s", a.think, name, strings.Join(vals, ", "))
 }
 
 func (a *agentFlags) thinkingOut(e *env) io.Writer {

@@ -216,7 +216,7 @@ func TestChatKeysWrapAndWaiting(t *testing.T) {
 // itself is not shown.
 func TestChatThinkingLine(t *testing.T) {
 	p := startPty(t, `{"models":[{"name":"qwen3","tools":true,"thinking":true}],
-		"turns":[{"thinking":"one two three four","text":"Done.","chunk_ms":400}]}`, 0, true)
+		"turns":[{"thinking":"one two three four","text":"Done.","chunk_ms":500}]}`, 0, true)
 	p.waitPrompts(1)
 	p.typeKeys("Go\r")
 	p.waitPrompts(2)

@@ -44,14 +44,14 @@ const resultLimit = 200
 
 // jsonCall is a tool call in the json output.
 type jsonCall struct {
-	Turn      int             `json:"turn"`
-	ID        string          `json:"id,omitempty"`
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
-	Recovered string          `json:"recovered,omitempty"`
-	IsError   bool            `json:"is_error"`
-	Bytes     int             `json:"bytes"`
-	Truncated bool            `json:"truncated,omitempty"`
+	Turn      int                  `json:"turn"`
+	ID        string               `json:"id,omitempty"`
+	Name      string               `json:"name"`
+	Arguments json.RawMessage      `json:"arguments"`
+	Recovered agent.TextCallFormat `json:"recovered,omitempty"`
+	IsError   bool                 `json:"is_error"`
+	Bytes     int                  `json:"bytes"`
+	Truncated bool                 `json:"truncated,omitempty"`
 	// Result is the result's first line, cut to 200 characters; null for
 	// a call that did not run (the turn cap came first, or Ctrl-C).
 	Result *string `json:"result"`
@@ -81,10 +81,10 @@ type jsonResult struct {
 	ExitStatus int             `json:"exit_status"`
 }
 
-// recorder is the Observer behind --output and --stats: it keeps what
+// scriptOutput is the Observer behind --output and --stats: it keeps what
 // the json output and the figures need, and writes stream-json lines as
 // the events come. The end event is held until the exit status is known.
-type recorder struct {
+type scriptOutput struct {
 	stream io.Writer // stream-json: where lines go; nil otherwise
 	res    jsonResult
 	think  strings.Builder // every reply's thinking, a blank line between
@@ -95,12 +95,12 @@ type recorder struct {
 	calls     map[string]int // turn and call id -> index in res.ToolCalls
 }
 
-func newRecorder(model string, stream io.Writer) *recorder {
-	return &recorder{stream: stream, calls: map[string]int{}, res: jsonResult{Type: "result", Model: model, ToolCalls: []jsonCall{}, Proposals: []jsonProposal{}, Replies: []*agent.Stats{}}}
+func newScriptOutput(model string, stream io.Writer) *scriptOutput {
+	return &scriptOutput{stream: stream, calls: map[string]int{}, res: jsonResult{Type: "result", Model: model, ToolCalls: []jsonCall{}, Proposals: []jsonProposal{}, Replies: []*agent.Stats{}}}
 }
 
 // Event implements agent.Observer.
-func (r *recorder) Event(e agent.Event) {
+func (r *scriptOutput) Event(e agent.Event) {
 	switch e.Type {
 	case agent.EventThinking:
 		if r.think.Len() > 0 && e.Turn != r.thinkTurn {
@@ -114,8 +114,8 @@ func (r *recorder) Event(e agent.Event) {
 		r.res.Proposals = append(r.res.Proposals, jsonProposal{Turn: e.Turn, ID: e.ID, Name: e.Name, Arguments: e.Arguments, Decision: e.Decision})
 	case agent.EventToolResult:
 		first, _, _ := strings.Cut(e.Text, "\n")
-		if r := []rune(first); len(r) > resultLimit {
-			first = string(r[:resultLimit-1]) + "…"
+		if runes := []rune(first); len(runes) > resultLimit {
+			first = string(runes[:resultLimit-1]) + "…"
 		}
 		if i, ok := r.calls[fmt.Sprintf("%d/%s", e.Turn, e.ID)]; ok {
 			c := &r.res.ToolCalls[i]
@@ -132,7 +132,7 @@ func (r *recorder) Event(e agent.Event) {
 	r.line(e)
 }
 
-func (r *recorder) line(v any) {
+func (r *scriptOutput) line(v any) {
 	if r.stream == nil || r.err != nil {
 		return
 	}
@@ -174,8 +174,9 @@ func visibleJSON(b []byte) []byte {
 
 // finish writes the end: the stream-json end event or the json object,
 // with the exit status. A session that never started (no server, no
-// model) ends with reason error and what went wrong.
-func (r *recorder) finish(out io.Writer, format string, status int, err error) {
+// model) ends with reason error and what went wrong. It returns the
+// first failure to write.
+func (r *scriptOutput) finish(out io.Writer, format string, status int, err error) error {
 	if r.end == nil {
 		r.end = &agent.Event{Type: agent.EventEnd, Reason: agent.EndError, Stats: &agent.Stats{}}
 		if err != nil {
@@ -193,8 +194,11 @@ func (r *recorder) finish(out io.Writer, format string, status int, err error) {
 		r.res.ExitStatus = status
 		r.res.Thinking = r.think.String()
 		b, _ := json.MarshalIndent(r.res, "", "  ")
-		out.Write(append(visibleJSON(b), '\n'))
+		if _, werr := out.Write(append(visibleJSON(b), '\n')); r.err == nil {
+			r.err = werr
+		}
 	}
+	return r.err
 }
 
 // statsLine says a reply's or a question's figures for a person.
@@ -219,10 +223,10 @@ func statsLine(st *agent.Stats) string {
 }
 
 // writeStats writes --stats: a line per reply, then the question's sum.
-func writeStats(w io.Writer, replies []*agent.Stats, total *agent.Stats) {
+func writeStats(w io.Writer, replies []agent.Stats, total *agent.Stats) {
 	if len(replies) > 1 {
-		for i, st := range replies {
-			fmt.Fprintf(w, "moat: reply %d: %s\n", i+1, statsLine(st))
+		for i := range replies {
+			fmt.Fprintf(w, "moat: reply %d: %s\n", i+1, statsLine(&replies[i]))
 		}
 	}
 	fmt.Fprintf(w, "moat: figures: %s\n", statsLine(total))

@@ -27,27 +27,29 @@ func (a *agentFlags) ask(ctx context.Context, e *env, prompt string) error {
 	case outputStreamJSON:
 		stream, lines = nil, e.stdout
 	}
-	rec := newRecorder(a.model, lines)
-	s, err := a.open(ctx, e, "ask", stream, rec)
+	script := newScriptOutput(a.model, lines)
+	s, err := a.open(ctx, e, "ask", stream, script)
 	if err != nil {
-		rec.finish(e.stdout, a.output, exitCode(err, io.Discard), err)
+		script.finish(e.stdout, a.output, exitCode(err, io.Discard), err)
 		return err
 	}
 	defer s.close(e.stderr)
-	rec.res.Model = s.model
+	script.res.Model = s.model
 	answer, err := s.agent.Ask(ctx, prompt)
 	s.recording.finish(answer, err)
 	reportChanges(e.stderr, s.agent)
 	if a.stats {
 		q, _ := s.agent.Stats()
-		writeStats(e.stderr, rec.res.Replies, &q)
+		writeStats(e.stderr, s.agent.ReplyStats(), &q)
 	}
 	if errors.Is(err, context.Canceled) && out.n > 0 {
 		err = exitError{code: exitFailure, msg: "interrupted; the answer above is incomplete"}
 	} else {
 		err = agentError(err)
 	}
-	rec.finish(e.stdout, a.output, exitCode(err, io.Discard), err)
+	if werr := script.finish(e.stdout, a.output, exitCode(err, io.Discard), err); werr != nil && err == nil {
+		return fmt.Errorf("writing the %s output: %w", a.output, werr)
+	}
 	return err
 }
 

@@ -11,7 +11,10 @@
 // Two wire formats are spoken through [Backend]: Ollama's native /api/chat
 // ([Ollama], through the official client) and the OpenAI-compatible
 // /v1/chat/completions ([OpenAI]) that llama.cpp's server, LM Studio, vLLM
-// and Ollama itself offer.
+// and Ollama itself offer. A thinking model's thinking is kept apart from
+// its answer, figures are taken from each reply, and a tool call the model
+// wrote as text is recovered; every step is told to [Config.Observer] as
+// an [Event].
 package agent
 
 import (
@@ -41,8 +44,8 @@ type Message struct {
 	// Thinking is what a thinking model reasoned before its content
 	// (Ollama message.thinking, OpenAI-compatible reasoning_content or
 	// reasoning, or a <think> block taken out of the content). It is kept
-	// in the transcript; it goes back to the server only where its API
-	// asks for it (see Request.Messages).
+	// in the transcript; it goes back to the server only on the tool-call
+	// turns of the question being answered, where the APIs ask for it.
 	Thinking   string     `json:"thinking,omitempty"`
 	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
 	ToolName   string     `json:"tool_name,omitempty"`    // role tool: the tool that ran
@@ -381,7 +384,7 @@ func (s *Session) reply(ctx context.Context, turn int) (Message, error) {
 		io.WriteString(s.cfg.Activity, recoveredNote(reply.Recovered, len(reply.ToolCalls))+"\n")
 	}
 	for _, c := range reply.ToolCalls {
-		s.emit(Event{Type: EventToolCall, Turn: turn, ID: c.ID, Name: c.Name, Arguments: argsJSON(c.Arguments), Recovered: string(reply.Recovered)})
+		s.emit(Event{Type: EventToolCall, Turn: turn, ID: c.ID, Name: c.Name, Arguments: argsJSON(c.Arguments), Recovered: reply.Recovered})
 	}
 	st := replyStats(start, v.first, end, usage)
 	s.replies = append(s.replies, st)

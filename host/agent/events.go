@@ -35,9 +35,11 @@ const (
 // never renamed. Text fields hold what the model, a server or a tool sent,
 // unescaped: escape them (Sanitize) before printing them on a terminal.
 //
-// The events of a session are enough to replay it: every reply's thinking,
-// text and calls (ids and arguments exactly as sent), every result as the
-// model got it, and where each reply and question ended.
+// The events of a session are enough to replay the model's side and the
+// calls: every reply's thinking, text and calls (ids and arguments as moat
+// received them), every result as the model got it, each reply's figures,
+// and how each question ended. A call recovered from text is told as the
+// call, with its format; the text it was written as is in the transcript.
 type Event struct {
 	Type EventType `json:"type"`
 	// Turn numbers the model's replies within the question from 1; the
@@ -45,7 +47,9 @@ type Event struct {
 	// question.
 	Turn int `json:"turn"`
 	// Text: question, the question; thinking and text, one piece as it
-	// streamed in (concatenated they are the reply's thinking and text);
+	// streamed in (concatenated they are the reply's thinking and text,
+	// but for a closing </think> with no opening tag, which is found only
+	// when the reply ends: end's text and the transcript have the split);
 	// tool_result, the result as the model got it (after any cut for the
 	// context window); end, the answer ("" when there is none).
 	Text string `json:"text,omitempty"`
@@ -60,7 +64,7 @@ type Event struct {
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	// Recovered, on tool_call: the model wrote the call as text in this
 	// format (see [TextCallFormat]) and moat ran it as a call.
-	Recovered string `json:"recovered,omitempty"`
+	Recovered TextCallFormat `json:"recovered,omitempty"`
 
 	// On tool_result: the result was an error; the size of the whole
 	// result in bytes; it was cut to fit the context window.

@@ -96,26 +96,20 @@ func ollamaThink(v string) *api.ThinkValue {
 	return &api.ThinkValue{Value: v}
 }
 
-// ThinkValues implements ThinkChecker through /api/show: a model without
-// the thinking capability takes only false; one with it true and false;
-// gpt-oss (the one family Ollama gives levels, through its harmony
-// parser) also low, medium and high.
+// ThinkValues implements ThinkChecker through /api/show: a model
+// without the thinking capability takes only false (every Ollama refuses
+// thinking for it). Which levels a thinking model takes depends on the
+// server's version (0.17 takes them only for gpt-oss, later ones for
+// more), so for such a model the server judges.
 func (o *Ollama) ThinkValues(ctx context.Context, name string) ([]string, error) {
 	show, err := o.client.Show(ctx, &api.ShowRequest{Model: name})
 	if err != nil {
 		return nil, o.explain(ctx, name, err)
 	}
-	if len(show.Capabilities) == 0 {
-		return nil, nil // too old to say: let the server judge
+	if len(show.Capabilities) == 0 || slices.Contains(show.Capabilities, model.CapabilityThinking) {
+		return nil, nil // too old to say, or a thinking model: the server judges
 	}
-	if !slices.Contains(show.Capabilities, model.CapabilityThinking) {
-		return []string{"false"}, nil
-	}
-	vals := []string{"true", "false"}
-	if f := show.Details.Family; f == "gptoss" || f == "gpt-oss" {
-		vals = append(vals, "low", "medium", "high")
-	}
-	return vals, nil
+	return []string{"false"}, nil
 }
 
 // ToolModels implements Backend: installed models whose /api/show
@@ -181,9 +175,12 @@ func (o *Ollama) explain(ctx context.Context, name string, err error) error {
 				"model %q is not installed in %s; pull it with 'ollama pull %s'%s", name, o, Sanitize(name, false), o.alternatives(ctx)))
 		case se.StatusCode == http.StatusBadRequest && strings.Contains(se.ErrorMessage, "does not support tools"):
 			return o.noTools(ctx, name, err)
-		case se.StatusCode == http.StatusBadRequest && (strings.Contains(se.ErrorMessage, "does not support thinking") || strings.Contains(se.ErrorMessage, "think value")):
-			return fail(ErrHTTP, err, fmt.Sprintf("%s refused --think: %s; leave --think out, or see which values the model takes with 'ollama show %s'",
+		case se.StatusCode == http.StatusBadRequest && strings.Contains(se.ErrorMessage, "think value"):
+			return fail(ErrHTTP, err, fmt.Sprintf("%s refused --think: %s; model %s takes --think true or false (this Ollama takes levels only for some models, such as gpt-oss)",
 				o, Sanitize(se.ErrorMessage, false), Sanitize(name, false)))
+		case se.StatusCode == http.StatusBadRequest && strings.Contains(se.ErrorMessage, "does not support thinking"):
+			return fail(ErrHTTP, err, fmt.Sprintf("%s refused --think: %s; leave --think out, or give --think false",
+				o, Sanitize(se.ErrorMessage, false)))
 		}
 		return fail(ErrHTTP, err, fmt.Sprintf("%s answered HTTP %d: %s", o, se.StatusCode, Sanitize(se.ErrorMessage, false)))
 	}

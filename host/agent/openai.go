@@ -85,9 +85,10 @@ type oaRequest struct {
 		IncludeUsage bool `json:"include_usage"` // usage in the last event, with no choices
 	} `json:"stream_options"`
 	// --think: a level goes as reasoning_effort (OpenAI's name, which
-	// Ollama maps to its think levels); true or false as the chat
-	// template's enable_thinking (llama.cpp's server and vLLM), false also
-	// as reasoning_effort "none" (Ollama's way to turn thinking off).
+	// Ollama maps to its think levels and llama.cpp hands to the chat
+	// template); true or false as the template's enable_thinking
+	// (llama.cpp's server, vLLM), false also as reasoning_effort "none"
+	// (which turns thinking off in Ollama and llama.cpp alike).
 	ReasoningEffort    string         `json:"reasoning_effort,omitempty"`
 	ChatTemplateKwargs map[string]any `json:"chat_template_kwargs,omitempty"`
 }
@@ -106,7 +107,7 @@ type oaChunk struct {
 		PromptTokens     int `json:"prompt_tokens"`
 		CompletionTokens int `json:"completion_tokens"`
 	} `json:"usage"`
-	// Timings is llama.cpp's server's own measure, in every final event.
+	// Timings is llama.cpp's server's own measure, in its last event.
 	Timings *struct {
 		PredictedN  int     `json:"predicted_n"`
 		PredictedMS float64 `json:"predicted_ms"`

@@ -17,7 +17,8 @@ const (
 	// one block per call (Hermes, Qwen 2.5 and 3).
 	TextCallHermes TextCallFormat = "hermes"
 	// TextCallMistral: [TOOL_CALLS][{"name": ..., "arguments": {...}}, ...]
-	// (Mistral's v3 tokenizer), or [TOOL_CALLS]name[ARGS]{...} (v11).
+	// (Mistral's v3 tokenizer), or [TOOL_CALLS]name[ARGS]{...} per call
+	// (v11 and later; name{...} when the special tokens are not shown).
 	TextCallMistral TextCallFormat = "mistral"
 	// TextCallLlama: <|python_tag|>{"name": ..., "parameters": {...}},
 	// several joined by ";" (Llama 3.1-3.3 JSON tool calling).
@@ -30,13 +31,14 @@ const (
 // Markers that start a call written as text, and the <think> tags some
 // servers leave in the content.
 const (
-	hermesOpen  = "<tool_call>"
-	hermesClose = "</tool_call>"
-	mistralTag  = "[TOOL_CALLS]"
-	mistralArgs = "[ARGS]"
-	pythonTag   = "<|python_tag|>"
-	thinkOpen   = "<think>"
-	thinkClose  = "</think>"
+	hermesOpen    = "<tool_call>"
+	hermesClose   = "</tool_call>"
+	mistralTag    = "[TOOL_CALLS]"
+	mistralArgs   = "[ARGS]"
+	mistralCallID = "[CALL_ID]"
+	pythonTag     = "<|python_tag|>"
+	thinkOpen     = "<think>"
+	thinkClose    = "</think>"
 )
 
 // Llama 3.x end-of-message tokens a server may leave in the text.
@@ -67,13 +69,27 @@ func recoverCalls(content string, known func(string) bool) ([]ToolCall, TextCall
 	case strings.HasPrefix(s, mistralTag):
 		format = TextCallMistral
 		body := strings.TrimSpace(strings.TrimPrefix(s, mistralTag))
-		if name, args, ok := strings.Cut(body, mistralArgs); ok && !strings.HasPrefix(body, "[") {
-			b, _ := json.Marshal(map[string]json.RawMessage{"name": mustString(strings.TrimSpace(name)), "arguments": json.RawMessage(strings.TrimSpace(args))})
-			objs = append(objs, b)
+		if strings.HasPrefix(body, "[") { // v3: one JSON list
+			if json.Unmarshal([]byte(body), &objs) != nil {
+				return nil, ""
+			}
 			break
 		}
-		if json.Unmarshal([]byte(body), &objs) != nil {
-			return nil, ""
+		// v11 and later: name[ARGS]{...} per call, each after its own
+		// [TOOL_CALLS], perhaps with [CALL_ID]id before [ARGS]; decoded
+		// without its special tokens, name{...}.
+		for _, one := range strings.Split(body, mistralTag) {
+			name, args, ok := strings.Cut(one, mistralArgs)
+			if !ok {
+				i := strings.IndexByte(one, '{')
+				if i < 0 {
+					return nil, ""
+				}
+				name, args = one[:i], one[i:]
+			}
+			name, _, _ = strings.Cut(name, mistralCallID)
+			b, _ := json.Marshal(map[string]json.RawMessage{"name": mustString(strings.TrimSpace(name)), "arguments": json.RawMessage(strings.TrimSpace(args))})
+			objs = append(objs, b)
 		}
 	case strings.HasPrefix(s, pythonTag):
 		format = TextCallLlama
@@ -262,6 +278,16 @@ func (f *contentFilter) finish() (content, thinking, held string) {
 		f.content.WriteString(held)
 	case filterHold:
 		held = f.content.String()
+	case filterPass:
+		// A template that opens <think> itself (deepseek-r1 distills) has
+		// the model write only the closing tag. That is known only now:
+		// the text has streamed, but the answer and the history are kept
+		// without the thinking.
+		if c := f.content.String(); f.think.Len() == 0 {
+			if i := strings.Index(c, thinkClose); i >= 0 {
+				return strings.TrimLeft(c[i+len(thinkClose):], space), c[:i], ""
+			}
+		}
 	}
 	return f.content.String(), f.think.String(), held
 }

@@ -21,6 +21,11 @@ func TestRecoverCalls(t *testing.T) {
 		{"mistral v3", `[TOOL_CALLS][{"name": "read_file", "arguments": {"path": "a"}}, {"name": "grep", "arguments": {"pattern": "x"}}]`, TextCallMistral,
 			[]string{`read_file {"path":"a"}`, `grep {"pattern":"x"}`}},
 		{"mistral v11", `[TOOL_CALLS]read_file[ARGS]{"path": "a"}`, TextCallMistral, []string{`read_file {"path":"a"}`}},
+		{"mistral v11 two", `[TOOL_CALLS]read_file[ARGS]{"path": "a"}[TOOL_CALLS]grep[CALL_ID]x1y2z3a4b[ARGS]{"pattern": "x"}`, TextCallMistral,
+			[]string{`read_file {"path":"a"}`, `grep {"pattern":"x"}`}},
+		{"mistral v11, bad arguments", `[TOOL_CALLS]read_file[ARGS]{"path": `, "", nil},
+		{"mistral v11 without [ARGS]", `[TOOL_CALLS]read_file{"path": "a"}`, TextCallMistral, []string{`read_file {"path":"a"}`}},
+		{"mistral, no arguments at all", `[TOOL_CALLS]read_file`, "", nil},
 		{"llama", `<|python_tag|>{"name": "read_file", "parameters": {"path": "a"}}<|eom_id|>`, TextCallLlama, []string{`read_file {"path":"a"}`}},
 		{"llama two", `<|python_tag|>{"name": "read_file", "parameters": {"path": "a"}}; {"name": "grep", "parameters": {"pattern": "x"}}`, TextCallLlama,
 			[]string{`read_file {"path":"a"}`, `grep {"pattern":"x"}`}},
@@ -170,4 +175,48 @@ func TestEventsOnFailure(t *testing.T) {
 	if last.Reason != EndInterrupted {
 		t.Errorf("cancelled: reason %q, want interrupted", last.Reason)
 	}
+}
+
+// A closing </think> without its opening tag ends thinking the template
+// opened: the content and thinking are split when the reply ends.
+func TestContentFilterCloseOnly(t *testing.T) {
+	var streamed strings.Builder
+	f := contentFilter{onThinking: func(string) {}, onText: func(s string) { streamed.WriteString(s) }}
+	f.write("I should look.\n</think>\n\nThe answer.")
+	content, thinking, held := f.finish()
+	if content != "The answer." || thinking != "I should look.\n" || held != "" {
+		t.Errorf("content %q thinking %q held %q", content, thinking, held)
+	}
+}
+
+// FuzzContentFilter: whatever the model writes and however it is chunked,
+// the filter gives the same content, thinking and held text, and a
+// recovered call names only known tools.
+func FuzzContentFilter(f *testing.F) {
+	for _, s := range []string{"Hello.", "<think>a</think>b", "<tool_call>{\"name\":\"read_file\"}</tool_call>",
+		"[TOOL_CALLS]read_file{}", "<|python_tag|>{\"name\":\"grep\",\"parameters\":{}}", "{\"name\":\"x\"}", "<thi", "```json\n{}\n```", "a</think>b"} {
+		f.Add(s, uint8(3))
+	}
+	f.Fuzz(func(t *testing.T, in string, size uint8) {
+		run := func(n int) (string, string, string, string) {
+			var streamed strings.Builder
+			cf := contentFilter{onThinking: func(string) {}, onText: func(s string) { streamed.WriteString(s) }}
+			for i := 0; i < len(in); i += n {
+				cf.write(in[i:min(i+n, len(in))])
+			}
+			c, th, h := cf.finish()
+			return c, th, h, streamed.String()
+		}
+		c1, t1, h1, s1 := run(len(in) + 1)
+		c2, t2, h2, s2 := run(int(size%16) + 1)
+		if c1 != c2 || t1 != t2 || h1 != h2 || s1 != s2 {
+			t.Errorf("chunking changed the result: %q %q %q %q vs %q %q %q %q", c1, t1, h1, s1, c2, t2, h2, s2)
+		}
+		calls, _ := recoverCalls(h1, known)
+		for _, c := range calls {
+			if !known(c.Name) {
+				t.Errorf("recovered a call of unknown %q", c.Name)
+			}
+		}
+	})
 }
