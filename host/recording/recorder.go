@@ -191,7 +191,7 @@ func (t *recTools) Call(ctx context.Context, name string, args json.RawMessage) 
 	r.mu.Lock()
 	sl := &slot{index: len(r.rec.Calls)}
 	if r.root != nil && isWrite(name) {
-		before = r.read(pathArg(args, "path"))
+		before = r.read(pathArg(args))
 	}
 	r.mu.Unlock()
 	// The gate passes the call's context on to the reviewer, which puts
@@ -209,9 +209,9 @@ func (t *recTools) Call(ctx context.Context, name string, args json.RawMessage) 
 	if r.root != nil && !res.IsError {
 		switch name {
 		case proto.ReadFile:
-			r.capture(pathArg(args, "path"), false)
+			r.capture(pathArg(args), false)
 		case proto.ListDir:
-			r.capture(pathArg(args, "path"), true)
+			r.capture(pathArg(args), true)
 		}
 	}
 	n := len(name) + len(args) + len(res.Text)
@@ -233,17 +233,17 @@ func (t *recTools) Call(ctx context.Context, name string, args json.RawMessage) 
 
 func isWrite(name string) bool { return name == proto.ProposeWrite || name == proto.ProposeEdit }
 
-// pathArg is the string argument key of a call, "" when there is none.
-func pathArg(args json.RawMessage, key string) string {
+// pathArg is a call's "path" argument, "." when it has none (as the
+// tools read it), "" when the arguments are not an object.
+func pathArg(args json.RawMessage) string {
 	var m map[string]any
 	if json.Unmarshal(args, &m) != nil {
 		return ""
 	}
-	s, _ := m[key].(string)
-	if s == "" && key == "path" {
-		return "."
+	if s, _ := m["path"].(string); s != "" {
+		return s
 	}
-	return s
+	return "."
 }
 
 // ansiSGR matches the gate's own colours, the only escape sequences in a
