@@ -149,7 +149,7 @@ func callName(i int, tool string) string {
 		if r == '_' || r == '-' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' {
 			return r
 		}
-		return '.'
+		return '_' // never '.': ".sent" and ".review" name a call's other files
 	}, tool)
 	if len(safe) > 40 {
 		safe = safe[:40]

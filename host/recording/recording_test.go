@@ -36,6 +36,9 @@ func TestArchiveRoundTrip(t *testing.T) {
 			Review: &Review{Lines: strings.Split(s, "\n"), Header: 1, Outcome: "declined", Reason: "r"}})
 		rec.Files = append(rec.Files, File{Path: "d/f" + string(rune('a'+i)), Data: []byte(s), Mode: 0o640, ModTime: time.Unix(1700000000, 5).UTC()})
 	}
+	// A model may name any tool, even one that looks like a call's other files.
+	rec.Calls = append(rec.Calls, Call{Turn: 2, Tool: "x.review", Args: "not json", Error: true, Text: "error: unknown tool"},
+		Call{Turn: 2, Tool: "../../etc", Args: "{}", Error: true, Text: "error: unknown tool"})
 	rec.Files = append(rec.Files,
 		File{Path: "bin", Data: []byte{0xff, 0, 0xfe, '\n'}, Mode: 0o600, ModTime: time.Unix(1, 0).UTC()},
 		File{Path: "d", Dir: true, Mode: 0o755, ModTime: time.Unix(2, 0).UTC()},
