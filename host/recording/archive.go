@@ -120,6 +120,7 @@ type fileEntry struct {
 	Mode        string `json:"mode"`
 	ModTime     string `json:"mtime"`
 	Placeholder bool   `json:"placeholder,omitempty"`
+	Link        string `json:"link,omitempty"`
 	Encoding    string `json:"encoding,omitempty"`
 }
 
@@ -197,8 +198,8 @@ func Encode(r *Recording) ([]byte, error) {
 	if len(r.Files) > 0 {
 		var entries []fileEntry
 		for _, f := range r.Files {
-			e := fileEntry{Path: f.Path, Dir: f.Dir, Mode: fmt.Sprintf("%04o", f.Mode.Perm()), ModTime: f.ModTime.UTC().Format(time.RFC3339Nano), Placeholder: f.Placeholder}
-			if !f.Dir && !f.Placeholder {
+			e := fileEntry{Path: f.Path, Dir: f.Dir, Mode: fmt.Sprintf("%04o", f.Mode.Perm()), ModTime: f.ModTime.UTC().Format(time.RFC3339Nano), Placeholder: f.Placeholder, Link: f.Link}
+			if !f.Dir && !f.Placeholder && f.Link == "" {
 				data, enc := putText(f.Data)
 				e.Encoding = enc
 				add(rootDir+f.Path, data)
@@ -236,6 +237,16 @@ func encodeScript(s fakellm.Script) ([]byte, error) {
 	}
 	b.WriteString("\n]}\n")
 	return b.Bytes(), nil
+}
+
+// linkInside reports whether a link at p with this target stays inside
+// the root, lexically: a recording never makes a link out of it.
+func linkInside(p, target string) bool {
+	if path.IsAbs(target) || strings.Contains(target, `\`) {
+		return false
+	}
+	j := path.Join(path.Dir(p), target)
+	return j != ".." && !strings.HasPrefix(j, "../")
 }
 
 func joinLines(lines []string) string {
@@ -349,8 +360,11 @@ func decodeArchive(a *txtar.Archive) (*Recording, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: %s: mtime %q", filesFile, e.Path, e.ModTime)
 			}
-			f := File{Path: e.Path, Dir: e.Dir, Mode: fs.FileMode(mode).Perm(), ModTime: mt, Placeholder: e.Placeholder}
-			if !e.Dir && !e.Placeholder {
+			f := File{Path: e.Path, Dir: e.Dir, Mode: fs.FileMode(mode).Perm(), ModTime: mt, Placeholder: e.Placeholder, Link: e.Link}
+			if e.Link != "" && !linkInside(e.Path, e.Link) {
+				return nil, fmt.Errorf("%s: the link %s points out of the root (%q)", filesFile, e.Path, e.Link)
+			}
+			if !e.Dir && !e.Placeholder && e.Link == "" {
 				d, ok := files[rootDir+e.Path]
 				if !ok {
 					return nil, fmt.Errorf("%s lists %s, and the archive has no %s", filesFile, e.Path, path.Join(rootDir, e.Path))

@@ -2,10 +2,12 @@ package recording
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 
 	"github.com/moatdev/moat/host/policy"
 )
@@ -19,13 +21,62 @@ func (r *Recorder) capture(given string, dir bool) {
 	if r.over {
 		return
 	}
-	if dir {
-		r.captureDir(given)
+	rel, ok := r.resolve(given)
+	if !ok {
 		return
 	}
-	if f := r.read(given); f != nil {
+	if dir {
+		r.captureDir(rel)
+		return
+	}
+	if f := r.read(rel); f != nil {
 		r.keep(*f)
 	}
+}
+
+// resolve takes a path the tools read through links inside the root to
+// the path with no link in it, recording each link on the way, so that
+// the replay makes the same links. It fails for a path that is denied, or
+// a link the confined view does not read (out of the root, to a denied
+// name): then nothing is taken.
+func (r *Recorder) resolve(given string) (string, bool) {
+	rel, ok := r.allowed(given)
+	if !ok {
+		return "", false
+	}
+	for range 40 { // as the kernel's limit on links in a path
+		parts := strings.Split(rel, "/")
+		linked := false
+		for i := range parts {
+			pre := strings.Join(parts[:i+1], "/")
+			st, err := fs.Lstat(r.root, pre)
+			if err != nil {
+				return rel, true // not there (yet): read decides
+			}
+			if st.Mode()&fs.ModeSymlink == 0 {
+				continue
+			}
+			target, err := fs.ReadLink(r.root, pre)
+			if err != nil || !linkInside(pre, target) {
+				return "", false
+			}
+			if _, seen := r.files[pre]; !seen && r.grow(len(pre)+len(target)) {
+				r.addParents(pre)
+				r.files[pre] = len(r.rec.Files)
+				r.rec.Files = append(r.rec.Files, File{Path: pre, Link: target, ModTime: st.ModTime(), Mode: st.Mode().Perm()})
+			}
+			rel, ok = r.allowed(path.Join(path.Dir(pre), target, strings.Join(parts[i+1:], "/")))
+			if !ok {
+				return "", false
+			}
+			linked = true
+			break
+		}
+		if !linked {
+			return rel, true
+		}
+	}
+	return "", false
 }
 
 // read returns a file as the confined view shows it, nil when it is not
@@ -81,9 +132,9 @@ func (r *Recorder) keep(f File) {
 	r.rec.Files = append(r.rec.Files, f)
 }
 
-func (r *Recorder) captureDir(given string) {
-	rel, ok := r.allowed(given)
-	if !ok || r.listed[rel] {
+// captureDir takes the names in folder rel (a path with no link in it).
+func (r *Recorder) captureDir(rel string) {
+	if r.listed[rel] {
 		return
 	}
 	entries, err := fs.ReadDir(r.root, rel)
@@ -105,6 +156,16 @@ func (r *Recorder) captureDir(given string) {
 			continue
 		}
 		switch {
+		case info.Mode()&fs.ModeSymlink != 0:
+			// As list_dir shows it: a target the confined view reads; a
+			// link it refuses (out of the root, to a denied name) is left
+			// out.
+			target, err := fs.ReadLink(r.root, p)
+			if err != nil || !linkInside(p, target) || !r.grow(len(p)+len(target)) {
+				continue
+			}
+			r.files[p] = len(r.rec.Files)
+			r.rec.Files = append(r.rec.Files, File{Path: p, Link: target, ModTime: info.ModTime(), Mode: info.Mode().Perm()})
 		case info.IsDir():
 			r.addDir(p)
 		case info.Mode().IsRegular():
@@ -152,11 +213,16 @@ func Materialize(dir string, files []File) error {
 		return err
 	}
 	defer root.Close()
+	var links []File
 	for _, f := range files {
 		if d := filepath.Dir(filepath.FromSlash(f.Path)); d != "." {
 			if err := root.MkdirAll(d, 0o755); err != nil {
 				return err
 			}
+		}
+		if f.Link != "" {
+			links = append(links, f) // last: nothing is written through one
+			continue
 		}
 		if f.Dir {
 			if err := root.MkdirAll(filepath.FromSlash(f.Path), 0o755); err != nil {
@@ -168,9 +234,22 @@ func Materialize(dir string, files []File) error {
 			return err
 		}
 	}
+	for _, f := range links {
+		if !linkInside(f.Path, f.Link) {
+			return fmt.Errorf("the link %s points out of the root", f.Path)
+		}
+		if err := root.Symlink(f.Link, filepath.FromSlash(f.Path)); err != nil {
+			return err
+		}
+	}
 	// Times last, deepest first: creating an entry changes its folder's.
+	// A link's own time cannot be set through an os.Root (Chtimes follows
+	// it), so it is not.
 	for i := len(files) - 1; i >= 0; i-- {
 		f := files[i]
+		if f.Link != "" {
+			continue
+		}
 		if err := root.Chtimes(filepath.FromSlash(f.Path), f.ModTime, f.ModTime); err != nil {
 			return err
 		}

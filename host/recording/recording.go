@@ -121,4 +121,8 @@ type File struct {
 	// (a denied file, or one over the size bound); replay creates it
 	// empty.
 	Placeholder bool
+	// Link is a symbolic link's target, for a link a listing showed whose
+	// target the confined view resolves inside the root (or not at all);
+	// replay makes the link again. Links it refuses are not recorded.
+	Link string
 }
