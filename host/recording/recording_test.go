@@ -42,7 +42,8 @@ func TestArchiveRoundTrip(t *testing.T) {
 	rec.Files = append(rec.Files,
 		File{Path: "bin", Data: []byte{0xff, 0, 0xfe, '\n'}, Mode: 0o600, ModTime: time.Unix(1, 0).UTC()},
 		File{Path: "d", Dir: true, Mode: 0o755, ModTime: time.Unix(2, 0).UTC()},
-		File{Path: "d/listed", Placeholder: true, Mode: 0o644, ModTime: time.Unix(3, 0).UTC()})
+		File{Path: "d/listed", Placeholder: true, Mode: 0o644, ModTime: time.Unix(3, 0).UTC()},
+		File{Path: "d/link", Link: "../bin", Mode: 0o777, ModTime: time.Unix(4, 0).UTC()})
 	b, err := Encode(rec)
 	if err != nil {
 		t.Fatal(err)
@@ -66,6 +67,8 @@ func TestDecodeRefuses(t *testing.T) {
 		"not a recording": "-- x --\ny\n",
 		"escaping file":   "-- moat/session.json --\n{}\n-- moat/model.json --\n{\"turns\":[]}\n-- moat/files.json --\n[{\"path\":\"../x\",\"mode\":\"0644\",\"mtime\":\"2020-01-01T00:00:00Z\"}]\n",
 		"unknown field":   "-- moat/session.json --\n{\"bogus\":1}\n-- moat/model.json --\n{\"turns\":[]}\n",
+		"link out":        "-- moat/session.json --\n{}\n-- moat/model.json --\n{\"turns\":[]}\n-- moat/files.json --\n[{\"path\":\"d/x\",\"link\":\"../../etc\",\"mode\":\"0777\",\"mtime\":\"2020-01-01T00:00:00Z\"}]\n",
+		"link absolute":   "-- moat/session.json --\n{}\n-- moat/model.json --\n{\"turns\":[]}\n-- moat/files.json --\n[{\"path\":\"x\",\"link\":\"/etc\",\"mode\":\"0777\",\"mtime\":\"2020-01-01T00:00:00Z\"}]\n",
 		"calls unordered": "-- moat/session.json --\n{}\n-- moat/model.json --\n{\"turns\":[]}\n-- moat/calls/002-x --\n{\"turn\":1,\"tool\":\"x\",\"error\":false}\n",
 	} {
 		if _, err := Decode([]byte(a)); err == nil {
