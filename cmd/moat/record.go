@@ -54,12 +54,13 @@ type sessionRecorder struct {
 
 // startRecording begins the recording when --record was given (nil, nil
 // when not).
-func (a *agentFlags) startRecording(e *env, command, model, system string) (*sessionRecorder, error) {
+// writes is the --writes in effect (deny when there is no terminal).
+func (a *agentFlags) startRecording(e *env, command, model, system, writes string) (*sessionRecorder, error) {
 	sess := recording.Session{
 		Command: command, API: a.api, Model: model, NumCtx: a.numCtx, MaxTurns: a.maxTurns,
-		Writes: a.w.writes, System: system, Think: a.think,
+		Writes: writes, System: system, Think: a.think,
 	}
-	return a.rec.start(e, &a.c, sess, a.behaviourFlags(model))
+	return a.rec.start(e, &a.c, sess, a.behaviourFlags(model, writes))
 }
 
 // start begins a recording of sess in the sandbox c describes. It writes
@@ -111,9 +112,9 @@ func (r *recordFlags) start(e *env, c *common, sess recording.Session, flags str
 
 // behaviourFlags are the flags that change what a session does, as the
 // recording's comment shows them.
-func (a *agentFlags) behaviourFlags(model string) string {
+func (a *agentFlags) behaviourFlags(model, writes string) string {
 	f := []string{"--api " + a.api, "--model " + model, fmt.Sprintf("--num-ctx %d", a.numCtx), fmt.Sprintf("--max-turns %d", a.maxTurns),
-		fmt.Sprintf("--max-read-bytes %d", a.c.maxReadBytes), fmt.Sprintf("--max-results %d", a.c.maxResults), "--writes " + a.w.writes}
+		fmt.Sprintf("--max-read-bytes %d", a.c.maxReadBytes), fmt.Sprintf("--max-results %d", a.c.maxResults), "--writes " + writes}
 	if a.think != "" {
 		f = append(f, "--think "+a.think)
 	}
@@ -168,6 +169,14 @@ func (r *sessionRecorder) finish(answer string, err error) {
 	}
 	r.rec.Finish(answer, err)
 	r.save()
+}
+
+// continued records that the person gave the model more turns on the
+// question it ran out of turns on (chat's question at --max-turns).
+func (r *sessionRecorder) continued() {
+	if r != nil {
+		r.rec.Continued()
+	}
 }
 
 // save writes the recording so far, or removes it when it outgrew its

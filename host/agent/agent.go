@@ -122,7 +122,7 @@ type Config struct {
 	Tools    Dispatcher
 	Model    string
 	System   string // the system prompt; "" means SystemPrompt
-	MaxTurns int    // model replies per question; 0 means 8
+	MaxTurns int    // model replies per question; 0 means DefaultMaxTurns
 	NumCtx   int    // context window in tokens; 0 means 8192
 	// ReplyTimeout bounds each model reply, from request to last chunk;
 	// 0 means no bound beyond the caller's context.
@@ -156,7 +156,7 @@ type Config struct {
 
 // Defaults for Config.
 const (
-	DefaultMaxTurns = 8
+	DefaultMaxTurns = 30 // a model exploring a real repository takes 10-30 calls
 	DefaultNumCtx   = 8192
 )
 
@@ -308,6 +308,12 @@ func ChangeSummary(proposed, written int) string {
 // ask runs the loop; it also returns the number of the last reply.
 func (s *Session) ask(ctx context.Context, prompt string) (string, int, error) {
 	s.add(Message{Role: "user", Content: prompt})
+	return s.turns(ctx)
+}
+
+// turns runs up to MaxTurns model replies and their tool calls, until the
+// model answers; it also returns the number of the last reply.
+func (s *Session) turns(ctx context.Context) (string, int, error) {
 	for turn := 1; turn <= s.cfg.MaxTurns; turn++ {
 		reply, err := s.reply(ctx, turn)
 		if err != nil {
@@ -412,7 +418,7 @@ func (s *Session) run(ctx context.Context, turn int, c ToolCall) Message {
 		s.emit(ev)
 		ev.Decision = ""
 	}
-	text, cut := truncateResult(res.Text, resultLimit(s.cfg.NumCtx))
+	text, cut := truncateResult(res.Text, resultLimit(s.cfg.NumCtx), resultStart(c))
 	s.activity(c, res, cut)
 	ev.Type, ev.Text, ev.IsError, ev.Bytes, ev.Truncated = EventToolResult, text, res.IsError, len(res.Text), cut
 	s.emit(ev)

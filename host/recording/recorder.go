@@ -67,6 +67,7 @@ type Recorder struct {
 	system  int             // system messages seen (a later one is a /clear)
 	clear   bool            // the next question follows a /clear
 	mark    mark            // where the question in progress started
+	cont    *mark           // where its continuation started, during one
 	files   map[string]int  // path -> index in rec.Files; -1: known absent
 	listed  map[string]bool // folders whose names were taken
 	size    int64
@@ -355,8 +356,23 @@ func (r *Recorder) message(m agent.Message) {
 	r.history = append(r.history, m)
 }
 
+// Continued records that the question that ended at the turn cap goes
+// on (agent.Session.Continue); the next Finish says how it ended.
+func (r *Recorder) Continued() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	qs := r.rec.Session.Questions
+	if r.over || len(qs) == 0 {
+		return
+	}
+	qs[len(qs)-1].Continues++
+	r.cont = &mark{turns: len(r.rec.Session.Turns), calls: len(r.rec.Calls), history: len(r.history), script: len(r.rec.Script.Turns)}
+}
+
 // Finish records how the question in progress ended. An interrupted
-// question is left out of the recording: its replies never completed.
+// question is left out of the recording: its replies never completed. An
+// interrupted continuation is left out, and the question ends at the turn
+// cap as before it.
 func (r *Recorder) Finish(answer string, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -365,15 +381,22 @@ func (r *Recorder) Finish(answer string, err error) {
 		return
 	}
 	q := &qs[len(qs)-1]
+	start := r.mark
+	if r.cont != nil {
+		start = *r.cont
+		r.cont = nil
+		if errors.Is(err, context.Canceled) {
+			q.Continues--
+			r.rollback(start)
+			return
+		}
+	}
 	switch {
 	case err == nil:
 		q.Outcome, q.Answer = Answered, answer
 	case errors.Is(err, context.Canceled):
 		r.rec.Session.Questions = qs[:len(qs)-1]
-		r.rec.Session.Turns = r.rec.Session.Turns[:r.mark.turns]
-		r.rec.Calls = r.rec.Calls[:r.mark.calls]
-		r.rec.Script.Turns = r.rec.Script.Turns[:r.mark.script]
-		r.history = r.history[:r.mark.history]
+		r.rollback(start)
 		r.dropped++
 		return
 	case errors.Is(err, agent.ErrTurnCap):
@@ -384,8 +407,16 @@ func (r *Recorder) Finish(answer string, err error) {
 		q.Outcome, q.Error = Failed, err.Error()
 	}
 	if err != nil && !errors.Is(err, agent.ErrTurnCap) {
-		r.history = r.history[:r.mark.history] // the loop took the question out
+		r.history = r.history[:start.history] // the loop took the question (or continuation) out
 	}
+}
+
+// rollback forgets what was recorded since m.
+func (r *Recorder) rollback(m mark) {
+	r.rec.Session.Turns = r.rec.Session.Turns[:m.turns]
+	r.rec.Calls = r.rec.Calls[:m.calls]
+	r.rec.Script.Turns = r.rec.Script.Turns[:m.script]
+	r.history = r.history[:m.history]
 }
 
 // Recording returns a copy of what was recorded so far.

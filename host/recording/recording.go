@@ -62,6 +62,9 @@ type Question struct {
 	// Clear: the conversation was cleared (chat's /clear) before it.
 	Clear bool   `json:"clear,omitempty"`
 	Text  string `json:"text"`
+	// Continues is how many times the person gave the model more turns
+	// on it at the turn cap (agent.Session.Continue).
+	Continues int `json:"continues,omitempty"`
 	// Outcome is answer, turn_cap, context_full or failed; Answer the
 	// answer's text, Error the message a person was shown otherwise.
 	Outcome string `json:"outcome"`

@@ -149,6 +149,15 @@ func Replay(ctx context.Context, rec *Recording, opt ReplayOptions) (*Report, er
 			return nil, ctx.Err()
 		}
 		again.Finish(answer, err)
+		// More turns, as the person gave them at the turn cap.
+		for i := 0; i < q.Continues && errors.Is(err, agent.ErrTurnCap); i++ {
+			again.Continued()
+			answer, err = s.Continue(ctx)
+			if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			again.Finish(answer, err)
+		}
 	}
 	return report(rec, again, abs)
 }
@@ -252,6 +261,8 @@ func compare(want, got *Recording) []Diff {
 		}
 		w, g := want.Session.Questions[i], got.Session.Questions[i]
 		switch {
+		case w.Continues != g.Continues:
+			out = append(out, Diff{Where: at, What: fmt.Sprintf("the model was given more turns %d times in the recording, %d in the replay", w.Continues, g.Continues)})
 		case w.Outcome != g.Outcome:
 			out = append(out, Diff{Where: at, What: fmt.Sprintf("it ended differently: %s -> %s", w.Outcome, g.Outcome), Diff: unified("end", w.Answer+w.Error, g.Answer+g.Error)})
 		case w.Answer != g.Answer:
