@@ -92,7 +92,7 @@ func (r *recordFlags) start(e *env, c *common, sess recording.Session, flags str
 		out.closer, files = cfs, cfs
 	}
 	out.rec, err = recording.New(recording.Options{
-		Session: sess, Version: moatVersion(), Flags: flags,
+		Session: sess, Root: cfg.Root, Version: moatVersion(), Flags: flags,
 		Files: files, Policy: pol, MaxBytes: r.maxBytes, Notes: e.stderr,
 	})
 	if err == nil {

@@ -35,6 +35,11 @@ type Options struct {
 	// Session holds the settings that change behaviour; the recorder
 	// fills in the questions and turns.
 	Session Session
+	// Root is the sandbox root's absolute path. The gate names files by
+	// their absolute path; reviews are recorded with it written as
+	// "<root>", so a recording neither holds nor depends on where the
+	// folder was.
+	Root string
 	// Version is moat's version, for the archive's comment.
 	Version string
 	// Flags is the command line's behaviour flags, for the comment.
@@ -247,6 +252,9 @@ func pathArg(args json.RawMessage) string {
 	return "."
 }
 
+// rootToken stands for the root's absolute path in a recorded review.
+const rootToken = "<root>"
+
 // ansiSGR matches the gate's own colours, the only escape sequences in a
 // Review (everything untrusted in it is shown escaped), so that a
 // recording does not depend on the terminal it was made at.
@@ -263,8 +271,12 @@ type recReviewer struct {
 func (v *recReviewer) Review(ctx context.Context, rv *gate.Review) gate.Verdict {
 	verdict := v.inner.Review(ctx, rv)
 	var lines []string
-	for _, l := range append(append([]string(nil), rv.Header...), rv.Diff...) {
-		lines = append(lines, ansiSGR.ReplaceAllString(l, ""))
+	for i, l := range append(append([]string(nil), rv.Header...), rv.Diff...) {
+		l = ansiSGR.ReplaceAllString(l, "")
+		if i < len(rv.Header) && v.r.opt.Root != "" {
+			l = strings.ReplaceAll(l, v.r.opt.Root+string(filepath.Separator), rootToken+"/")
+		}
+		lines = append(lines, l)
 	}
 	if sl, ok := ctx.Value(slotKey{}).(*slot); ok {
 		v.r.mu.Lock()

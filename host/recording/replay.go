@@ -94,7 +94,7 @@ func Replay(ctx context.Context, rec *Recording, opt ReplayOptions) (*Report, er
 		return nil, err
 	}
 
-	again, err := New(Options{Session: rec.Session, MaxBytes: 1 << 62})
+	again, err := New(Options{Session: rec.Session, Root: abs, MaxBytes: 1 << 62})
 	if err != nil {
 		return nil, err
 	}
