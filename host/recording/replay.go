@@ -118,7 +118,7 @@ func Replay(ctx context.Context, rec *Recording, opt ReplayOptions) (*Report, er
 		if err := replayMCP(ctx, rec, again, tools); err != nil {
 			return nil, err
 		}
-		return report(rec, again, abs)
+		return report(rec, again)
 	}
 	script := rec.Script
 	script.Models = []fakellm.Model{{Name: rec.Session.Model, Tools: true}}
@@ -159,36 +159,18 @@ func Replay(ctx context.Context, rec *Recording, opt ReplayOptions) (*Report, er
 			again.Finish(answer, err)
 		}
 	}
-	return report(rec, again, abs)
+	return report(rec, again)
 }
 
 // report compares what the replay recorded with the recording.
-func report(rec *Recording, again *Recorder, abs string) (*Report, error) {
+func report(rec *Recording, again *Recorder) (*Report, error) {
 	got, err := again.Recording()
 	if err != nil {
 		return nil, err
 	}
 	got.Comment, got.Files, got.Script = rec.Comment, rec.Files, rec.Script
-	renameRoot(got, filepath.Base(abs), rec.Session.RootName)
 	got.Session.Files, got.Session.RootName = rec.Session.Files, rec.Session.RootName
 	return &Report{Diffs: compare(rec, got), Replayed: got}, nil
-}
-
-// renameRoot shows the replay's root folder by the recorded one's name
-// in the reviews' headers ("file  NAME/notes.txt"), so that a recording
-// replays against a folder of any name.
-func renameRoot(r *Recording, from, to string) {
-	if from == to || to == "" {
-		return
-	}
-	for _, c := range r.Calls {
-		if c.Review == nil {
-			continue
-		}
-		for i := 0; i < c.Review.Header && i < len(c.Review.Lines); i++ {
-			c.Review.Lines[i] = strings.ReplaceAll(c.Review.Lines[i], " "+from+"/", " "+to+"/")
-		}
-	}
 }
 
 // fromRecording answers each review with the decision recorded for the
