@@ -109,7 +109,11 @@ func replay(ctx context.Context, e *env, c *common, file string, update bool) er
 	for _, d := range rep.Diffs {
 		io.WriteString(e.stdout, d.String())
 	}
-	return exitError{code: exitFailure, msg: fmt.Sprintf("replay of %s: %d difference(s); 'moat replay --update %s' accepts them", name, len(rep.Diffs), name)}
+	against := ""
+	if c.root != "" {
+		against = " against --root " + agent.Sanitize(c.root, false)
+	}
+	return exitError{code: exitFailure, msg: fmt.Sprintf("replay of %s%s: %d difference(s); 'moat replay --update %s' accepts them", name, against, len(rep.Diffs), name)}
 }
 
 func approved(rec *recording.Recording) int {
