@@ -115,12 +115,12 @@ type agentFlags struct {
 	think        string
 	showThinking bool
 	rec          recordFlags
-
-	fs        *flag.FlagSet // to tell flags given from defaults
-	numCtxWhy string        // where the context window in use came from
 	// ask only
 	output string
 	stats  bool
+
+	fs        *flag.FlagSet // to tell flags given from defaults
+	numCtxWhy string        // where the context window in use came from
 }
 
 // Bounds on the flags: below minNumCtx the system prompt and tool

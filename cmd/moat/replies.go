@@ -30,7 +30,7 @@ func (a *agentFlags) ask(ctx context.Context, e *env, prompt string) error {
 	script := newScriptOutput(a.model, lines)
 	s, err := a.open(ctx, e, "ask", stream, script)
 	if err != nil {
-		script.finish(e.stdout, a.output, exitCode(err, io.Discard), err)
+		script.finish(e.stdout, a.output, interrupted(ctx, exitCode(err, io.Discard)), err)
 		return err
 	}
 	defer s.close(e.stderr)
@@ -47,7 +47,7 @@ func (a *agentFlags) ask(ctx context.Context, e *env, prompt string) error {
 	} else {
 		err = agentError(err)
 	}
-	if werr := script.finish(e.stdout, a.output, exitCode(err, io.Discard), err); werr != nil && err == nil {
+	if werr := script.finish(e.stdout, a.output, interrupted(ctx, exitCode(err, io.Discard)), err); werr != nil && err == nil {
 		return fmt.Errorf("writing the %s output: %w", a.output, werr)
 	}
 	return err

@@ -171,10 +171,12 @@ type Session struct {
 	trErr   error
 	// Proposals and approved writes during the latest Ask.
 	proposed, written int
-	// Figures of the latest Ask (each reply, and their sum) and of the
-	// whole session.
+	// Figures of the latest question (each reply, and their sum) and of
+	// the whole session.
 	replies     []Stats
 	last, total Stats
+	// turn numbers the replies to the latest question (events carry it).
+	turn int
 }
 
 // New starts a conversation with the system prompt.
@@ -267,15 +269,22 @@ func (s *Session) TranscriptErr() error { return s.trErr }
 // its partial turn are taken out of the history, so the session can go on;
 // on ErrTurnCap they stay, so a follow-up can build on what was found.
 func (s *Session) Ask(ctx context.Context, prompt string) (string, error) {
+	s.last, s.replies, s.turn = Stats{}, nil, 0
+	s.emit(Event{Type: EventQuestion, Text: prompt, Model: s.cfg.Model})
+	return s.question(func() (string, error) { return s.ask(ctx, prompt) })
+}
+
+// question runs the loop for Ask or Continue: what the run proposed and
+// wrote is counted afresh, a failed or cancelled run's messages are taken
+// out of the history again, and the end is reported.
+func (s *Session) question(run func() (string, error)) (string, error) {
 	mark := len(s.history)
 	s.proposed, s.written = 0, 0
-	s.last, s.replies = Stats{}, nil
-	s.emit(Event{Type: EventQuestion, Text: prompt, Model: s.cfg.Model})
-	answer, turn, err := s.ask(ctx, prompt)
+	answer, err := run()
 	if err != nil && !errors.Is(err, ErrTurnCap) {
 		s.history = s.history[:mark]
 	}
-	end := Event{Type: EventEnd, Turn: turn, Text: answer, Reason: EndAnswer, Stats: s.last.forEvent()}
+	end := Event{Type: EventEnd, Turn: s.turn, Text: answer, Reason: EndAnswer, Stats: s.last.forEvent()}
 	switch {
 	case err == nil:
 	case errors.Is(err, ErrTurnCap):
@@ -305,35 +314,35 @@ func ChangeSummary(proposed, written int) string {
 	return fmt.Sprintf("%d %s proposed, %d written", proposed, noun, written)
 }
 
-// ask runs the loop; it also returns the number of the last reply.
-func (s *Session) ask(ctx context.Context, prompt string) (string, int, error) {
+func (s *Session) ask(ctx context.Context, prompt string) (string, error) {
 	s.add(Message{Role: "user", Content: prompt})
 	return s.turns(ctx)
 }
 
 // turns runs up to MaxTurns model replies and their tool calls, until the
-// model answers; it also returns the number of the last reply.
-func (s *Session) turns(ctx context.Context) (string, int, error) {
-	for turn := 1; turn <= s.cfg.MaxTurns; turn++ {
-		reply, err := s.reply(ctx, turn)
+// model answers. Replies are numbered on from s.turn, across a Continue.
+func (s *Session) turns(ctx context.Context) (string, error) {
+	for i := 1; i <= s.cfg.MaxTurns; i++ {
+		s.turn++
+		reply, err := s.reply(ctx, s.turn)
 		if err != nil {
-			return "", turn, err
+			return "", err
 		}
 		s.add(reply)
 		if len(reply.ToolCalls) == 0 {
-			return reply.Content, turn, nil
+			return reply.Content, nil
 		}
-		if turn == s.cfg.MaxTurns {
+		if i == s.cfg.MaxTurns {
 			break // do not run calls whose results nobody will read
 		}
 		for _, c := range reply.ToolCalls {
 			if err := ctx.Err(); err != nil {
-				return "", turn, err
+				return "", err
 			}
-			s.add(s.run(ctx, turn, c))
+			s.add(s.run(ctx, s.turn, c))
 		}
 	}
-	return "", s.cfg.MaxTurns, fail(ErrTurnCap, nil, fmt.Sprintf(
+	return "", fail(ErrTurnCap, nil, fmt.Sprintf(
 		"the model used all %d turns (--max-turns) without giving an answer; ask a narrower question or raise --max-turns", s.cfg.MaxTurns))
 }
 
