@@ -241,3 +241,40 @@ func TestInterruptedQuestionLeftOut(t *testing.T) {
 		t.Errorf("comment: %q", r.Comment)
 	}
 }
+
+// A question continued at the turn cap (chat's "more turns?") replays
+// with as many continuations, and ends the same way.
+func TestReplayContinued(t *testing.T) {
+	sc := fakellm.Script{Turns: []fakellm.Turn{
+		{Calls: []fakellm.Call{{Name: "read_file", Args: json.RawMessage(`{"path":"a.txt"}`)}}},
+		{Text: "a.txt says v1."},
+	}}
+	rec, err := New(Options{Session: Session{Command: "chat", API: "ollama", Model: "qwen3", NumCtx: 8192, MaxTurns: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := fakellm.Start(sc)
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	eng := &tools{files: map[string]string{"a.txt": "v1\n"}}
+	s := agent.New(agent.Config{Backend: rec.Backend(agent.NewOllama(u, nil)), Tools: rec.Tools(eng), Model: "qwen3", MaxTurns: 1, Transcript: rec.Transcript(nil)})
+	ans, err := s.Ask(context.Background(), "What is in a.txt?")
+	rec.Finish(ans, err)
+	if !errors.Is(err, agent.ErrTurnCap) {
+		t.Fatalf("Ask: %v, want the turn cap", err)
+	}
+	rec.Continued()
+	ans, err = s.Continue(context.Background())
+	rec.Finish(ans, err)
+	r, err := rec.Recording()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := r.Session.Questions; len(q) != 1 || q[0].Continues != 1 || q[0].Outcome != Answered || len(r.Calls) != 1 {
+		t.Fatalf("recorded %+v with %d calls", q, len(r.Calls))
+	}
+	rep := replayWith(t, r, &tools{files: map[string]string{"a.txt": "v1\n"}})
+	if len(rep.Diffs) != 0 {
+		t.Errorf("diffs: %v", rep.Diffs)
+	}
+}
