@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,6 +23,9 @@ func askCommand(e *env) *ffcli.Command {
 	fs := flag.NewFlagSet("moat ask", flag.ContinueOnError)
 	var a agentFlags
 	a.register(fs)
+	fs.StringVar(&a.output, "output", outputText, "what standard output gets: text (the answer as it streams), json (one object at the end) or stream-json (one event a line as it happens); schemas in the README")
+	fs.BoolVar(&a.stats, "stats", false, "at the end, write the figures to standard error: tokens read and generated, tokens per second, time to first token (per reply and in all)")
+	validate(fs, "output", oneOf(&a.output, outputText, outputJSON, outputStreamJSON))
 	return &ffcli.Command{
 		Name:       "ask",
 		ShortUsage: "moat ask [flags] PROMPT",
@@ -43,6 +47,23 @@ Ctrl-C stops the answer and keeps what was printed (exit status 130).
 Changes the model proposes are shown on the terminal for a yes or no;
 without a terminal (cron, a service, setsid) the model is not offered
 propose_write and propose_edit at all, as with --writes deny.
+
+A thinking model's thinking is kept apart from the answer: on a terminal
+the waiting line reads "thinking… 12s" while it lasts, then one line says
+how long it took; --show-thinking writes it in full, dimmed, to standard
+error. A <think> block at the start of the text is thinking too, never
+printed as the answer. --think turns thinking on or off, or picks a
+level, where the model allows it (a value it does not take is refused,
+naming those it does). A tool call the model wrote as text, in a
+<tool_call> block, after [TOOL_CALLS] or <|python_tag|>, or as a bare
+JSON object naming a tool, is run as a call, and moat says so.
+
+For scripts, --output json writes one object at the end (the answer,
+every tool call with its arguments and a short result, every proposal
+with its outcome, the figures, why it ended, the exit status), and
+--output stream-json one event a line as it happens; the README gives
+both schemas. --stats writes the figures (tokens, tokens per second,
+time to first token) to standard error at the end.
 
 PROMPT is the rest of the command line; "-" reads it from standard input.
 With no --model, moat picks the first installed model that supports tools
@@ -98,6 +119,12 @@ type agentFlags struct {
 	system       string
 	transcript   string
 	inst         instructionFlags
+	think        string
+	showThinking bool
+	rec          recordFlags
+	// ask only
+	output string
+	stats  bool
 
 	fs        *flag.FlagSet // to tell flags given from defaults
 	numCtxWhy string        // where the context window in use came from
@@ -123,7 +150,11 @@ func (a *agentFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&a.system, "system", "", "read the system prompt from this `file` instead of using the built-in one")
 	fs.StringVar(&a.transcript, "transcript", "", "append every message exchanged to this `file`, one JSON object per line")
 	a.inst.register(fs)
+	fs.StringVar(&a.think, "think", "", "thinking models: true, false or a `level` (low, medium, high for gpt-oss), passed to the server as it is (default: the model's own)")
+	fs.BoolVar(&a.showThinking, "show-thinking", false, "show the model's thinking in full, dimmed, on standard error (default: one line saying how long it thought)")
+	a.rec.register(fs)
 	validate(fs, "api", oneOf(&a.api, "ollama", "openai"))
+	validate(fs, "think", checkThink(&a.think))
 	validate(fs, "host", parsedBy(&a.host, agent.ParseHost))
 	validate(fs, "max-turns", atLeast(&a.maxTurns, 1, ""))
 	validate(fs, "num-ctx", atLeast(&a.numCtx, minNumCtx, "the rules and tool definitions alone take about 1500 tokens"))
@@ -132,18 +163,19 @@ func (a *agentFlags) register(fs *flag.FlagSet) {
 
 // session is one opened conversation: backend, model, engine, transcript.
 type session struct {
-	agent   *agent.Session
-	backend agent.Backend
-	model   string
-	root    string
-	closers []func() error
+	agent     *agent.Session
+	backend   agent.Backend
+	model     string
+	root      string
+	recording *sessionRecorder // --record, or nil
+	closers   []func() error
 }
 
 // close reports a transcript that could not be written and closes what the
 // session opened. It is also called on a session that failed part way
 // through opening, before the conversation (s.agent) existed.
 func (s *session) close(stderr io.Writer) {
-	if s.agent != nil {
+	if s.agent != nil { // nil when open failed before the conversation started
 		if err := s.agent.TranscriptErr(); err != nil {
 			fmt.Fprintln(stderr, "moat: writing the transcript:", err)
 		}
@@ -155,10 +187,14 @@ func (s *session) close(stderr io.Writer) {
 
 // open checks the flags, finds the server and the model (before compiling
 // the sandbox, so a missing server is reported at once), opens the engine
-// and starts the conversation. stream, if not nil, gets the model's text
-// as it arrives.
-func (a *agentFlags) open(ctx context.Context, e *env, stream io.Writer) (*session, error) {
+// and starts the conversation. command (ask or chat) names it in a
+// recording. stream, if not nil, gets the model's text as it arrives;
+// obs, if not nil, every event.
+func (a *agentFlags) open(ctx context.Context, e *env, command string, stream io.Writer, obs agent.Observer) (*session, error) {
 	if _, _, err := a.c.sandbox(); err != nil {
+		return nil, err
+	}
+	if err := a.rec.check(); err != nil {
 		return nil, err
 	}
 	system := ""
@@ -185,6 +221,9 @@ func (a *agentFlags) open(ctx context.Context, e *env, stream io.Writer) (*sessi
 
 	model, err := a.pickModel(ctx, e, b)
 	if err != nil {
+		return nil, err
+	}
+	if err := a.checkThink(ctx, b, model); err != nil {
 		return nil, err
 	}
 	if a.numCtx == 0 {
@@ -217,6 +256,13 @@ func (a *agentFlags) open(ctx context.Context, e *env, stream io.Writer) (*sessi
 		// (said in help, not on every run of a script).
 		w.writes = "deny"
 	}
+	if s.recording, err = a.startRecording(e, command, model, system, w.writes); err != nil {
+		return nil, err
+	}
+	if s.recording != nil {
+		s.closers = append(s.closers, s.recording.close)
+		w.wrap = s.recording.reviewer
+	}
 	eng, err := a.c.openEngine(ctx, e.stderr, &w)
 	if err != nil {
 		return nil, err
@@ -225,11 +271,16 @@ func (a *agentFlags) open(ctx context.Context, e *env, stream io.Writer) (*sessi
 	if ins := append(a.inst.workspaceFile(ctx, eng, e.stderr), user...); len(ins) > 0 {
 		system = agent.WithInstructions(cmp.Or(system, agent.SystemPrompt), ins...)
 	}
-	s.agent = agent.New(forTerminal(e, agent.Config{
+	cfg := agent.Config{
 		Backend: b, Tools: eng, Model: model, System: system,
 		MaxTurns: a.maxTurns, NumCtx: a.numCtx, ReplyTimeout: a.modelTimeout,
 		Activity: e.stderr, Stream: stream, Transcript: tr,
-	}))
+		Observer: obs, Think: a.think, Thinking: a.thinkingOut(e),
+	}
+	if s.recording != nil {
+		cfg = s.recording.wire(cfg)
+	}
+	s.agent = agent.New(forTerminal(e, cfg))
 	ok = true
 	return s, nil
 }
@@ -257,6 +308,35 @@ func (a *agentFlags) pickModel(ctx context.Context, e *env, b agent.Backend) (st
 	}
 	fmt.Fprintf(e.stderr, "moat: using model %s (%s; choose with --model)\n", agent.Sanitize(names[0], false), why)
 	return names[0], nil
+}
+
+// checkThink refuses a --think value the model does not take, naming
+// those it does, where the server can tell before the first request
+// (Ollama's /api/show: a model that cannot think); otherwise the server's
+// own refusal is explained when it comes.
+func (a *agentFlags) checkThink(ctx context.Context, b agent.Backend, model string) error {
+	tc, ok := b.(agent.ThinkChecker)
+	if a.think == "" || !ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, setupTimeout)
+	defer cancel()
+	vals, err := tc.ThinkValues(ctx, model)
+	if err != nil || vals == nil || slices.Contains(vals, a.think) {
+		return err
+	}
+	name := agent.Sanitize(model, false)
+	if len(vals) == 1 {
+		return usagef("--think %s: model %s does not think; it takes only --think %s (or leave --think out)", a.think, name, vals[0])
+	}
+	return usagef("--think %s: model %s takes --think %s", a.think, name, strings.Join(vals, ", "))
+}
+
+func (a *agentFlags) thinkingOut(e *env) io.Writer {
+	if !a.showThinking {
+		return nil
+	}
+	return thinkingOut(e)
 }
 
 // agentError maps the loop's failures to exit statuses.

@@ -48,11 +48,13 @@ Lines that start with a slash and a word are commands for moat, never
 sent to the model:
   /help    the commands
   /tools   the tools the model can use, one line each
+  /stats   the figures of the last question and of the session
   /clear   forget the conversation and start over
   /exit    leave
 
 After a turn in which the model proposed changes, moat says how many
-were written ("moat: 2 changes proposed, 1 written").
+were written ("moat: 2 changes proposed, 1 written"). Thinking is shown
+as in 'moat ask' (--think, --show-thinking); /stats gives the figures.
 
 When the model uses all --max-turns replies on a question without
 answering, moat asks whether to give it as many again (at a terminal;
@@ -126,7 +128,7 @@ func (a *agentFlags) chat(ctx context.Context, e *env, sf *sessionFlags) error {
 	}
 	in := newLineReader(e)
 	defer in.close()
-	s, err := a.open(sctx, e, in.out)
+	s, err := a.open(sctx, e, "chat", in.out, nil)
 	if err != nil {
 		return err
 	}
@@ -194,7 +196,8 @@ func (a *agentFlags) chat(ctx context.Context, e *env, sf *sessionFlags) error {
 			cancelTurn = cancel
 			mu.Unlock()
 			s.agent.SetWidth(terminalWidth(e.stdout)) // the window may have been resized
-			_, err := run(tctx)
+			answer, err := run(tctx)
+			s.recording.finish(answer, err)
 			mu.Lock()
 			cancelTurn = nil
 			mu.Unlock()
@@ -217,6 +220,7 @@ func (a *agentFlags) chat(ctx context.Context, e *env, sf *sessionFlags) error {
 				}
 				break
 			}
+			s.recording.continued()
 			err = turn(s.agent.Continue)
 		}
 		if err != nil {
@@ -256,6 +260,7 @@ func slashCommand(q string) (name, rest string, ok bool) {
 const chatHelp = `Commands:
   /help    this list
   /tools   the tools the model can use
+  /stats   tokens, tokens per second and waits: last question, session
   /clear   forget the conversation and start over
   /exit    leave (so does Ctrl-D, or Ctrl-C at an empty prompt)
 Anything else is a question for the model. Ctrl-C stops a reply, or clears
@@ -266,7 +271,7 @@ the line being typed.
 // reports whether the session should end. Commands never reach the model.
 func runChatCommand(w io.Writer, s *agent.Session, name, rest string) (quit bool) {
 	switch name {
-	case "/help", "/tools", "/clear", "/exit", "/quit":
+	case "/help", "/tools", "/stats", "/clear", "/exit", "/quit":
 	default:
 		fmt.Fprintf(w, "moat: unknown command %s; /help lists the commands (a question may not start with /word)\n", agent.Sanitize(name, false))
 		return false
@@ -280,6 +285,8 @@ func runChatCommand(w io.Writer, s *agent.Session, name, rest string) (quit bool
 		io.WriteString(w, chatHelp)
 	case "/tools":
 		writeTools(w, s.Tools())
+	case "/stats":
+		writeChatStats(w, s)
 	case "/clear":
 		s.Clear()
 		fmt.Fprintln(w, "moat: conversation cleared; the next question starts a new one")

@@ -374,3 +374,29 @@ func TestMCPAtATerminalSaysWhatItIs(t *testing.T) {
 		t.Errorf("no word on what it is: %q", stderr.String())
 	}
 }
+
+// While a thinking model thinks, the live line says so and counts; when
+// the answer starts, one line says how long it thought, and the thinking
+// itself is not shown.
+func TestChatThinkingLine(t *testing.T) {
+	p := startPty(t, `{"models":[{"name":"qwen3","tools":true,"thinking":true}],
+		"turns":[{"thinking":"one two three four","text":"Done.","chunk_ms":500}]}`, 0, true)
+	p.waitPrompts(1)
+	p.typeKeys("Go\r")
+	p.waitPrompts(2)
+	p.typeKeys("\x04")
+	if c := p.exit(); c != exitOK {
+		t.Errorf("exit status %d, want 0", c)
+	}
+	screen := p.screen.String()
+	if !strings.Contains(screen, "thinking… ") {
+		t.Errorf("no thinking line on the screen: %q", screen)
+	}
+	i := strings.Index(screen, "\r\x1b[K· thought for ")
+	if i < 0 || !strings.Contains(screen[i:], "(--show-thinking shows it)\r\nDone.\r\n") {
+		t.Errorf("the live line was not erased and followed by how long it thought, then the answer: %q", screen)
+	}
+	if strings.Contains(screen, "three") {
+		t.Errorf("the thinking was shown: %q", screen)
+	}
+}

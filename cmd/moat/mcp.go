@@ -18,6 +18,7 @@ import (
 	"github.com/moatdev/moat/host/gate"
 	"github.com/moatdev/moat/host/mcpserver"
 	"github.com/moatdev/moat/host/policy"
+	"github.com/moatdev/moat/host/recording"
 	"github.com/moatdev/moat/host/redact"
 	"github.com/moatdev/moat/host/runner"
 )
@@ -31,6 +32,8 @@ func mcpCommand(e *env) *ffcli.Command {
 	approveTimeout := fs.Duration("approve-timeout", mcpserver.DefaultApproveTimeout, "how long a write proposal waits for the user's answer before it is refused")
 	validate(fs, "approve-timeout", positive(approveTimeout))
 	logFile := fs.String("log", "", "append the server's log to this `file` instead of standard error (never standard output: that is the protocol)")
+	var rec recordFlags
+	rec.register(fs)
 	return &ffcli.Command{
 		Name:       "mcp",
 		ShortUsage: "moat mcp [--root DIR] [flags]",
@@ -90,6 +93,16 @@ error, 4 when --isolate require cannot isolate.`,
 				// Someone typed moat mcp to try it: say what it is.
 				fmt.Fprintln(e.stderr, "moat mcp: this is an MCP server; it speaks JSON-RPC on standard input and output to an MCP client, which starts it (a client configuration is in 'moat help mcp'). Ctrl-C stops it.")
 			}
+			if err := rec.check(); err != nil {
+				return err
+			}
+			recorder, err := rec.start(e, &c, recording.Session{Command: "mcp", Writes: w.writes}, "--writes "+w.writes)
+			if err != nil {
+				return err
+			}
+			if recorder != nil {
+				defer recorder.close()
+			}
 
 			mk := func(abs string, pol *policy.Policy, red *redact.Redactor) (engine.Proposer, error) {
 				if !w.offered() {
@@ -100,6 +113,9 @@ error, 4 when --isolate require cannot isolate.`,
 				}
 				a, err := mcpserver.NewApprover(*approveTimeout, func(r gate.Reviewer) (engine.Proposer, error) {
 					// The reviewer is the client's elicitation dialog, not the terminal.
+					if recorder != nil {
+						r = recorder.reviewer(r)
+					}
 					return gate.New(gate.Options{Root: abs, Policy: pol, AuditPath: w.audit, Notes: logw, Reviewer: r, Redactor: red})
 				})
 				if err != nil {
@@ -116,7 +132,11 @@ error, 4 when --isolate require cannot isolate.`,
 			abs, _ := filepath.Abs(c.root)
 			log.Info("moat mcp: serving", "root", abs, "writes", w.writes, "resolver", c.resolver, "isolate", c.isolate,
 				"version", moatVersion(), "go", runtime.Version(), "wazero", runner.WazeroVersion())
-			srv := mcpserver.New(eng, mcpserver.Options{Name: "moat", Version: moatVersion(), Logger: log})
+			var served mcpserver.Engine = eng
+			if recorder != nil {
+				served = recorder.mcp(eng)
+			}
+			srv := mcpserver.New(served, mcpserver.Options{Name: "moat", Version: moatVersion(), Logger: log})
 			err = srv.Serve(ctx, &mcp.IOTransport{Reader: readCloser(e.stdin), Writer: nopWriteCloser{e.stdout}})
 			if err != nil {
 				return fmt.Errorf("mcp: %w", err)

@@ -12,22 +12,45 @@ import (
 	"github.com/moatdev/moat/host/agent"
 )
 
-// ask puts the question and streams the answer to stdout as it arrives.
-// Whatever was printed stays printed when the answer is cut short (Ctrl-C,
-// a failure), and the line is ended before moat says why.
+// ask puts the question and streams the answer to stdout as it arrives
+// (--output text), or writes its events (stream-json) or one object at
+// the end (json) instead. Whatever was printed stays printed when the
+// answer is cut short (Ctrl-C, a failure), and the line is ended before
+// moat says why.
 func (a *agentFlags) ask(ctx context.Context, e *env, prompt string) error {
 	out := &countWriter{w: e.stdout}
-	s, err := a.open(ctx, e, out)
+	var stream io.Writer = out
+	var lines io.Writer
+	switch a.output {
+	case outputJSON:
+		stream = nil
+	case outputStreamJSON:
+		stream, lines = nil, e.stdout
+	}
+	script := newScriptOutput(a.model, lines)
+	s, err := a.open(ctx, e, "ask", stream, script)
 	if err != nil {
+		script.finish(e.stdout, a.output, interrupted(ctx, exitCode(err, io.Discard)), err)
 		return err
 	}
 	defer s.close(e.stderr)
-	_, err = s.agent.Ask(ctx, prompt)
+	script.res.Model = s.model
+	answer, err := s.agent.Ask(ctx, prompt)
+	s.recording.finish(answer, err)
 	reportChanges(e.stderr, s.agent)
-	if errors.Is(err, context.Canceled) && out.n > 0 {
-		return exitError{code: exitFailure, msg: "interrupted; the answer above is incomplete"}
+	if a.stats {
+		q, _ := s.agent.Stats()
+		writeStats(e.stderr, s.agent.ReplyStats(), &q)
 	}
-	return agentError(err)
+	if errors.Is(err, context.Canceled) && out.n > 0 {
+		err = exitError{code: exitFailure, msg: "interrupted; the answer above is incomplete"}
+	} else {
+		err = agentError(err)
+	}
+	if werr := script.finish(e.stdout, a.output, interrupted(ctx, exitCode(err, io.Discard)), err); werr != nil && err == nil {
+		return fmt.Errorf("writing the %s output: %w", a.output, werr)
+	}
+	return err
 }
 
 // terminalWidth returns the width of w if it is a terminal, else 0.

@@ -97,7 +97,7 @@ func rootCommand(e *env) *ffcli.Command {
 		LongHelp:   rootHelp,
 		FlagSet:    flag.NewFlagSet("moat", flag.ContinueOnError),
 		Subcommands: []*ffcli.Command{
-			askCommand(e), chatCommand(e), sessionsCommand(e), toolCommand(e), mcpCommand(e), doctorCommand(e), versionCommand(e),
+			askCommand(e), chatCommand(e), sessionsCommand(e), toolCommand(e), mcpCommand(e), replayCommand(e), doctorCommand(e), versionCommand(e),
 		},
 	}
 	root.FlagSet.Bool("version", false, "print the version and exit (as 'moat version')")

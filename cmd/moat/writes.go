@@ -17,6 +17,9 @@ import (
 type writeFlags struct {
 	writes string // ask | deny
 	audit  string // JSONL audit file, "" for none
+	// wrap, if set, wraps the terminal reviewer (--record keeps each
+	// decision).
+	wrap func(gate.Reviewer) gate.Reviewer
 }
 
 // Who approves a write under --writes ask, as each command's help says it.
@@ -47,9 +50,14 @@ func (w *writeFlags) proposer(absRoot string, pol *policy.Policy, red *redact.Re
 	if err := w.checkAudit(); err != nil {
 		return nil, err
 	}
+	var rv gate.Reviewer // nil: the gate's terminal
+	if w.wrap != nil {
+		rv = w.wrap(&gate.Terminal{Color: colorTerminal(os.Getenv)})
+	}
 	g, err := gate.New(gate.Options{
 		Root:      absRoot,
 		Policy:    pol,
+		Reviewer:  rv,
 		Color:     colorTerminal(os.Getenv),
 		AuditPath: w.audit,
 		Notes:     notes,

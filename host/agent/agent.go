@@ -11,7 +11,10 @@
 // Two wire formats are spoken through [Backend]: Ollama's native /api/chat
 // ([Ollama], through the official client) and the OpenAI-compatible
 // /v1/chat/completions ([OpenAI]) that llama.cpp's server, LM Studio, vLLM
-// and Ollama itself offer.
+// and Ollama itself offer. A thinking model's thinking is kept apart from
+// its answer, figures are taken from each reply, and a tool call the model
+// wrote as text is recovered; every step is told to [Config.Observer] as
+// an [Event].
 package agent
 
 import (
@@ -20,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/moatdev/moat/host/toolspec"
@@ -35,11 +39,22 @@ type Dispatcher interface {
 // Message is one message of the conversation, independent of the wire
 // format. It is also the line format of the transcript.
 type Message struct {
-	Role       string     `json:"role"` // system, user, assistant or tool
-	Content    string     `json:"content"`
+	Role    string `json:"role"` // system, user, assistant or tool
+	Content string `json:"content"`
+	// Thinking is what a thinking model reasoned before its content
+	// (Ollama message.thinking, OpenAI-compatible reasoning_content or
+	// reasoning, or a <think> block taken out of the content). It is kept
+	// in the transcript; it goes back to the server only on the tool-call
+	// turns of the question being answered, where the APIs ask for it.
+	Thinking   string     `json:"thinking,omitempty"`
 	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
 	ToolName   string     `json:"tool_name,omitempty"`    // role tool: the tool that ran
 	ToolCallID string     `json:"tool_call_id,omitempty"` // role tool: the call it answers
+	// Recovered, on an assistant message: its tool calls were written as
+	// text in this format and moat ran them as calls. The content keeps
+	// the text as the model wrote it, so the model sees its own call
+	// whatever its chat template makes of ToolCalls.
+	Recovered TextCallFormat `json:"recovered,omitempty"`
 }
 
 // ToolCall is one call the model asked for.
@@ -57,14 +72,33 @@ type Request struct {
 	Messages []Message
 	Tools    []*toolspec.Tool
 	NumCtx   int
+	// Think is --think passed through: "" (not sent: the model's
+	// default), "true", "false" or a level such as "high".
+	Think string
+}
+
+// Delta is one piece of a reply as it streams in: thinking or text.
+type Delta struct {
+	Thinking string
+	Text     string
+}
+
+// Usage is what the server reported about one reply; 0 where it did not.
+type Usage struct {
+	PromptTokens int
+	OutputTokens int
+	// Generation is the time the server says it spent generating
+	// (Ollama eval_duration, llama.cpp timings.predicted_ms).
+	Generation time.Duration
 }
 
 // Backend speaks one wire format to one server.
 type Backend interface {
-	// Chat sends the conversation and returns the model's whole reply,
-	// calling onText with each piece of text as it streams in. A reply
-	// that ends before the server says it is complete is an error.
-	Chat(ctx context.Context, req Request, onText func(string)) (Message, error)
+	// Chat sends the conversation and returns the model's whole reply and
+	// the server's figures for it, calling onDelta with each piece of
+	// thinking or text as it streams in. A reply that ends before the
+	// server says it is complete is an error.
+	Chat(ctx context.Context, req Request, onDelta func(Delta)) (Message, Usage, error)
 	// ToolModels lists the installed models that can call tools, best
 	// first (a server that cannot tell lists all its models).
 	ToolModels(ctx context.Context) ([]string, error)
@@ -74,6 +108,12 @@ type Backend interface {
 	CheckModel(ctx context.Context, model string) error
 	// String names the server for messages: "Ollama at http://...".
 	String() string
+}
+
+// ThinkChecker is a Backend that can tell which --think values a model
+// takes; nil values mean it cannot tell.
+type ThinkChecker interface {
+	ThinkValues(ctx context.Context, model string) ([]string, error)
 }
 
 // Config configures a Session.
@@ -94,8 +134,8 @@ type Config struct {
 	// newline; nil: nothing is streamed and only Ask's return value has the
 	// answer.
 	Stream io.Writer
-	// Width, if positive, wraps the streamed text at spaces to lines of at
-	// most this many columns (a terminal's width).
+	// Width, if positive, wraps the streamed text (and the thinking) at
+	// spaces to lines of at most this many columns (a terminal's width).
 	Width int
 	// Waiting is started whenever the loop waits for a reply and stopped
 	// when its first text arrives or the reply ends, before anything else
@@ -104,6 +144,14 @@ type Config struct {
 	// Transcript gets every message exchanged as one JSON object per line;
 	// nil: none is written.
 	Transcript io.Writer
+	// Observer is told every Event as it happens; nil: nobody is.
+	Observer Observer
+	// Think is passed to the server with every request (Request.Think).
+	Think string
+	// Thinking gets the model's thinking in full as it arrives, escaped,
+	// apart from the answer; nil: thinking is not shown (Waiting is told
+	// how long it lasts, if it is a ThinkingWaiting).
+	Thinking io.Writer
 }
 
 // Defaults for Config.
@@ -119,9 +167,16 @@ type Session struct {
 	history []Message
 	tools   []*toolspec.Tool
 	stream  *streamSanitizer
+	think   *streamSanitizer // the thinking in full, when it is shown
 	trErr   error
 	// Proposals and approved writes during the latest Ask.
 	proposed, written int
+	// Figures of the latest question (each reply, and their sum) and of
+	// the whole session.
+	replies     []Stats
+	last, total Stats
+	// turn numbers the replies to the latest question (events carry it).
+	turn int
 }
 
 // New starts a conversation with the system prompt.
@@ -145,8 +200,27 @@ func New(cfg Config) *Session {
 			s.stream.before = cfg.Waiting.Stop
 		}
 	}
+	if cfg.Thinking != nil {
+		s.think = &streamSanitizer{w: cfg.Thinking, wrap: wrapper{width: cfg.Width}}
+		if cfg.Waiting != nil {
+			s.think.before = cfg.Waiting.Stop
+		}
+	}
 	s.add(Message{Role: "system", Content: cfg.System})
 	return s
+}
+
+// Stats returns the figures of the latest question and of the whole
+// session so far (Clear does not reset the session's).
+func (s *Session) Stats() (question, session Stats) { return s.last, s.total }
+
+// ReplyStats returns the figures of each reply to the latest question.
+func (s *Session) ReplyStats() []Stats { return append([]Stats(nil), s.replies...) }
+
+func (s *Session) emit(e Event) {
+	if s.cfg.Observer != nil {
+		s.cfg.Observer.Event(e)
+	}
 }
 
 // Clear starts the conversation over: only the system prompt is kept. A
@@ -165,6 +239,9 @@ func (s *Session) Tools() []*toolspec.Tool { return append([]*toolspec.Tool(nil)
 func (s *Session) SetWidth(n int) {
 	if s.stream != nil {
 		s.stream.wrap.width = max(n, 0)
+	}
+	if s.think != nil {
+		s.think.wrap.width = max(n, 0)
 	}
 }
 
@@ -192,12 +269,32 @@ func (s *Session) TranscriptErr() error { return s.trErr }
 // its partial turn are taken out of the history, so the session can go on;
 // on ErrTurnCap they stay, so a follow-up can build on what was found.
 func (s *Session) Ask(ctx context.Context, prompt string) (string, error) {
+	s.last, s.replies, s.turn = Stats{}, nil, 0
+	s.emit(Event{Type: EventQuestion, Text: prompt, Model: s.cfg.Model})
+	return s.question(func() (string, error) { return s.ask(ctx, prompt) })
+}
+
+// question runs the loop for Ask or Continue: what the run proposed and
+// wrote is counted afresh, a failed or cancelled run's messages are taken
+// out of the history again, and the end is reported.
+func (s *Session) question(run func() (string, error)) (string, error) {
 	mark := len(s.history)
 	s.proposed, s.written = 0, 0
-	answer, err := s.ask(ctx, prompt)
+	answer, err := run()
 	if err != nil && !errors.Is(err, ErrTurnCap) {
 		s.history = s.history[:mark]
 	}
+	end := Event{Type: EventEnd, Turn: s.turn, Text: answer, Reason: EndAnswer, Stats: s.last.forEvent()}
+	switch {
+	case err == nil:
+	case errors.Is(err, ErrTurnCap):
+		end.Reason, end.Error = EndTurnCap, err.Error()
+	case errors.Is(err, context.Canceled):
+		end.Reason, end.Error = EndInterrupted, "interrupted"
+	default:
+		end.Reason, end.Error = EndError, err.Error()
+	}
+	s.emit(end)
 	return answer, err
 }
 
@@ -223,10 +320,11 @@ func (s *Session) ask(ctx context.Context, prompt string) (string, error) {
 }
 
 // turns runs up to MaxTurns model replies and their tool calls, until the
-// model answers.
+// model answers. Replies are numbered on from s.turn, across a Continue.
 func (s *Session) turns(ctx context.Context) (string, error) {
-	for turn := 1; turn <= s.cfg.MaxTurns; turn++ {
-		reply, err := s.reply(ctx)
+	for i := 1; i <= s.cfg.MaxTurns; i++ {
+		s.turn++
+		reply, err := s.reply(ctx, s.turn)
 		if err != nil {
 			return "", err
 		}
@@ -234,14 +332,14 @@ func (s *Session) turns(ctx context.Context) (string, error) {
 		if len(reply.ToolCalls) == 0 {
 			return reply.Content, nil
 		}
-		if turn == s.cfg.MaxTurns {
+		if i == s.cfg.MaxTurns {
 			break // do not run calls whose results nobody will read
 		}
 		for _, c := range reply.ToolCalls {
 			if err := ctx.Err(); err != nil {
 				return "", err
 			}
-			s.add(s.run(ctx, c))
+			s.add(s.run(ctx, s.turn, c))
 		}
 	}
 	return "", fail(ErrTurnCap, nil, fmt.Sprintf(
@@ -249,9 +347,10 @@ func (s *Session) turns(ctx context.Context) (string, error) {
 }
 
 // reply gets one model reply within the context budget and the reply
-// timeout.
-func (s *Session) reply(ctx context.Context) (Message, error) {
-	msgs, err := fit(s.history, s.tools, s.cfg.NumCtx)
+// timeout, shows it as it streams (thinking apart from text), recovers a
+// call written as text, and reports the reply's events and figures.
+func (s *Session) reply(ctx context.Context, turn int) (Message, error) {
+	msgs, err := fit(sendable(s.history), s.tools, s.cfg.NumCtx)
 	if err != nil {
 		return Message{}, err
 	}
@@ -260,46 +359,104 @@ func (s *Session) reply(ctx context.Context) (Message, error) {
 		rctx, cancel = context.WithTimeout(ctx, s.cfg.ReplyTimeout)
 	}
 	defer cancel()
-	onText := func(string) {}
-	if s.stream != nil {
-		onText = s.stream.Write
-	}
+	v := s.newView(turn)
 	if s.cfg.Waiting != nil {
 		s.cfg.Waiting.Start()
 	}
-	reply, err := s.cfg.Backend.Chat(rctx, Request{Model: s.cfg.Model, Messages: msgs, Tools: s.tools, NumCtx: s.cfg.NumCtx}, onText)
-	if s.cfg.Waiting != nil {
-		s.cfg.Waiting.Stop() // before the stream's last line and the activity lines
-	}
-	if s.stream != nil {
-		s.stream.Flush()
-	}
-	switch {
-	case err == nil:
-	case ctx.Err() != nil:
-		return Message{}, ctx.Err() // the caller cancelled: not the server's fault
-	case rctx.Err() != nil:
-		return Message{}, fail(ErrTimeout, err, fmt.Sprintf(
-			"%s sent no complete reply within %v (--model-timeout); a large model may still be loading: try again, or raise --model-timeout", s.cfg.Backend, s.cfg.ReplyTimeout))
-	default:
+	start := time.Now()
+	reply, usage, err := s.cfg.Backend.Chat(rctx, Request{Model: s.cfg.Model, Messages: msgs, Tools: s.tools, NumCtx: s.cfg.NumCtx, Think: s.cfg.Think}, v.delta)
+	end := time.Now()
+	if err != nil {
+		v.close() // what streamed stays; the held text is dropped with the reply
+		switch {
+		case ctx.Err() != nil:
+			return Message{}, ctx.Err() // the caller cancelled: not the server's fault
+		case rctx.Err() != nil:
+			return Message{}, fail(ErrTimeout, err, fmt.Sprintf(
+				"%s sent no complete reply within %v (--model-timeout); a large model may still be loading: try again, or raise --model-timeout", s.cfg.Backend, s.cfg.ReplyTimeout))
+		}
 		return Message{}, err
 	}
 	reply.Role = "assistant"
+	content, tagged, held := v.filter.finish()
+	reply.Content = content
+	if tagged != "" {
+		reply.Thinking = strings.TrimSpace(reply.Thinking + tagged)
+	}
+	if len(reply.ToolCalls) == 0 && held != "" {
+		if calls, format := recoverCalls(held, s.isTool); calls != nil {
+			for i := range calls {
+				calls[i].ID = fmt.Sprintf("text_call_%d_%d", turn, i)
+			}
+			reply.ToolCalls, reply.Recovered, held = calls, format, ""
+		}
+	}
+	if held != "" {
+		v.text(held)
+	}
+	v.close() // the waiting line, the thinking and the text end before the activity lines
+	if reply.Recovered != "" {
+		io.WriteString(s.cfg.Activity, recoveredNote(reply.Recovered, len(reply.ToolCalls))+"\n")
+	}
+	for _, c := range reply.ToolCalls {
+		s.emit(Event{Type: EventToolCall, Turn: turn, ID: c.ID, Name: c.Name, Arguments: argsJSON(c.Arguments), Recovered: reply.Recovered})
+	}
+	st := replyStats(start, v.first, end, usage)
+	s.replies = append(s.replies, st)
+	s.last.add(st)
+	s.total.add(st)
+	s.emit(Event{Type: EventTurn, Turn: turn, Stats: st.forEvent()})
 	return reply, nil
 }
 
 // run executes one call and builds the result message, within the budget.
-func (s *Session) run(ctx context.Context, c ToolCall) Message {
+func (s *Session) run(ctx context.Context, turn int, c ToolCall) Message {
+	ev := Event{Turn: turn, ID: c.ID, Name: c.Name, Arguments: argsJSON(c.Arguments)}
+	write := s.isWrite(c.Name)
+	if write {
+		ev.Type = EventProposal
+		s.emit(ev)
+	}
 	res := s.cfg.Tools.Call(ctx, c.Name, json.RawMessage(c.Arguments))
-	if s.isWrite(c.Name) {
+	if write {
 		s.proposed++
 		if res.Written {
 			s.written++
 		}
+		ev.Type, ev.Decision = EventDecision, decisionOf(res)
+		s.emit(ev)
+		ev.Decision = ""
 	}
 	text, cut := truncateResult(res.Text, resultLimit(s.cfg.NumCtx), resultStart(c))
 	s.activity(c, res, cut)
+	ev.Type, ev.Text, ev.IsError, ev.Bytes, ev.Truncated = EventToolResult, text, res.IsError, len(res.Text), cut
+	s.emit(ev)
 	return Message{Role: "tool", Content: text, ToolName: c.Name, ToolCallID: c.ID}
+}
+
+// decisionOf names what became of a proposal. The gate's result says it:
+// Written, or a text that starts "rejected:" (the person said no) or
+// "refused:" (invalid, or nobody to ask); any other error is "error".
+func decisionOf(res toolspec.Result) string {
+	switch {
+	case res.Written:
+		return "written"
+	case strings.HasPrefix(res.Text, "rejected:"):
+		return "rejected"
+	case strings.HasPrefix(res.Text, "refused:"):
+		return "refused"
+	}
+	return "error"
+}
+
+// isTool reports whether name is a tool of this session.
+func (s *Session) isTool(name string) bool {
+	for _, t := range s.tools {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // isWrite reports whether name is an offered write tool: a call of it is a

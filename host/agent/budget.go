@@ -31,7 +31,7 @@ const (
 func estimate(s string) int { return (len(s) + bytesPerToken - 1) / bytesPerToken }
 
 func messageTokens(m Message) int {
-	n := perMessageTokens + estimate(m.Content)
+	n := perMessageTokens + estimate(m.Content) + estimate(m.Thinking)
 	for _, c := range m.ToolCalls {
 		n += perMessageTokens + estimate(c.Name) + estimate(c.Arguments)
 	}
@@ -155,6 +155,7 @@ func fit(history []Message, tools []*toolspec.Tool, numCtx int) ([]Message, erro
 		if len(m.Content) > len(droppedMessage) {
 			m.Content = droppedMessage
 		}
+		m.Thinking = ""
 		if len(m.ToolCalls) > 0 {
 			calls := make([]ToolCall, len(m.ToolCalls))
 			for j, c := range m.ToolCalls {

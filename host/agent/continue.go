@@ -1,23 +1,15 @@
 package agent
 
-import (
-	"context"
-	"errors"
-)
+import "context"
 
 // Continue gives the model another MaxTurns replies on the question it ran
 // out of turns on (Ask returned ErrTurnCap): the tool calls of its last
 // reply, left unrun at the cap, are run first, so the conversation goes on
 // exactly where it stopped. Failure and cancellation are handled as in
 // Ask: what Continue added is taken out again, what came before stays.
+// Its replies count on in the question's figures and events.
 func (s *Session) Continue(ctx context.Context) (string, error) {
-	mark := len(s.history)
-	s.proposed, s.written = 0, 0
-	answer, err := s.resume(ctx)
-	if err != nil && !errors.Is(err, ErrTurnCap) {
-		s.history = s.history[:mark]
-	}
-	return answer, err
+	return s.question(func() (string, error) { return s.resume(ctx) })
 }
 
 func (s *Session) resume(ctx context.Context) (string, error) {
@@ -26,7 +18,7 @@ func (s *Session) resume(ctx context.Context) (string, error) {
 			if err := ctx.Err(); err != nil {
 				return "", err
 			}
-			s.add(s.run(ctx, c))
+			s.add(s.run(ctx, s.turn, c))
 		}
 	}
 	return s.turns(ctx)

@@ -33,9 +33,10 @@ func NewOllama(base *url.URL, hc *http.Client) *Ollama {
 
 func (o *Ollama) String() string { return "Ollama at " + o.base.String() }
 
-// Chat implements Backend. Text arrives in small chunks; tool calls arrive
-// whole, each in one chunk; the last chunk says done.
-func (o *Ollama) Chat(ctx context.Context, req Request, onText func(string)) (Message, error) {
+// Chat implements Backend. Thinking (message.thinking) and text arrive in
+// small chunks, thinking first; tool calls arrive whole, each in one
+// chunk; the last chunk says done and carries the figures.
+func (o *Ollama) Chat(ctx context.Context, req Request, onDelta func(Delta)) (Message, Usage, error) {
 	stream := true
 	creq := &api.ChatRequest{
 		Model:    req.Model,
@@ -43,14 +44,20 @@ func (o *Ollama) Chat(ctx context.Context, req Request, onText func(string)) (Me
 		Stream:   &stream,
 		Tools:    ollamaTools(req.Tools),
 		Options:  map[string]any{"num_ctx": req.NumCtx},
+		Think:    ollamaThink(req.Think),
 	}
 	var reply Message
-	var text strings.Builder
+	var usage Usage
+	var text, thinking strings.Builder
 	done := false
 	err := o.client.Chat(ctx, creq, func(r api.ChatResponse) error {
-		if r.Message.Content != "" {
+		if r.Message.Thinking != "" || r.Message.Content != "" {
+			thinking.WriteString(r.Message.Thinking)
 			text.WriteString(r.Message.Content)
-			onText(r.Message.Content)
+			onDelta(Delta{Thinking: r.Message.Thinking, Text: r.Message.Content})
+		}
+		if r.Done {
+			usage = Usage{PromptTokens: r.PromptEvalCount, OutputTokens: r.EvalCount, Generation: r.EvalDuration}
 		}
 		for _, tc := range r.Message.ToolCalls {
 			args, err := json.Marshal(tc.Function.Arguments)
@@ -63,17 +70,46 @@ func (o *Ollama) Chat(ctx context.Context, req Request, onText func(string)) (Me
 		return nil
 	})
 	if err != nil {
-		return Message{}, o.explain(ctx, req.Model, err)
+		return Message{}, Usage{}, o.explain(ctx, req.Model, err)
 	}
 	if !done {
 		// The client ends quietly when the connection drops mid-stream;
 		// only the missing final chunk shows it.
-		return Message{}, fail(ErrStream, nil, fmt.Sprintf(
+		return Message{}, Usage{}, fail(ErrStream, nil, fmt.Sprintf(
 			"the reply from %s broke off before it was complete (did the server stop or run out of memory?); try again", o))
 	}
 	reply.Role = "assistant"
 	reply.Content = text.String()
-	return reply, nil
+	reply.Thinking = thinking.String()
+	return reply, usage, nil
+}
+
+// ollamaThink is --think as Ollama's think field: a boolean for true or
+// false, the level's name otherwise, nothing when it was not given.
+func ollamaThink(v string) *api.ThinkValue {
+	switch v {
+	case "":
+		return nil
+	case "true", "false":
+		return &api.ThinkValue{Value: v == "true"}
+	}
+	return &api.ThinkValue{Value: v}
+}
+
+// ThinkValues implements ThinkChecker through /api/show: a model
+// without the thinking capability takes only false (every Ollama refuses
+// thinking for it). Which levels a thinking model takes depends on the
+// server's version (0.17 takes them only for gpt-oss, later ones for
+// more), so for such a model the server judges.
+func (o *Ollama) ThinkValues(ctx context.Context, name string) ([]string, error) {
+	show, err := o.client.Show(ctx, &api.ShowRequest{Model: name})
+	if err != nil {
+		return nil, o.explain(ctx, name, err)
+	}
+	if len(show.Capabilities) == 0 || slices.Contains(show.Capabilities, model.CapabilityThinking) {
+		return nil, nil // too old to say, or a thinking model: the server judges
+	}
+	return []string{"false"}, nil
 }
 
 // ToolModels implements Backend: installed models whose /api/show
@@ -139,6 +175,12 @@ func (o *Ollama) explain(ctx context.Context, name string, err error) error {
 				"model %q is not installed in %s; pull it with 'ollama pull %s'%s", name, o, Sanitize(name, false), o.alternatives(ctx)))
 		case se.StatusCode == http.StatusBadRequest && strings.Contains(se.ErrorMessage, "does not support tools"):
 			return o.noTools(ctx, name, err)
+		case se.StatusCode == http.StatusBadRequest && strings.Contains(se.ErrorMessage, "think value"):
+			return fail(ErrHTTP, err, fmt.Sprintf("%s refused --think: %s; model %s takes --think true or false (this Ollama takes levels only for some models, such as gpt-oss)",
+				o, Sanitize(se.ErrorMessage, false), Sanitize(name, false)))
+		case se.StatusCode == http.StatusBadRequest && strings.Contains(se.ErrorMessage, "does not support thinking"):
+			return fail(ErrHTTP, err, fmt.Sprintf("%s refused --think: %s; leave --think out, or give --think false",
+				o, Sanitize(se.ErrorMessage, false)))
 		}
 		return fail(ErrHTTP, err, fmt.Sprintf("%s answered HTTP %d: %s", o, se.StatusCode, Sanitize(se.ErrorMessage, false)))
 	}
@@ -196,7 +238,7 @@ func ollamaTools(tools []*toolspec.Tool) api.Tools {
 func toOllama(msgs []Message) []api.Message {
 	out := make([]api.Message, 0, len(msgs))
 	for _, m := range msgs {
-		am := api.Message{Role: m.Role, Content: m.Content, ToolName: m.ToolName, ToolCallID: m.ToolCallID}
+		am := api.Message{Role: m.Role, Content: m.Content, Thinking: m.Thinking, ToolName: m.ToolName, ToolCallID: m.ToolCallID}
 		for i, c := range m.ToolCalls {
 			args := api.NewToolCallFunctionArguments()
 			if err := json.Unmarshal([]byte(c.Arguments), &args); err != nil {

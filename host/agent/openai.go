@@ -3,6 +3,7 @@ package agent
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/moatdev/moat/host/toolspec"
 )
@@ -45,10 +47,14 @@ func (o *OpenAI) String() string { return "the OpenAI-compatible server at " + o
 func (o *OpenAI) endpoint(p string) string { return o.base.JoinPath("v1", p).String() }
 
 type oaMessage struct {
-	Role       string       `json:"role"`
-	Content    string       `json:"content"`
-	ToolCalls  []oaToolCall `json:"tool_calls,omitempty"`
-	ToolCallID string       `json:"tool_call_id,omitempty"`
+	Role    string `json:"role"`
+	Content string `json:"content"`
+	// Thinking sent back, under both names servers read: reasoning_content
+	// (llama.cpp, vLLM, DeepSeek) and reasoning (Ollama).
+	ReasoningContent string       `json:"reasoning_content,omitempty"`
+	Reasoning        string       `json:"reasoning,omitempty"`
+	ToolCalls        []oaToolCall `json:"tool_calls,omitempty"`
+	ToolCallID       string       `json:"tool_call_id,omitempty"`
 }
 
 type oaToolCall struct {
@@ -71,46 +77,80 @@ type oaTool struct {
 }
 
 type oaRequest struct {
-	Model    string      `json:"model"`
-	Messages []oaMessage `json:"messages"`
-	Tools    []oaTool    `json:"tools,omitempty"`
-	Stream   bool        `json:"stream"`
+	Model         string      `json:"model"`
+	Messages      []oaMessage `json:"messages"`
+	Tools         []oaTool    `json:"tools,omitempty"`
+	Stream        bool        `json:"stream"`
+	StreamOptions struct {
+		IncludeUsage bool `json:"include_usage"` // usage in the last event, with no choices
+	} `json:"stream_options"`
+	// --think: a level goes as reasoning_effort (OpenAI's name, which
+	// Ollama maps to its think levels and llama.cpp hands to the chat
+	// template); true or false as the template's enable_thinking
+	// (llama.cpp's server, vLLM), false also as reasoning_effort "none"
+	// (which turns thinking off in Ollama and llama.cpp alike).
+	ReasoningEffort    string         `json:"reasoning_effort,omitempty"`
+	ChatTemplateKwargs map[string]any `json:"chat_template_kwargs,omitempty"`
 }
 
 type oaChunk struct {
 	Choices []struct {
 		Delta struct {
-			Content   string       `json:"content"`
-			ToolCalls []oaToolCall `json:"tool_calls"`
+			Content          string       `json:"content"`
+			ReasoningContent string       `json:"reasoning_content"` // llama.cpp, vLLM, DeepSeek
+			Reasoning        string       `json:"reasoning"`         // Ollama, newer vLLM
+			ToolCalls        []oaToolCall `json:"tool_calls"`
 		} `json:"delta"`
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
+	Usage *struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+	} `json:"usage"`
+	// Timings is llama.cpp's server's own measure, in its last event.
+	Timings *struct {
+		PredictedN  int     `json:"predicted_n"`
+		PredictedMS float64 `json:"predicted_ms"`
+	} `json:"timings"`
 	Error json.RawMessage `json:"error"`
 }
 
 // Chat implements Backend. The API has no num_ctx: the server's own
 // context setting applies, and the session still keeps within NumCtx.
-func (o *OpenAI) Chat(ctx context.Context, req Request, onText func(string)) (Message, error) {
-	body, err := json.Marshal(oaRequest{Model: req.Model, Messages: toOpenAI(req.Messages), Tools: openAITools(req.Tools), Stream: true})
+func (o *OpenAI) Chat(ctx context.Context, req Request, onDelta func(Delta)) (Message, Usage, error) {
+	oreq := oaRequest{Model: req.Model, Messages: toOpenAI(req.Messages), Tools: openAITools(req.Tools), Stream: true}
+	oreq.StreamOptions.IncludeUsage = true
+	switch req.Think {
+	case "":
+	case "true", "false":
+		oreq.ChatTemplateKwargs = map[string]any{"enable_thinking": req.Think == "true"}
+		if req.Think == "false" {
+			oreq.ReasoningEffort = "none"
+		}
+	default:
+		oreq.ReasoningEffort = req.Think
+	}
+	body, err := json.Marshal(oreq)
 	if err != nil {
-		return Message{}, err
+		return Message{}, Usage{}, err
 	}
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, o.endpoint("chat/completions"), bytes.NewReader(body))
 	if err != nil {
-		return Message{}, err
+		return Message{}, Usage{}, err
 	}
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("Accept", "text/event-stream")
 	resp, err := o.hc.Do(hreq)
 	if err != nil {
-		return Message{}, o.explain(ctx, req.Model, err)
+		return Message{}, Usage{}, o.explain(ctx, req.Model, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 400 {
-		return Message{}, o.statusError(ctx, req.Model, resp)
+		return Message{}, Usage{}, o.statusError(ctx, req.Model, resp)
 	}
 
-	var text strings.Builder
+	var text, thinking strings.Builder
+	var usage Usage
 	calls := map[int]*ToolCall{}
 	done := false
 	sc := bufio.NewScanner(resp.Body)
@@ -128,15 +168,28 @@ func (o *OpenAI) Chat(ctx context.Context, req Request, onText func(string)) (Me
 		}
 		var ch oaChunk
 		if err := json.Unmarshal([]byte(data), &ch); err != nil {
-			return Message{}, fail(ErrStream, err, fmt.Sprintf("%s sent a malformed stream chunk: %v", o, err))
+			return Message{}, Usage{}, fail(ErrStream, err, fmt.Sprintf("%s sent a malformed stream chunk: %v", o, err))
 		}
 		if len(ch.Error) > 0 && string(ch.Error) != "null" {
-			return Message{}, fail(ErrStream, nil, fmt.Sprintf("%s failed in the middle of its reply: %s", o, Sanitize(errorText(ch.Error), false)))
+			return Message{}, Usage{}, fail(ErrStream, nil, fmt.Sprintf("%s failed in the middle of its reply: %s", o, Sanitize(errorText(ch.Error), false)))
+		}
+		if ch.Usage != nil {
+			usage.PromptTokens, usage.OutputTokens = ch.Usage.PromptTokens, ch.Usage.CompletionTokens
+		}
+		if ch.Timings != nil && ch.Timings.PredictedMS > 0 {
+			usage.Generation = time.Duration(ch.Timings.PredictedMS * float64(time.Millisecond))
+			if usage.OutputTokens == 0 {
+				usage.OutputTokens = ch.Timings.PredictedN
+			}
 		}
 		for _, c := range ch.Choices {
-			if c.Delta.Content != "" {
+			// One of the two names: a server in transition from one to
+			// the other may send the same text under both.
+			th := cmp.Or(c.Delta.ReasoningContent, c.Delta.Reasoning)
+			if th != "" || c.Delta.Content != "" {
+				thinking.WriteString(th)
 				text.WriteString(c.Delta.Content)
-				onText(c.Delta.Content)
+				onDelta(Delta{Thinking: th, Text: c.Delta.Content})
 			}
 			for _, d := range c.Delta.ToolCalls {
 				i := len(calls)
@@ -162,16 +215,16 @@ func (o *OpenAI) Chat(ctx context.Context, req Request, onText func(string)) (Me
 		}
 	}
 	if err := sc.Err(); err != nil && ctx.Err() == nil {
-		return Message{}, fail(ErrStream, err, fmt.Sprintf("the reply from %s broke off: %v", o, err))
+		return Message{}, Usage{}, fail(ErrStream, err, fmt.Sprintf("the reply from %s broke off: %v", o, err))
 	}
 	if ctx.Err() != nil {
-		return Message{}, ctx.Err()
+		return Message{}, Usage{}, ctx.Err()
 	}
 	if !done {
-		return Message{}, fail(ErrStream, nil, fmt.Sprintf(
+		return Message{}, Usage{}, fail(ErrStream, nil, fmt.Sprintf(
 			"the reply from %s broke off before it was complete (did the server stop?); try again", o))
 	}
-	reply := Message{Role: "assistant", Content: text.String()}
+	reply := Message{Role: "assistant", Content: text.String(), Thinking: thinking.String()}
 	idx := make([]int, 0, len(calls))
 	for i := range calls {
 		idx = append(idx, i)
@@ -186,7 +239,7 @@ func (o *OpenAI) Chat(ctx context.Context, req Request, onText func(string)) (Me
 		}
 		reply.ToolCalls = append(reply.ToolCalls, tc)
 	}
-	return reply, nil
+	return reply, usage, nil
 }
 
 // ToolModels implements Backend: the API cannot tell which models call
@@ -306,7 +359,7 @@ func openAITools(tools []*toolspec.Tool) []oaTool {
 func toOpenAI(msgs []Message) []oaMessage {
 	out := make([]oaMessage, 0, len(msgs))
 	for _, m := range msgs {
-		om := oaMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
+		om := oaMessage{Role: m.Role, Content: m.Content, ReasoningContent: m.Thinking, Reasoning: m.Thinking, ToolCallID: m.ToolCallID}
 		for _, c := range m.ToolCalls {
 			var tc oaToolCall
 			tc.ID, tc.Type = c.ID, "function"

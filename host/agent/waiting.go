@@ -33,6 +33,14 @@ type Spinner struct {
 	mu   sync.Mutex // guards stop and done
 	stop chan struct{}
 	done chan struct{}
+	// phase is what the line says now: the label and the time counted
+	// from, until Thinking changes both. Its own lock: Stop holds mu
+	// while it waits for run, which reads phase.
+	pmu   sync.Mutex
+	phase struct {
+		label string
+		since time.Time
+	}
 }
 
 // NewSpinner returns a spinner that shows "⠋ label… 12s" on w.
@@ -50,7 +58,18 @@ func (s *Spinner) Start() {
 		return
 	}
 	s.stop, s.done = make(chan struct{}), make(chan struct{})
-	go s.run(s.now(), s.stop, s.done)
+	s.pmu.Lock()
+	s.phase.label, s.phase.since = s.label, s.now()
+	s.pmu.Unlock()
+	go s.run(s.stop, s.done)
+}
+
+// Thinking implements ThinkingWaiting: the line now reads "thinking… 3s",
+// counted from now.
+func (s *Spinner) Thinking() {
+	s.pmu.Lock()
+	defer s.pmu.Unlock()
+	s.phase.label, s.phase.since = "thinking", s.now()
 }
 
 // Stop ends the wait and erases the line if it was drawn.
@@ -65,7 +84,7 @@ func (s *Spinner) Stop() {
 	s.stop, s.done = nil, nil
 }
 
-func (s *Spinner) run(start time.Time, stop, done chan struct{}) {
+func (s *Spinner) run(stop, done chan struct{}) {
 	defer close(done)
 	t := time.NewTimer(s.delay)
 	defer t.Stop()
@@ -79,8 +98,11 @@ func (s *Spinner) run(start time.Time, stop, done chan struct{}) {
 			return
 		case <-t.C:
 		}
-		secs := int(s.now().Sub(start) / time.Second)
-		fmt.Fprintf(s.w, "\r\x1b[K%c %s… %ds", spinFrames[frame%len(spinFrames)], s.label, secs)
+		s.pmu.Lock()
+		label, since := s.phase.label, s.phase.since
+		s.pmu.Unlock()
+		secs := int(s.now().Sub(since) / time.Second)
+		fmt.Fprintf(s.w, "\r\x1b[K%c %s… %ds", spinFrames[frame%len(spinFrames)], label, secs)
 		drawn = true
 		t.Reset(s.tick)
 	}

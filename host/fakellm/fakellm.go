@@ -8,7 +8,15 @@
 // Faithfulness matters more than brevity here: text streams in small
 // chunks, native tool calls arrive whole (arguments as an object), OpenAI
 // tool-call arguments arrive as a JSON string split over several chunks,
-// and errors have the servers' status codes and bodies.
+// and errors have the servers' status codes and bodies. Thinking streams
+// before the content, in message.thinking natively and in reasoning
+// (Ollama) or reasoning_content (llama.cpp) deltas; the figures come in
+// the native final chunk and in an OpenAI event of their own with no
+// choices after the finish_reason (Ollama's usage when
+// stream_options.include_usage asks; llama.cpp's timings always). The
+// think field is checked as Ollama 0.17 checks it. A turn can also write
+// its calls as text in one model family's format, as a server without a
+// tool parser passes them on.
 package fakellm
 
 import (
@@ -31,12 +39,18 @@ type Script struct {
 	// Turns answer the chat requests in order, whichever API they use. A
 	// request beyond the last turn gets HTTP 500 naming the problem.
 	Turns []Turn `json:"turns"`
+	// OpenAI is whose OpenAI-compatible stream /v1/chat/completions
+	// imitates: "ollama" (the default) or "llamacpp".
+	OpenAI string `json:"openai,omitempty"`
 }
 
 // Model is an installed model.
 type Model struct {
-	Name  string `json:"name"`
-	Tools bool   `json:"tools"` // capabilities include "tools"
+	Name     string `json:"name"`
+	Tools    bool   `json:"tools"`              // capabilities include "tools"
+	Thinking bool   `json:"thinking,omitempty"` // capabilities include "thinking"
+	// Family is details.family in /api/show; "gptoss" takes think levels.
+	Family string `json:"family,omitempty"`
 	// ContextLength is the trained context length /api/show reports in
 	// model_info; 0 leaves it out.
 	ContextLength int `json:"context_length,omitempty"`
@@ -50,8 +64,22 @@ type Model struct {
 
 // Turn is the reply to one chat request.
 type Turn struct {
-	Text  string `json:"text,omitempty"`
-	Calls []Call `json:"calls,omitempty"`
+	// Thinking streams before Text, unless the request turned thinking
+	// off (think false, reasoning_effort "none"), as a model then does
+	// not think.
+	Thinking string `json:"thinking,omitempty"`
+	// ThinkTags puts the thinking into the content as <think>...</think>,
+	// as a server without a reasoning parser passes it on.
+	ThinkTags bool   `json:"think_tags,omitempty"`
+	Text      string `json:"text,omitempty"`
+	Calls     []Call `json:"calls,omitempty"`
+	// TextCalls writes Calls into the content in this family's format
+	// instead of as tool calls: "hermes", "mistral", "llama" or "json".
+	TextCalls string `json:"text_calls,omitempty"`
+	// PromptTokens and EvalCount are the figures reported; 0 means
+	// derived: the request's size over four, and one per chunk streamed.
+	PromptTokens int `json:"prompt_tokens,omitempty"`
+	EvalCount    int `json:"eval_count,omitempty"`
 	// Fail simulates a failure instead of (or part way through) the reply:
 	//   "http500": HTTP 500 with an error body, before any chunk;
 	//   "drop":    the connection is cut after the first chunk;
@@ -61,6 +89,9 @@ type Turn struct {
 	// DelayMS holds the reply back this many milliseconds, headers
 	// included, as Ollama does while it loads the model before a reply.
 	DelayMS int `json:"delay_ms,omitempty"`
+	// ChunkMS spaces the chunks this many milliseconds apart, as a model
+	// generates: a long think takes time.
+	ChunkMS int `json:"chunk_ms,omitempty"`
 }
 
 // Call is one tool call in a reply.
@@ -98,6 +129,16 @@ func ParseScript(b []byte) (Script, error) {
 		default:
 			return Script{}, fmt.Errorf("fakellm: turn %d: unknown fail %q", i+1, t.Fail)
 		}
+		switch t.TextCalls {
+		case "", "hermes", "mistral", "llama", "json":
+		default:
+			return Script{}, fmt.Errorf("fakellm: turn %d: unknown text_calls %q", i+1, t.TextCalls)
+		}
+	}
+	switch s.OpenAI {
+	case "", "ollama", "llamacpp":
+	default:
+		return Script{}, fmt.Errorf("fakellm: unknown openai %q", s.OpenAI)
 	}
 	return s, nil
 }
@@ -198,7 +239,7 @@ func (f *Server) lookup(name string) (Model, bool) {
 
 // turn checks the model as Ollama does and takes the next scripted reply.
 // It returns an HTTP status and message when the request is refused.
-func (f *Server) turn(model string, withTools bool) (int, Turn, int, string) {
+func (f *Server) turn(model string, withTools bool, think *thinkValue) (int, Turn, int, string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if model == "" {
@@ -210,6 +251,14 @@ func (f *Server) turn(model string, withTools bool) (int, Turn, int, string) {
 	}
 	if withTools && !m.Tools {
 		return 400, Turn{}, 0, fullName(m.Name) + " does not support tools"
+	}
+	// Ollama 0.17's chat handler: thinking on a model without it is
+	// refused, and a level only for the harmony (gpt-oss) parser.
+	if think != nil && think.on() && !m.Thinking {
+		return 400, Turn{}, 0, fmt.Sprintf("%q does not support thinking", model)
+	}
+	if think != nil && think.level != "" && m.Family != "gptoss" {
+		return 400, Turn{}, 0, fmt.Sprintf("think value %q is not supported for this model", think.level)
 	}
 	if f.next >= len(f.script.Turns) {
 		f.next++
@@ -273,13 +322,20 @@ func (f *Server) show(w http.ResponseWriter, r *http.Request) {
 	if m.Tools {
 		caps = append(caps, "tools")
 	}
+	if m.Thinking {
+		caps = append(caps, "thinking")
+	}
+	family := m.Family
+	if family == "" {
+		family = "fake"
+	}
 	info := map[string]any{"general.architecture": "fake"}
 	if m.ContextLength > 0 {
 		info["fake.context_length"] = m.ContextLength
 	}
 	resp := map[string]any{
 		"modelfile":    "FROM " + m.Name,
-		"details":      map[string]string{"format": "gguf", "family": "fake"},
+		"details":      map[string]string{"format": "gguf", "family": family},
 		"model_info":   info,
 		"capabilities": caps,
 		"modified_at":  time.Unix(1700000000, 0).UTC(),
@@ -381,6 +437,21 @@ func (f *Server) load(r *http.Request, t Turn) bool {
 	case <-f.quit:
 	}
 	return false
+}
+
+// pace waits ChunkMS before every chunk but the first, or until the
+// client gives up or the server closes.
+func (f *Server) pace(r *http.Request, t Turn, sent int) {
+	if t.ChunkMS <= 0 || sent == 0 {
+		return
+	}
+	tm := time.NewTimer(time.Duration(t.ChunkMS) * time.Millisecond)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+	case <-r.Context().Done():
+	case <-f.quit:
+	}
 }
 
 // stall implements "hang": wait for the client to give up or the server to

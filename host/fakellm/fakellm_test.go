@@ -135,3 +135,121 @@ func TestDelay(t *testing.T) {
 		}
 	}
 }
+
+// sse reads a server-sent event stream: the data of each event, [DONE]
+// included.
+func sse(t *testing.T, resp *http.Response) []string {
+	t.Helper()
+	var out []string
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			out = append(out, data)
+		}
+	}
+	return out
+}
+
+// Thinking and figures as Ollama and llama.cpp put them on the wire.
+func TestWireThinkingAndFigures(t *testing.T) {
+	turn := `{"thinking":"let me see","text":"hello there","prompt_tokens":30,"eval_count":7}`
+	s, err := ParseScript([]byte(`{"models":[{"name":"qwen3","tools":true,"thinking":true}],"turns":[` + turn + `,` + turn + `,` + turn + `]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := Start(s)
+	defer srv.Close()
+
+	// Native: message.thinking chunks before the content, the chunk where
+	// thinking ends carrying the first content, the figures on done.
+	resp := post(t, srv.URL+"/api/chat", `{"model":"qwen3","messages":[]}`)
+	var kinds []string
+	var last map[string]any
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		var m map[string]any
+		json.Unmarshal(sc.Bytes(), &m)
+		msg := m["message"].(map[string]any)
+		k := ""
+		if msg["thinking"] != nil {
+			k += "T"
+		}
+		if msg["content"] != "" {
+			k += "C"
+		}
+		kinds = append(kinds, k)
+		last = m
+	}
+	if got := strings.Join(kinds, " "); got != "T T TC C C " {
+		t.Errorf("native chunks %q, want thinking, thinking+content, content, and a final chunk", got)
+	}
+	for k, want := range map[string]float64{"prompt_eval_count": 30, "eval_count": 7, "eval_duration": 7 * evalNS} {
+		if last[k] != want {
+			t.Errorf("final chunk %s = %v, want %v", k, last[k], want)
+		}
+	}
+
+	// Ollama's OpenAI layer: reasoning deltas, the finish event with an
+	// empty delta, then usage in an event with no choices, then [DONE].
+	ev := sse(t, post(t, srv.URL+"/v1/chat/completions", `{"model":"qwen3","messages":[],"stream":true,"stream_options":{"include_usage":true}}`))
+	if !strings.Contains(ev[0], `"reasoning":"let "`) || !strings.Contains(ev[0], `"content":""`) {
+		t.Errorf("first event %s", ev[0])
+	}
+	n := len(ev)
+	if ev[n-1] != "[DONE]" || !strings.Contains(ev[n-3], `"delta":{},"finish_reason":"stop"`) ||
+		!strings.Contains(ev[n-2], `"choices":[],"usage":{"prompt_tokens":30,"completion_tokens":7,"total_tokens":37}`) {
+		t.Errorf("last events %q", ev[n-3:])
+	}
+
+	// llama.cpp: reasoning_content; its timings in a last event with no
+	// choices; without include_usage, no usage.
+	srv.script.OpenAI = "llamacpp"
+	ev = sse(t, post(t, srv.URL+"/v1/chat/completions", `{"model":"qwen3","messages":[],"stream":true}`))
+	n = len(ev)
+	if !strings.Contains(ev[0], `"reasoning_content":"let "`) || strings.Contains(ev[n-2], `"usage"`) ||
+		!strings.Contains(ev[n-2], `"choices":[],"timings":{"prompt_n":30,`) || !strings.Contains(ev[n-2], `"predicted_n":7,"predicted_ms":140,`) {
+		t.Errorf("llama.cpp events %q", ev)
+	}
+}
+
+// The think field is checked as Ollama 0.17 checks it.
+func TestThinkChecks(t *testing.T) {
+	srv := Start(Script{Models: []Model{{Name: "llama3.1", Tools: true}, {Name: "qwen3", Tools: true, Thinking: true}, {Name: "gpt-oss", Tools: true, Thinking: true, Family: "gptoss"}},
+		Turns: []Turn{{Text: "a"}, {Text: "b"}}})
+	defer srv.Close()
+	for _, c := range []struct {
+		body string
+		code int
+		msg  string
+	}{
+		{`{"model":"llama3.1","think":true}`, 400, `"llama3.1" does not support thinking`},
+		{`{"model":"qwen3","think":"high"}`, 400, `think value "high" is not supported for this model`},
+		{`{"model":"qwen3","think":"max"}`, 400, `invalid think value: "max"`},
+		{`{"model":"llama3.1","think":false}`, 200, ""},
+		{`{"model":"gpt-oss","think":"low"}`, 200, ""},
+	} {
+		resp := post(t, srv.URL+"/api/chat", c.body)
+		var e struct{ Error string }
+		b, _ := io.ReadAll(resp.Body)
+		json.Unmarshal(b, &e)
+		if resp.StatusCode != c.code || !strings.HasPrefix(e.Error, c.msg) {
+			t.Errorf("%s: %d %s, want %d %q", c.body, resp.StatusCode, b, c.code, c.msg)
+		}
+	}
+}
+
+// Calls written as text, in each family's format, and no tool calls.
+func TestTextCalls(t *testing.T) {
+	calls := []Call{{Name: "read_file", Args: json.RawMessage(`{"path":"a"}`)}, {Name: "grep", Args: json.RawMessage(`{"pattern":"x"}`)}}
+	want := map[string]string{
+		"hermes":  "<tool_call>\n{\"name\":\"read_file\",\"arguments\":{\"path\":\"a\"}}\n</tool_call>\n<tool_call>\n{\"name\":\"grep\",\"arguments\":{\"pattern\":\"x\"}}\n</tool_call>",
+		"mistral": `[TOOL_CALLS][{"name":"read_file","arguments":{"path":"a"}}, {"name":"grep","arguments":{"pattern":"x"}}]`,
+		"llama":   `<|python_tag|>{"name":"read_file","parameters":{"path":"a"}}; {"name":"grep","parameters":{"pattern":"x"}}`,
+		"json":    `{"name":"read_file","arguments":{"path":"a"}}`,
+	}
+	for f, w := range want {
+		if got := textCalls(f, calls); got != w {
+			t.Errorf("%s:\n got %s\nwant %s", f, got, w)
+		}
+	}
+}

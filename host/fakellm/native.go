@@ -2,6 +2,7 @@ package fakellm
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"time"
 )
@@ -9,6 +10,7 @@ import (
 type nativeMessage struct {
 	Role      string           `json:"role"`
 	Content   string           `json:"content"`
+	Thinking  string           `json:"thinking,omitempty"`
 	ToolCalls []nativeToolCall `json:"tool_calls,omitempty"`
 }
 
@@ -27,25 +29,36 @@ type nativeChunk struct {
 	Message    nativeMessage `json:"message"`
 	Done       bool          `json:"done"`
 	DoneReason string        `json:"done_reason,omitempty"`
-	// Metrics, as the final chunk carries them.
-	TotalDuration int64 `json:"total_duration,omitempty"`
-	EvalCount     int   `json:"eval_count,omitempty"`
+	// Metrics, as the final chunk carries them (api.Metrics).
+	TotalDuration      int64 `json:"total_duration,omitempty"`
+	LoadDuration       int64 `json:"load_duration,omitempty"`
+	PromptEvalCount    int   `json:"prompt_eval_count,omitempty"`
+	PromptEvalDuration int64 `json:"prompt_eval_duration,omitempty"`
+	EvalCount          int   `json:"eval_count,omitempty"`
+	EvalDuration       int64 `json:"eval_duration,omitempty"`
 }
 
 // nativeChat answers /api/chat as Ollama does with stream true: NDJSON,
-// content in small chunks, each tool call whole in one chunk, a final
-// chunk with done true.
+// thinking (message.thinking) then content in small chunks, each tool
+// call whole in one chunk, a final chunk with done true and the figures.
 func (f *Server) nativeChat(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Model  string            `json:"model"`
 		Tools  []json.RawMessage `json:"tools"`
 		Stream *bool             `json:"stream"`
+		Think  json.RawMessage   `json:"think"`
 	}
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+	body, _ := io.ReadAll(r.Body)
+	if err := json.Unmarshal(body, &req); err != nil {
 		writeJSON(w, 400, map[string]string{"error": err.Error()})
 		return
 	}
-	code, t, n, msg := f.turn(req.Model, len(req.Tools) > 0)
+	think, err := parseThink(req.Think)
+	if err != nil {
+		writeJSON(w, 400, map[string]string{"error": err.Error()})
+		return
+	}
+	code, t, n, msg := f.turn(req.Model, len(req.Tools) > 0, think)
 	if code != 0 {
 		writeJSON(w, code, map[string]string{"error": msg})
 		return
@@ -57,7 +70,10 @@ func (f *Server) nativeChat(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(200)
 	enc := json.NewEncoder(w)
 	fl, _ := w.(http.Flusher)
+	chunksSent := 0
 	send := func(v any) {
+		f.pace(r, t, chunksSent)
+		chunksSent++
 		enc.Encode(v)
 		if fl != nil {
 			fl.Flush()
@@ -82,13 +98,31 @@ func (f *Server) nativeChat(w http.ResponseWriter, r *http.Request) {
 			f.stall(r)
 		}
 	}
-	for _, p := range chunks(t.Text, textChunk) {
+	// Thinking first. Ollama's thinking parser hands on what one batch of
+	// tokens held, so the chunk where thinking ends also carries the first
+	// content (as the OpenAI layer's ToStreamChunks, which splits such
+	// chunks, shows).
+	var thought []string
+	if t.thinks(think) && !t.ThinkTags {
+		thought = chunks(t.Thinking, textChunk)
+	}
+	text := chunks(t.content(think), textChunk)
+	for i, p := range thought {
+		c := chunk()
+		c.Message.Thinking = p
+		if i == len(thought)-1 && len(text) > 0 {
+			c.Message.Content, text = text[0], text[1:]
+		}
+		send(c)
+		afterFirst()
+	}
+	for _, p := range text {
 		c := chunk()
 		c.Message.Content = p
 		send(c)
 		afterFirst()
 	}
-	for i, call := range t.Calls {
+	for i, call := range t.structuredCalls() {
 		c := chunk()
 		var tc nativeToolCall
 		tc.ID = t.callID(n, i)
@@ -107,6 +141,9 @@ func (f *Server) nativeChat(w http.ResponseWriter, r *http.Request) {
 	}
 	c := chunk()
 	c.Done, c.DoneReason = true, "stop"
-	c.TotalDuration, c.EvalCount = 1e9, 42
+	c.PromptEvalCount, c.EvalCount = t.figures(len(body), sent)
+	c.PromptEvalDuration, c.EvalDuration = int64(c.PromptEvalCount)*1e6, int64(c.EvalCount)*evalNS
+	c.LoadDuration = 1e6
+	c.TotalDuration = c.LoadDuration + c.PromptEvalDuration + c.EvalDuration
 	send(c)
 }

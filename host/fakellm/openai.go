@@ -3,14 +3,17 @@ package fakellm
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"time"
 )
 
 type oaDelta struct {
-	Role      string       `json:"role,omitempty"`
-	Content   *string      `json:"content,omitempty"`
-	ToolCalls []oaToolCall `json:"tool_calls,omitempty"`
+	Role             string       `json:"role,omitempty"`
+	Content          *string      `json:"content,omitempty"`
+	Reasoning        string       `json:"reasoning,omitempty"`         // Ollama
+	ReasoningContent string       `json:"reasoning_content,omitempty"` // llama.cpp`
+	ToolCalls        []oaToolCall `json:"tool_calls,omitempty"`
 }
 
 type oaToolCall struct {
@@ -36,6 +39,24 @@ type oaChunk struct {
 	Model             string     `json:"model"`
 	SystemFingerprint string     `json:"system_fingerprint"`
 	Choices           []oaChoice `json:"choices"`
+	Usage             *oaUsage   `json:"usage,omitempty"`
+	Timings           *oaTimings `json:"timings,omitempty"` // llama.cpp
+}
+
+type oaUsage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+// oaTimings is llama.cpp's server's measure of a reply.
+type oaTimings struct {
+	PromptN            int     `json:"prompt_n"`
+	PromptMS           float64 `json:"prompt_ms"`
+	PromptPerSecond    float64 `json:"prompt_per_second"`
+	PredictedN         int     `json:"predicted_n"`
+	PredictedMS        float64 `json:"predicted_ms"`
+	PredictedPerSecond float64 `json:"predicted_per_second"`
 }
 
 func oaError(w http.ResponseWriter, code int, msg string) {
@@ -50,19 +71,55 @@ func oaError(w http.ResponseWriter, code int, msg string) {
 }
 
 // openAIChat answers /v1/chat/completions with stream true as server-sent
-// events: text deltas, tool calls whose arguments string is split over
-// several chunks, a finish_reason, then [DONE].
+// events: reasoning deltas, text deltas, tool calls whose arguments string
+// is split over several chunks, a finish_reason, the usage if
+// stream_options.include_usage asked for it, then [DONE].
 func (f *Server) openAIChat(w http.ResponseWriter, r *http.Request) {
 	var req struct {
-		Model  string            `json:"model"`
-		Tools  []json.RawMessage `json:"tools"`
-		Stream bool              `json:"stream"`
+		Model         string            `json:"model"`
+		Tools         []json.RawMessage `json:"tools"`
+		Stream        bool              `json:"stream"`
+		StreamOptions *struct {
+			IncludeUsage bool `json:"include_usage"`
+		} `json:"stream_options"`
+		ReasoningEffort    *string `json:"reasoning_effort"`
+		ChatTemplateKwargs struct {
+			EnableThinking *bool `json:"enable_thinking"`
+		} `json:"chat_template_kwargs"`
 	}
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+	body, _ := io.ReadAll(r.Body)
+	if err := json.Unmarshal(body, &req); err != nil {
 		oaError(w, 400, err.Error())
 		return
 	}
-	code, t, n, msg := f.turn(req.Model, len(req.Tools) > 0)
+	llamacpp := f.script.OpenAI == "llamacpp"
+	// Both read reasoning_effort: "none" turns thinking off; a level is
+	// checked by Ollama, handed to the chat template by llama.cpp, whose
+	// templates also read chat_template_kwargs.enable_thinking.
+	var think *thinkValue
+	switch {
+	case llamacpp && req.ReasoningEffort != nil && *req.ReasoningEffort == "none":
+		think = &thinkValue{}
+	case llamacpp && req.ChatTemplateKwargs.EnableThinking != nil:
+		think = &thinkValue{b: *req.ChatTemplateKwargs.EnableThinking}
+	case llamacpp && req.ReasoningEffort != nil && *req.ReasoningEffort != "":
+		think = &thinkValue{level: *req.ReasoningEffort}
+	case !llamacpp && req.ReasoningEffort != nil && *req.ReasoningEffort != "":
+		switch e := *req.ReasoningEffort; e {
+		case "none":
+			think = &thinkValue{}
+		case "high", "medium", "low":
+			think = &thinkValue{level: e}
+		default:
+			oaError(w, 400, fmt.Sprintf("invalid reasoning value: '%s' (must be \"high\", \"medium\", \"low\", or \"none\")", e))
+			return
+		}
+	}
+	checked := think
+	if llamacpp {
+		checked = nil // no capability checks: the template decides
+	}
+	code, t, n, msg := f.turn(req.Model, len(req.Tools) > 0, checked)
 	if code != 0 {
 		oaError(w, code, msg)
 		return
@@ -75,7 +132,10 @@ func (f *Server) openAIChat(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(200)
 	fl, _ := w.(http.Flusher)
 	id := fmt.Sprintf("chatcmpl-%d", n)
+	chunksSent := 0
 	sendRaw := func(data string) {
+		f.pace(r, t, chunksSent)
+		chunksSent++
 		fmt.Fprintf(w, "data: %s\n\n", data)
 		if fl != nil {
 			fl.Flush()
@@ -102,11 +162,24 @@ func (f *Server) openAIChat(w http.ResponseWriter, r *http.Request) {
 			f.stall(r)
 		}
 	}
-	for _, p := range chunks(t.Text, textChunk) {
+	if t.thinks(think) && !t.ThinkTags {
+		for _, p := range chunks(t.Thinking, textChunk) {
+			d := oaDelta{Role: "assistant"}
+			if llamacpp {
+				d.ReasoningContent = p
+			} else {
+				empty := ""
+				d.Content, d.Reasoning = &empty, p // Ollama sends "content":"" beside it
+			}
+			send(d, nil)
+			afterFirst()
+		}
+	}
+	for _, p := range chunks(t.content(think), textChunk) {
 		send(oaDelta{Role: "assistant", Content: &p}, nil)
 		afterFirst()
 	}
-	for i, call := range t.Calls {
+	for i, call := range t.structuredCalls() {
 		args := string(call.Args)
 		if call.RawArgs != nil {
 			args = *call.RawArgs
@@ -129,9 +202,31 @@ func (f *Server) openAIChat(w http.ResponseWriter, r *http.Request) {
 		afterFirst()
 	}
 	finish := "stop"
-	if len(t.Calls) > 0 {
+	if len(t.structuredCalls()) > 0 {
 		finish = "tool_calls"
 	}
-	send(oaDelta{}, &finish)
+	prompt, eval := t.figures(len(body), sent)
+	usage := &oaUsage{PromptTokens: prompt, CompletionTokens: eval, TotalTokens: prompt + eval}
+	final := oaChunk{ID: id, Object: "chat.completion.chunk", Created: time.Now().Unix(), Model: req.Model,
+		SystemFingerprint: "fp_ollama", Choices: []oaChoice{{Delta: oaDelta{}, FinishReason: &finish}}}
+	wantUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
+	b, _ := json.Marshal(final)
+	sendRaw(string(b))
+	// The figures come in an event of their own with no choices: Ollama's
+	// usage only when include_usage asks; llama.cpp's timings always (its
+	// server README), with the usage when asked.
+	final.Choices = []oaChoice{}
+	if wantUsage {
+		final.Usage = usage
+	}
+	if llamacpp {
+		ms := float64(eval) * evalNS / 1e6
+		final.Timings = &oaTimings{PromptN: prompt, PromptMS: float64(prompt), PromptPerSecond: 1000,
+			PredictedN: eval, PredictedMS: ms, PredictedPerSecond: float64(eval) / (ms / 1000)}
+	}
+	if final.Usage != nil || final.Timings != nil {
+		b, _ := json.Marshal(final)
+		sendRaw(string(b))
+	}
 	sendRaw("[DONE]")
 }

@@ -39,6 +39,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -47,7 +48,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/moatdev/moat/host/engine"
 	"github.com/moatdev/moat/host/toolspec"
 )
 
@@ -66,10 +66,19 @@ type Options struct {
 	Logger *slog.Logger
 }
 
+// Engine is what the server needs of host/engine's *engine.Engine: the
+// tools, their catalogue, and the one path every call takes. (moat mcp
+// --record puts a recorder around the calls.)
+type Engine interface {
+	Tools() []*toolspec.Tool
+	Catalog() *toolspec.Catalog
+	Call(ctx context.Context, name string, args json.RawMessage) toolspec.Result
+}
+
 // Server is an MCP server for one engine. Build it with [New], run it with
 // [Server.Serve]; it serves one session at a time (stdio).
 type Server struct {
-	eng *engine.Engine
+	eng Engine
 	log *slog.Logger
 	srv *mcp.Server
 }
@@ -77,7 +86,7 @@ type Server struct {
 // New registers the engine's tools on an MCP server. The write proposals are
 // registered only when the engine has a Proposer (an [Approver]); they are
 // then listed per session, only to clients that support elicitation.
-func New(eng *engine.Engine, opt Options) *Server {
+func New(eng Engine, opt Options) *Server {
 	log := opt.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -104,7 +113,7 @@ func New(eng *engine.Engine, opt Options) *Server {
 }
 
 // instructions tells the client's model what the server is for.
-func instructions(eng *engine.Engine) string {
+func instructions(eng Engine) string {
 	var reads, writes []string
 	for _, t := range eng.Tools() {
 		if t.Write {

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/peterbourgon/ff/v3/ffcli"
+
+	"github.com/moatdev/moat/host/agent"
+	"github.com/moatdev/moat/host/confine"
+	"github.com/moatdev/moat/host/engine"
+	"github.com/moatdev/moat/host/gate"
+	"github.com/moatdev/moat/host/mcpserver"
+	"github.com/moatdev/moat/host/policy"
+	"github.com/moatdev/moat/host/recording"
+	"github.com/moatdev/moat/host/redact"
+	"github.com/moatdev/moat/isolate"
+)
+
+func replayCommand(e *env) *ffcli.Command {
+	fs := flag.NewFlagSet("moat replay", flag.ContinueOnError)
+	var c common
+	var update bool
+	// Only the flags that say where and how tightly the sandbox runs: the
+	// limits and lists that change results come from the recording.
+	fs.StringVar(&c.root, "root", "", "replay against this `folder` (as it was when recorded) instead of the files in the recording")
+	fs.StringVar(&c.resolver, "resolver", "auto", "how paths are confined to the root: auto, openat2 (Linux RESOLVE_BENEATH) or root (Go os.Root)")
+	fs.StringVar(&c.isolate, "isolate", "auto", "OS isolation of the tool process: auto (where the kernel allows), require, or off")
+	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "deadline for one tool call")
+	fs.StringVar(&c.cacheDir, "cache-dir", "", "where compiled WebAssembly is cached (default: the user cache dir + /moat)")
+	fs.BoolVar(&update, "update", false, "rewrite the recording's expectations with what this build returns")
+	validate(fs, "root", func() error { return checkRoot(c.root) })
+	validate(fs, "resolver", parsedBy(&c.resolver, confine.ParseKind))
+	validate(fs, "isolate", parsedBy(&c.isolate, isolate.ParseMode))
+	validate(fs, "timeout", positive(&c.timeout))
+	return &ffcli.Command{
+		Name:       "replay",
+		ShortUsage: "moat replay [flags] FILE.txtar",
+		ShortHelp:  "replay a recorded session (moat ask/chat --record) as a regression test",
+		LongHelp: `Plays a session recorded with 'moat ask --record FILE' or 'moat chat --record
+FILE' against this build of moat, with no model server: the model's replies
+come from the recording, every tool call is made again through the whole
+sandbox (engine, guest, confined filesystem, isolation as --isolate says),
+and every write proposal is answered with the decision recorded for it (no
+terminal). A session recorded with 'moat mcp --record FILE' is replayed
+through moat's MCP server, its client's calls made again in order and each
+approval dialog answered as recorded. Each result, each review of a change and how each question ended
+are compared byte for byte with the recording.
+
+A recording made with --record-files holds the files the model read and the
+names in the folders it listed; replay recreates them in a temporary folder.
+Otherwise give the folder it was made in, as it was then, with --root: the
+approved changes in the recording are made there again.
+
+Exit status: 0 when everything is the same; 1 when something changed, with a
+unified diff on standard output for each call that changed, naming the turn
+and the tool; 2 usage. --update rewrites the recording's results, reviews
+and answers with what this build returns, and exits 0.`,
+		FlagSet: fs,
+		Exec: func(ctx context.Context, args []string) error {
+			if len(args) != 1 {
+				return usagef("replay takes one recording, e.g. moat replay session.txtar")
+			}
+			return replay(ctx, e, &c, args[0], update)
+		},
+	}
+}
+
+func replay(ctx context.Context, e *env, c *common, file string, update bool) error {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	rec, err := recording.Decode(data)
+	if err != nil {
+		return usagef("%s: %v", file, err)
+	}
+	if c.root != "" && rec.Session.Writes == "ask" {
+		if n := approved(rec); n > 0 {
+			fmt.Fprintf(e.stderr, "moat replay: the recording approves %d change(s); they are made again in %s\n", n, agent.Sanitize(c.root, false))
+		}
+	}
+	rep, err := recording.Replay(ctx, rec, recording.ReplayOptions{
+		Root:    c.root,
+		Sandbox: replaySandbox(c, e.stderr),
+	})
+	if err != nil {
+		return err
+	}
+	name := agent.Sanitize(file, false)
+	if update {
+		b, err := recording.Encode(rep.Replayed)
+		if err != nil {
+			return err
+		}
+		if err := writeFileAtomic(file, b); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "moat replay: %s updated (%d difference(s))\n", name, len(rep.Diffs))
+		return nil
+	}
+	if len(rep.Diffs) == 0 {
+		fmt.Fprintf(e.stdout, "moat replay: %s: %d question(s), %d tool call(s), all the same\n", name, len(rec.Session.Questions), len(rec.Calls))
+		return nil
+	}
+	for _, d := range rep.Diffs {
+		io.WriteString(e.stdout, d.String())
+	}
+	against := ""
+	if c.root != "" {
+		against = " against --root " + agent.Sanitize(c.root, false)
+	}
+	return exitError{code: exitFailure, msg: fmt.Sprintf("replay of %s%s: %d difference(s); 'moat replay --update %s' accepts them", name, against, len(rep.Diffs), name)}
+}
+
+func approved(rec *recording.Recording) int {
+	n := 0
+	for _, c := range rec.Calls {
+		if c.Review != nil && c.Review.Outcome == "approved" {
+			n++
+		}
+	}
+	return n
+}
+
+// replaySandbox builds the engine exactly as ask and chat do, from the
+// recording's limits and lists and this command's sandbox flags, with the
+// recording answering for the gate.
+func replaySandbox(c *common, notes io.Writer) recording.Sandbox {
+	return func(ctx context.Context, root string, s recording.Session, rv gate.Reviewer) (agent.Dispatcher, io.Closer, error) {
+		cc := *c
+		cc.root = root
+		cc.deny, cc.allow = s.Deny, s.Allow
+		cc.maxReadBytes, cc.maxResults, cc.noIgnore = s.MaxReadBytes, s.MaxResults, s.NoIgnore
+		var mk proposerFunc
+		if rv != nil {
+			mk = func(abs string, pol *policy.Policy, red *redact.Redactor) (engine.Proposer, error) {
+				newGate := func(gate.Reviewer) (engine.Proposer, error) {
+					g, err := gate.New(gate.Options{Root: abs, Policy: pol, Reviewer: rv, Notes: notes, Redactor: red})
+					if err != nil {
+						return nil, err
+					}
+					return g, nil
+				}
+				if s.Command == "mcp" {
+					// As moat mcp serves it: the Approver before the gate
+					// (rv is the client's dialog, answered from the recording).
+					a, err := mcpserver.NewApprover(mcpserver.DefaultApproveTimeout, newGate)
+					if err != nil {
+						return nil, err
+					}
+					return a, nil
+				}
+				return newGate(nil)
+			}
+		}
+		eng, err := cc.openEngineWith(ctx, notes, mk)
+		if err != nil {
+			return nil, nil, err
+		}
+		return eng, eng, nil
+	}
+}
+
+// writeFileAtomic replaces name whole: a temporary file renamed over it.
+func writeFileAtomic(name string, b []byte) error {
+	st, err := os.Stat(name)
+	if err != nil {
+		return err
+	}
+	tmp := name + ".moat-update"
+	if err := os.WriteFile(tmp, b, st.Mode().Perm()); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, name); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}

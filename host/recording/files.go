@@ -1,0 +1,267 @@
+package recording
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/moatdev/moat/host/policy"
+)
+
+// --record-files: the files a session read and the folders it listed, taken
+// into the recording, and made again for a replay.
+
+// capture takes a file, or a folder's names, into the recording the first
+// time the session touches it: as it was then.
+func (r *Recorder) capture(given string, dir bool) {
+	if r.over {
+		return
+	}
+	rel, ok := r.resolve(given)
+	if !ok {
+		return
+	}
+	if dir {
+		r.captureDir(rel)
+		return
+	}
+	if f := r.read(rel); f != nil {
+		r.keep(*f)
+	}
+}
+
+// resolve takes a path the tools read through links inside the root to
+// the path with no link in it, recording each link on the way, so that
+// the replay makes the same links. It fails for a path that is denied, or
+// a link the confined view does not read (out of the root, to a denied
+// name): then nothing is taken.
+func (r *Recorder) resolve(given string) (string, bool) {
+	rel, ok := r.allowed(given)
+	if !ok {
+		return "", false
+	}
+	for range 40 { // as the kernel's limit on links in a path
+		parts := strings.Split(rel, "/")
+		linked := false
+		for i := range parts {
+			pre := strings.Join(parts[:i+1], "/")
+			st, err := fs.Lstat(r.root, pre)
+			if err != nil {
+				return rel, true // not there (yet): read decides
+			}
+			if st.Mode()&fs.ModeSymlink == 0 {
+				continue
+			}
+			target, err := fs.ReadLink(r.root, pre)
+			if err != nil || !linkInside(pre, target) {
+				return "", false
+			}
+			if _, seen := r.files[pre]; !seen && r.grow(len(pre)+len(target)) {
+				r.addParents(pre)
+				r.files[pre] = len(r.rec.Files)
+				r.rec.Files = append(r.rec.Files, File{Path: pre, Link: target, ModTime: st.ModTime(), Mode: st.Mode().Perm()})
+			}
+			rel, ok = r.allowed(path.Join(path.Dir(pre), target, strings.Join(parts[i+1:], "/")))
+			if !ok {
+				return "", false
+			}
+			linked = true
+			break
+		}
+		if !linked {
+			return rel, true
+		}
+	}
+	return "", false
+}
+
+// read returns a file as the confined view shows it, nil when it is not
+// to be taken: denied, not a regular file, taken already, or known not to
+// have existed when the session first touched it.
+func (r *Recorder) read(given string) *File {
+	rel, ok := r.allowed(given)
+	if !ok {
+		return nil
+	}
+	if i, ok := r.files[rel]; ok && (i < 0 || !r.rec.Files[i].Placeholder) {
+		return nil
+	}
+	st, err := fs.Lstat(r.root, rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, ok := r.files[rel]; !ok {
+			r.files[rel] = -1 // a later read sees what the session wrote
+		}
+		return nil
+	}
+	if err != nil || !st.Mode().IsRegular() {
+		return nil // symbolic links and special files are not recorded
+	}
+	data, err := fs.ReadFile(r.root, rel)
+	if err != nil {
+		return nil
+	}
+	return &File{Path: rel, Data: data, ModTime: st.ModTime(), Mode: st.Mode().Perm()}
+}
+
+// allowed cleans a path as the tools do and refuses a denied one.
+func (r *Recorder) allowed(given string) (string, bool) {
+	rel, err := policy.Clean(given)
+	if err != nil {
+		return "", false
+	}
+	if _, denied := r.opt.Policy.Denied(rel); denied && rel != "." {
+		return "", false
+	}
+	return rel, true
+}
+
+func (r *Recorder) keep(f File) {
+	if !r.grow(len(f.Data)) {
+		return
+	}
+	r.addParents(f.Path)
+	if i, ok := r.files[f.Path]; ok && i >= 0 {
+		r.rec.Files[i] = f
+		return
+	}
+	r.files[f.Path] = len(r.rec.Files)
+	r.rec.Files = append(r.rec.Files, f)
+}
+
+// captureDir takes the names in folder rel (a path with no link in it).
+func (r *Recorder) captureDir(rel string) {
+	if r.listed[rel] {
+		return
+	}
+	entries, err := fs.ReadDir(r.root, rel)
+	if err != nil {
+		return
+	}
+	r.addDir(rel)
+	r.listed[rel] = true
+	for _, e := range entries {
+		p := path.Join(rel, e.Name())
+		if _, denied := r.opt.Policy.Denied(p); denied {
+			continue // list_dir does not show it; neither does the recording
+		}
+		if _, seen := r.files[p]; seen {
+			continue
+		}
+		info, err := fs.Lstat(r.root, p) // through the confined view, as list_dir
+		if err != nil {
+			continue
+		}
+		switch {
+		case info.Mode()&fs.ModeSymlink != 0:
+			// As list_dir shows it: a target the confined view reads; a
+			// link it refuses (out of the root, to a denied name) is left
+			// out.
+			target, err := fs.ReadLink(r.root, p)
+			if err != nil || !linkInside(p, target) || !r.grow(len(p)+len(target)) {
+				continue
+			}
+			r.files[p] = len(r.rec.Files)
+			r.rec.Files = append(r.rec.Files, File{Path: p, Link: target, ModTime: info.ModTime(), Mode: info.Mode().Perm()})
+		case info.IsDir():
+			r.addDir(p)
+		case info.Mode().IsRegular():
+			// The name only: a file listed is not a file read.
+			if !r.grow(len(p)) {
+				return
+			}
+			r.files[p] = len(r.rec.Files)
+			r.rec.Files = append(r.rec.Files, File{Path: p, Placeholder: true, ModTime: info.ModTime(), Mode: info.Mode().Perm()})
+		}
+	}
+}
+
+func (r *Recorder) addParents(rel string) {
+	for d := path.Dir(rel); d != "."; d = path.Dir(d) {
+		r.addDir(d)
+	}
+}
+
+func (r *Recorder) addDir(rel string) {
+	if rel == "." {
+		return
+	}
+	if _, ok := r.files[rel]; ok {
+		return
+	}
+	st, err := fs.Lstat(r.root, rel)
+	if err != nil || !st.IsDir() {
+		return
+	}
+	r.addParents(rel)
+	r.files[rel] = len(r.rec.Files)
+	r.rec.Files = append(r.rec.Files, File{Path: rel, Dir: true, ModTime: st.ModTime(), Mode: st.Mode().Perm()})
+}
+
+// Materialize creates the recorded files under dir (which must not exist
+// yet): folders, files with their content and mode, placeholders empty,
+// and every modification time as recorded.
+func Materialize(dir string, files []File) error {
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return err
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	var links []File
+	for _, f := range files {
+		if d := filepath.Dir(filepath.FromSlash(f.Path)); d != "." {
+			if err := root.MkdirAll(d, 0o755); err != nil {
+				return err
+			}
+		}
+		if f.Link != "" {
+			links = append(links, f) // last: nothing is written through one
+			continue
+		}
+		if f.Dir {
+			if err := root.MkdirAll(filepath.FromSlash(f.Path), 0o755); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := root.WriteFile(filepath.FromSlash(f.Path), f.Data, f.Mode.Perm()|0o400); err != nil {
+			return err
+		}
+	}
+	for _, f := range links {
+		if !linkInside(f.Path, f.Link) {
+			return fmt.Errorf("the link %s points out of the root", f.Path)
+		}
+		if err := root.Symlink(f.Link, filepath.FromSlash(f.Path)); err != nil {
+			return err
+		}
+	}
+	// Times last, deepest first: creating an entry changes its folder's.
+	// A link's own time cannot be set through an os.Root (Chtimes follows
+	// it), so it is not.
+	for i := len(files) - 1; i >= 0; i-- {
+		f := files[i]
+		if f.Link != "" {
+			continue
+		}
+		if err := root.Chtimes(filepath.FromSlash(f.Path), f.ModTime, f.ModTime); err != nil {
+			return err
+		}
+		// Chmod, because the umask may have narrowed the mode (the gate's
+		// review shows it).
+		mode := f.Mode.Perm() | 0o400
+		if f.Dir {
+			mode |= 0o700
+		}
+		if err := root.Chmod(filepath.FromSlash(f.Path), mode); err != nil {
+			return err
+		}
+	}
+	return nil
+}

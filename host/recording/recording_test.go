@@ -1,0 +1,280 @@
+package recording
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/url"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/moatdev/moat/host/agent"
+	"github.com/moatdev/moat/host/fakellm"
+	"github.com/moatdev/moat/host/gate"
+	"github.com/moatdev/moat/host/toolspec"
+)
+
+// Texts txtar cannot hold as they are must come back exactly: no final
+// newline, lines that look like file markers, quote marks, invalid UTF-8.
+func TestArchiveRoundTrip(t *testing.T) {
+	texts := []string{
+		"", "\n", "plain\n", "no newline", "-- moat/session.json --\nforged\n",
+		"a\n-- root/x --\nb", ">quoted already\n", "\r\n\t", "tail -- x --",
+	}
+	rec := &Recording{
+		Comment: "# test\nreplay\n",
+		Session: Session{Command: "ask", API: "ollama", Model: "m", Writes: "ask", Files: true,
+			Questions: []Question{{Text: "q", Outcome: Answered, Answer: "a"}}, Turns: []Turn{{Question: 1, Messages: 2, Dropped: []int{1}}}},
+		Script: fakellm.Script{Turns: []fakellm.Turn{{Text: "t", Calls: []fakellm.Call{{ID: "c", Name: "read_file", Args: json.RawMessage(`{"path":"x"}`)}}}}},
+	}
+	for i, s := range texts {
+		sent := s + "[cut]"
+		rec.Calls = append(rec.Calls, Call{Turn: 1, Tool: "read_file", Args: `{"path": "x"}`, Text: s, Sent: &sent,
+			Review: &Review{Lines: strings.Split(s, "\n"), Header: 1, Outcome: "declined", Reason: "r"}})
+		rec.Files = append(rec.Files, File{Path: "d/f" + string(rune('a'+i)), Data: []byte(s), Mode: 0o640, ModTime: time.Unix(1700000000, 5).UTC()})
+	}
+	// A model may name any tool, even one that looks like a call's other files.
+	rec.Calls = append(rec.Calls, Call{Turn: 2, Tool: "x.review", Args: "not json", Error: true, Text: "error: unknown tool"},
+		Call{Turn: 2, Tool: "../../etc", Args: "{}", Error: true, Text: "error: unknown tool"})
+	rec.Files = append(rec.Files,
+		File{Path: "bin", Data: []byte{0xff, 0, 0xfe, '\n'}, Mode: 0o600, ModTime: time.Unix(1, 0).UTC()},
+		File{Path: "d", Dir: true, Mode: 0o755, ModTime: time.Unix(2, 0).UTC()},
+		File{Path: "d/listed", Placeholder: true, Mode: 0o644, ModTime: time.Unix(3, 0).UTC()},
+		File{Path: "d/link", Link: "../bin", Mode: 0o777, ModTime: time.Unix(4, 0).UTC()})
+	b, err := Encode(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, rec) {
+		t.Errorf("round trip changed the recording:\n got %+v\nwant %+v", got, rec)
+		for i := range rec.Calls {
+			if !reflect.DeepEqual(got.Calls[i], rec.Calls[i]) {
+				t.Errorf("call %d: got %q, want %q", i, got.Calls[i].Text, rec.Calls[i].Text)
+			}
+		}
+	}
+}
+
+func TestDecodeRefuses(t *testing.T) {
+	for name, a := range map[string]string{
+		"not a recording": "-- x --\ny\n",
+		"escaping file":   "-- moat/session.json --\n{}\n-- moat/model.json --\n{\"turns\":[]}\n-- moat/files.json --\n[{\"path\":\"../x\",\"mode\":\"0644\",\"mtime\":\"2020-01-01T00:00:00Z\"}]\n",
+		"unknown field":   "-- moat/session.json --\n{\"bogus\":1}\n-- moat/model.json --\n{\"turns\":[]}\n",
+		"link out":        "-- moat/session.json --\n{}\n-- moat/model.json --\n{\"turns\":[]}\n-- moat/files.json --\n[{\"path\":\"d/x\",\"link\":\"../../etc\",\"mode\":\"0777\",\"mtime\":\"2020-01-01T00:00:00Z\"}]\n",
+		"link absolute":   "-- moat/session.json --\n{}\n-- moat/model.json --\n{\"turns\":[]}\n-- moat/files.json --\n[{\"path\":\"x\",\"link\":\"/etc\",\"mode\":\"0777\",\"mtime\":\"2020-01-01T00:00:00Z\"}]\n",
+		"calls unordered": "-- moat/session.json --\n{}\n-- moat/model.json --\n{\"turns\":[]}\n-- moat/calls/002-x --\n{\"turn\":1,\"tool\":\"x\",\"error\":false}\n",
+	} {
+		if _, err := Decode([]byte(a)); err == nil {
+			t.Errorf("%s: decoded", name)
+		}
+	}
+}
+
+// tools is a stand-in engine: read_file answers from a map.
+type tools struct {
+	files map[string]string
+	gate  gate.Reviewer
+}
+
+func (t *tools) Tools() []*toolspec.Tool {
+	c, err := toolspec.New()
+	if err != nil {
+		panic(err)
+	}
+	return c.Tools(true)
+}
+
+func (t *tools) Call(ctx context.Context, name string, args json.RawMessage) toolspec.Result {
+	var a struct{ Path string }
+	json.Unmarshal(args, &a)
+	switch name {
+	case "read_file":
+		if s, ok := t.files[a.Path]; ok {
+			return toolspec.Result{Text: s}
+		}
+		return toolspec.Errorf("no such file: %s", a.Path)
+	case "propose_write":
+		v := t.gate.Review(ctx, &gate.Review{Header: []string{"moat: create " + a.Path}, Diff: []string{"+x"}})
+		if v.Outcome == gate.Approved {
+			return toolspec.Result{Text: "wrote " + a.Path, Written: true}
+		}
+		return toolspec.Errorf("rejected %s", a.Path)
+	}
+	return toolspec.Errorf("unknown tool %s", name)
+}
+
+type answer gate.Verdict
+
+func (a answer) Review(context.Context, *gate.Review) gate.Verdict { return gate.Verdict(a) }
+
+// record runs one question against the fake server with the recorder on
+// every seam, and returns the recording.
+func record(t *testing.T, script fakellm.Script, eng *tools, reviewer gate.Reviewer) *Recording {
+	t.Helper()
+	rec, err := New(Options{Session: Session{Command: "ask", API: "ollama", Model: "qwen3", NumCtx: 8192, MaxTurns: 8, Writes: "ask"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng.gate = rec.Reviewer(reviewer)
+	srv := fakellm.Start(script)
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	s := agent.New(agent.Config{Backend: rec.Backend(agent.NewOllama(u, nil)), Tools: rec.Tools(eng), Model: "qwen3", Transcript: rec.Transcript(nil)})
+	ans, err := s.Ask(context.Background(), "What is in a.txt?")
+	rec.Finish(ans, err)
+	r, err := rec.Recording()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What replay reads is what was written.
+	b, err := Encode(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+var script = fakellm.Script{Turns: []fakellm.Turn{
+	{Calls: []fakellm.Call{{Name: "read_file", Args: json.RawMessage(`{"path":"a.txt"}`)}}},
+	{Calls: []fakellm.Call{{Name: "propose_write", Args: json.RawMessage(`{"path":"b.txt","content":"x\n"}`)}}},
+	{Text: "a.txt says v1."},
+}}
+
+func replayWith(t *testing.T, r *Recording, eng *tools) *Report {
+	t.Helper()
+	rep, err := Replay(context.Background(), r, ReplayOptions{
+		Root: t.TempDir(),
+		Sandbox: func(ctx context.Context, root string, s Session, rv gate.Reviewer) (agent.Dispatcher, io.Closer, error) {
+			eng.gate = rv
+			return eng, io.NopCloser(nil), nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func TestReplaySame(t *testing.T) {
+	r := record(t, script, &tools{files: map[string]string{"a.txt": "v1\n"}}, answer{Outcome: gate.Approved})
+	if len(r.Calls) != 2 || r.Calls[1].Review == nil || r.Calls[1].Review.Outcome != "approved" {
+		t.Fatalf("recorded calls: %+v", r.Calls)
+	}
+	rep := replayWith(t, r, &tools{files: map[string]string{"a.txt": "v1\n"}})
+	if len(rep.Diffs) != 0 {
+		t.Errorf("same tools, diffs: %v", rep.Diffs)
+	}
+}
+
+// A deliberate change to a tool's output fails the replay with a diff that
+// names the turn, the call and the tool.
+func TestReplayChangedTool(t *testing.T) {
+	r := record(t, script, &tools{files: map[string]string{"a.txt": "v1\n"}}, answer{Outcome: gate.Declined, Reason: "no"})
+	rep := replayWith(t, r, &tools{files: map[string]string{"a.txt": "v2\n"}})
+	if len(rep.Diffs) != 1 {
+		t.Fatalf("diffs: %v", rep.Diffs)
+	}
+	d := rep.Diffs[0].String()
+	for _, want := range []string{`turn 1, call 1: read_file {"path":"a.txt"}: the result changed`, "\n-v1\n", "\n+v2\n", "--- recorded result"} {
+		if !strings.Contains(d, want) {
+			t.Errorf("diff lacks %q:\n%s", want, d)
+		}
+	}
+	// The decision was replayed from the recording: declined, with the reason.
+	if r.Calls[1].Review.Reason != "no" || rep.Replayed.Calls[1].Text != "error: rejected b.txt" {
+		t.Errorf("decision not replayed: %+v", rep.Replayed.Calls[1])
+	}
+}
+
+// A recording that outgrows its bound says so and is not produced at all.
+func TestTooLarge(t *testing.T) {
+	var notes strings.Builder
+	rec, err := New(Options{Session: Session{Model: "m"}, MaxBytes: 10, Notes: &notes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Transcript(nil).Write([]byte(`{"role":"system","content":"s"}` + "\n"))
+	rec.Transcript(nil).Write([]byte(`{"role":"user","content":"a question longer than ten bytes"}` + "\n"))
+	if _, err := rec.Bytes(); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("Bytes: %v, want ErrTooLarge", err)
+	}
+	if !strings.Contains(notes.String(), "larger than --record-max-bytes") {
+		t.Errorf("notes: %q", notes.String())
+	}
+}
+
+// An interrupted question is left out whole (its replies never
+// completed), and the comment says so; the questions before it stay.
+func TestInterruptedQuestionLeftOut(t *testing.T) {
+	rec, err := New(Options{Session: Session{Command: "chat", Model: "m"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := rec.Transcript(nil)
+	tools := rec.Tools(&tools{files: map[string]string{"a.txt": "v1\n"}})
+	tr.Write([]byte(`{"role":"system","content":"s"}` + "\n"))
+	tr.Write([]byte(`{"role":"user","content":"first"}` + "\n"))
+	tools.Call(context.Background(), "read_file", json.RawMessage(`{"path":"a.txt"}`))
+	rec.Finish("answer", nil)
+	tr.Write([]byte(`{"role":"user","content":"second"}` + "\n"))
+	tools.Call(context.Background(), "read_file", json.RawMessage(`{"path":"a.txt"}`))
+	rec.Finish("", context.Canceled)
+	r, err := rec.Recording()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Session.Questions) != 1 || r.Session.Questions[0].Text != "first" || len(r.Calls) != 1 {
+		t.Errorf("questions %+v, %d calls; want the first question and its call only", r.Session.Questions, len(r.Calls))
+	}
+	if !strings.Contains(r.Comment, "1 interrupted question(s) left out") {
+		t.Errorf("comment: %q", r.Comment)
+	}
+}
+
+// A question continued at the turn cap (chat's "more turns?") replays
+// with as many continuations, and ends the same way.
+func TestReplayContinued(t *testing.T) {
+	sc := fakellm.Script{Turns: []fakellm.Turn{
+		{Calls: []fakellm.Call{{Name: "read_file", Args: json.RawMessage(`{"path":"a.txt"}`)}}},
+		{Text: "a.txt says v1."},
+	}}
+	rec, err := New(Options{Session: Session{Command: "chat", API: "ollama", Model: "qwen3", NumCtx: 8192, MaxTurns: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := fakellm.Start(sc)
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	eng := &tools{files: map[string]string{"a.txt": "v1\n"}}
+	s := agent.New(agent.Config{Backend: rec.Backend(agent.NewOllama(u, nil)), Tools: rec.Tools(eng), Model: "qwen3", MaxTurns: 1, Transcript: rec.Transcript(nil)})
+	ans, err := s.Ask(context.Background(), "What is in a.txt?")
+	rec.Finish(ans, err)
+	if !errors.Is(err, agent.ErrTurnCap) {
+		t.Fatalf("Ask: %v, want the turn cap", err)
+	}
+	rec.Continued()
+	ans, err = s.Continue(context.Background())
+	rec.Finish(ans, err)
+	r, err := rec.Recording()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := r.Session.Questions; len(q) != 1 || q[0].Continues != 1 || q[0].Outcome != Answered || len(r.Calls) != 1 {
+		t.Fatalf("recorded %+v with %d calls", q, len(r.Calls))
+	}
+	rep := replayWith(t, r, &tools{files: map[string]string{"a.txt": "v1\n"}})
+	if len(rep.Diffs) != 0 {
+		t.Errorf("diffs: %v", rep.Diffs)
+	}
+}

@@ -1,0 +1,189 @@
+// Package moattest runs moat recordings in another project's go test,
+// through testscript (github.com/rogpeppe/go-internal/testscript).
+//
+// A recording made with 'moat ask --record FILE.txtar' (or moat chat) is
+// itself a testscript: its comment ends with the line "replay", which
+// replays it. So a folder of recordings is a test suite:
+//
+//	func TestRecordings(t *testing.T) {
+//		testscript.Run(t, moattest.Params(t, "testdata/recordings"))
+//	}
+//
+// Params builds the moat command from the module this test depends on and
+// puts it on the scripts' PATH, and gives the scripts these commands:
+//
+//	replay [--root DIR] [FILE.txtar]   replay a recording (default: this script)
+//	fakellm SCRIPT.json                start the fake model server
+//	llmcount N                         the fake got exactly N chat requests
+//
+// Scripts can also run moat itself ("exec moat ask --record ..."), against
+// the fake model server fakellm starts.
+package moattest
+
+import (
+	"bytes"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/rogpeppe/go-internal/txtar"
+
+	"github.com/moatdev/moat/host/fakellm"
+)
+
+// Params are testscript parameters for the scripts (and recordings) in
+// dir: moat on the PATH, Commands, and no model server reachable unless
+// a script starts the fake one.
+func Params(t testing.TB, dir string) testscript.Params {
+	bin := Build(t)
+	cache := t.TempDir() // the compiled guest, shared by the scripts of this test
+	return testscript.Params{
+		Dir:  dir,
+		Cmds: Commands(),
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+env.Getenv("PATH"))
+			env.Setenv("MOAT_CACHE_DIR", cache)
+			env.Setenv("OLLAMA_HOST", "http://127.0.0.1:9") // nothing listens there
+			return nil
+		},
+	}
+}
+
+// Build builds the moat command of the moat module this test's module
+// requires (go build github.com/moatdev/moat/cmd/moat) into a temporary
+// folder and returns the binary's path. $MOAT_BINARY, when set, is used
+// instead.
+func Build(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv("MOAT_BINARY"); p != "" {
+		return p
+	}
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("moattest: building moat needs the go command: %v", err)
+	}
+	out := filepath.Join(t.TempDir(), "moat")
+	cmd := exec.Command(gobin, "build", "-o", out, "github.com/moatdev/moat/cmd/moat")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("moattest: go build github.com/moatdev/moat/cmd/moat: %v\n%s(the module needs moat's command in go.sum: go get -tool github.com/moatdev/moat/cmd/moat)", err, b)
+	}
+	return out
+}
+
+// Commands are the testscript commands described in the package comment.
+// The moat they run is the one on the script's PATH.
+func Commands() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
+	var servers sync.Map // *testscript.TestScript -> *fakellm.Server
+	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
+		"replay": cmdReplay,
+		"fakellm": func(ts *testscript.TestScript, neg bool, args []string) {
+			if neg || len(args) != 1 {
+				ts.Fatalf("usage: fakellm SCRIPT.json")
+			}
+			sc, err := fakellm.ParseScript([]byte(ts.ReadFile(args[0])))
+			ts.Check(err)
+			srv := fakellm.Start(sc)
+			if _, loaded := servers.LoadOrStore(ts, srv); loaded {
+				srv.Close()
+				ts.Fatalf("fakellm: a server is already running in this script")
+			}
+			ts.Defer(func() {
+				servers.Delete(ts)
+				srv.Close()
+			})
+			ts.Setenv("OLLAMA_HOST", srv.URL)
+		},
+		"llmcount": func(ts *testscript.TestScript, neg bool, args []string) {
+			if neg || len(args) != 1 {
+				ts.Fatalf("usage: llmcount N")
+			}
+			want, err := strconv.Atoi(args[0])
+			ts.Check(err)
+			s, ok := servers.Load(ts)
+			if !ok {
+				ts.Fatalf("llmcount: no fake server: run fakellm first")
+			}
+			if got := len(s.(*fakellm.Server).ChatRequests()); got != want {
+				ts.Fatalf("the fake server got %d chat requests, want %d", got, want)
+			}
+		},
+	}
+}
+
+// cmdReplay runs moat replay. With no FILE, the recording is the script
+// itself: testscript extracted its files (moat/..., root/...) into $WORK,
+// and they are packed again into the archive they came from.
+func cmdReplay(ts *testscript.TestScript, neg bool, args []string) {
+	var flags, files []string
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--root" || a == "-root":
+			if i+1 == len(args) {
+				ts.Fatalf("usage: replay [--root DIR] [--update] [FILE.txtar]")
+			}
+			flags = append(flags, "--root", ts.MkAbs(args[i+1]))
+			i++
+		case strings.HasPrefix(a, "-"):
+			flags = append(flags, a)
+		default:
+			files = append(files, ts.MkAbs(a))
+		}
+	}
+	switch len(files) {
+	case 0:
+		for _, f := range flags {
+			if f == "--update" || f == "-update" {
+				ts.Fatalf("replay --update rewrites a recording's file; name it (replay --update FILE.txtar), or run moat replay --update on it")
+			}
+		}
+		files = []string{packWork(ts)}
+	case 1:
+	default:
+		ts.Fatalf("usage: replay [--root DIR] [--update] [FILE.txtar]")
+	}
+	err := ts.Exec("moat", append(append([]string{"replay"}, flags...), files[0])...)
+	switch {
+	case err != nil && !neg:
+		ts.Fatalf("the replay differs from the recording (the differences are above; moat replay --update FILE accepts them): %v", err)
+	case err == nil && neg:
+		ts.Fatalf("the replay was the same as the recording; want a difference")
+	}
+}
+
+// packWork rebuilds the recording this script is from the files
+// testscript extracted: everything under moat/ and root/.
+func packWork(ts *testscript.TestScript) string {
+	work := ts.MkAbs(".")
+	a := &txtar.Archive{}
+	for _, top := range []string{"moat", "root"} {
+		err := filepath.WalkDir(filepath.Join(work, top), func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(work, p)
+			a.Files = append(a.Files, txtar.File{Name: filepath.ToSlash(rel), Data: data})
+			return nil
+		})
+		if err != nil && !(top == "root" && os.IsNotExist(err)) {
+			ts.Fatalf("replay: this script is not a moat recording (no %s/ folder): %v", top, err)
+		}
+	}
+	if !bytes.Contains(txtar.Format(a), []byte("-- moat/session.json --")) {
+		ts.Fatalf("replay: this script is not a moat recording: no moat/session.json")
+	}
+	out := filepath.Join(ts.MkAbs("."), ".moat-recording.txtar")
+	if err := os.WriteFile(out, txtar.Format(a), 0o644); err != nil {
+		ts.Fatalf("replay: %v", err)
+	}
+	return out
+}
