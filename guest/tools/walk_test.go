@@ -89,6 +89,43 @@ func TestGlobBraceBomb(t *testing.T) {
 	}
 }
 
+// Brace groups nested 2,000 deep stand for one pattern but cost doublestar
+// a scan of the rest of the pattern per level and per path, which outran
+// the call's deadline: both glob and grep's glob filter refuse them at
+// once, naming the bound, and matchGlob matches nothing with them.
+func TestGlobBraceNesting(t *testing.T) {
+	deep := strings.Repeat("{", 2000) + "a" + strings.Repeat("}", 2000)
+	fsys := fstest.MapFS{"a": file("x\n")}
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{proto.Glob, map[string]any{"pattern": deep}},
+		{proto.Grep, map[string]any{"pattern": "x", "glob": deep}},
+	} {
+		resp := call(t, fsys, c.tool, c.args, proto.Limits{})
+		if !resp.IsError || !strings.HasPrefix(resp.Text, "error: glob pattern nests {...} groups more than 10 deep: ") {
+			t.Errorf("%s with braces 2,000 deep: %.120q", c.tool, resp.Text)
+		}
+	}
+	if matchGlob(deep, "a") {
+		t.Error("matchGlob matched a pattern nested past the bound")
+	}
+	// At the bound, and with the same depth side by side, patterns work.
+	atBound := strings.Repeat("{", maxGlobBraceDepth) + "a" + strings.Repeat("}", maxGlobBraceDepth)
+	for _, p := range []string{atBound, atBound + "{b,}" + atBound, "{a,{b,{c,d}}}"} {
+		if err := checkGlob(p); err != nil {
+			t.Errorf("checkGlob(%q): %v", p, err)
+		}
+	}
+	if resp := call(t, fsys, proto.Glob, map[string]any{"pattern": atBound}, proto.Limits{}); resp.Text != "a" {
+		t.Errorf("%s: %q", atBound, resp.Text)
+	}
+	if _, depth := braceShape("{a,{b,{c,d}}}{e,{f}}", maxGlobAlternatives); depth != 3 {
+		t.Errorf("depth of {a,{b,{c,d}}}{e,{f}} = %d, want 3", depth)
+	}
+}
+
 // A megabyte of wildcard rules does not fail the search: the rules past
 // the bounds are not applied, with a note, and memory stays small.
 func TestHostileGitignore(t *testing.T) {
