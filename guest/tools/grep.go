@@ -277,9 +277,12 @@ func (g *grepper) search(p string) error {
 	if err != nil {
 		return err
 	}
-	if g.late {
+	if g.late && (!sc.hit || g.mode == proto.GrepContent) {
 		// Stopped in the middle: whether the file is binary is not known,
-		// so none of its lines is shown.
+		// so none of its lines is shown. A count shows no line: it is
+		// answered with what was counted before the deadline, and the
+		// note says the search was cut short. (files_with_matches stops
+		// at a file's first hit, so it is never late with one.)
 		return nil
 	}
 	if nulAt >= 0 {

@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"testing/fstest"
 	"time"
 
+	"github.com/moatdev/moat/guest/match"
 	"github.com/moatdev/moat/guest/proto"
 )
 
@@ -196,11 +198,54 @@ func TestGrepStopsAtDeadline(t *testing.T) {
 		}
 	}
 
+	// Count mode answers with what it counted in the file it was in: at
+	// least big.txt's first hit (the first block is always searched), not
+	// all 2000 (each of its 90-odd reads takes 2 ms, the limit is 50 ms).
+	for _, c := range []struct{ args, prefix, note string }{
+		{`{"pattern":"hit","path":"big.txt","output_mode":"count"}`, "big.txt:", noteFileTimeUp},
+		{`{"pattern":"hit","output_mode":"count"}`, "a.txt:1\nbig.txt:", noteWalkTimeUp},
+	} {
+		resp = call(t, fsys, proto.Grep, c.args, lim)
+		count, ok := strings.CutPrefix(resp.Text, c.prefix)
+		count, ok2 := strings.CutSuffix(count, "\n["+c.note+"]")
+		if n, err := strconv.Atoi(count); !ok || !ok2 || (count != "" && (err != nil || n < 1 || n >= 2000)) {
+			t.Errorf("%s:\n%s", c.args, resp.Text)
+		}
+	}
+
 	// Without a time limit the search is complete.
 	fsys.delay = 0
 	resp = call(t, fsys, proto.Grep, `{"pattern":"hit","output_mode":"count"}`, proto.Limits{})
 	if resp.Text != "a.txt:1\nbig.txt:2000\nz.txt:1" {
 		t.Errorf("without a time limit:\n%s", resp.Text)
+	}
+}
+
+// A count stopped by the deadline in the middle of a file keeps what it
+// counted: here the deadline has passed before the file is opened, so
+// exactly the first piece (the first block is always searched) is counted.
+func TestGrepCountAtDeadlineKeepsFile(t *testing.T) {
+	fsys := fstest.MapFS{"f.txt": file(strings.Repeat("hit\n", 1000))}
+	m, err := match.Compile("hit", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ mode, want string }{
+		{proto.GrepCount, "f.txt:10\n"},
+		{proto.GrepContent, ""}, // binary or not is unknown: no line is shown
+	} {
+		g := &grepper{fsys: fsys, m: m, buf: make([]byte, grepBufSize), maxBuf: maxLineBuf, max: 100,
+			mode: c.mode, piece: 40, dl: &deadline{expires: true}, notes: &walkNotes{}}
+		if err := g.search("f.txt"); err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		if len(g.parts) == 1 {
+			got = g.parts[0].Text
+		}
+		if !g.late || got != c.want || len(g.parts) > 1 {
+			t.Errorf("%s: late %v, parts %+v; want %q", c.mode, g.late, g.parts, c.want)
+		}
 	}
 }
 
