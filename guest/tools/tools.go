@@ -174,6 +174,8 @@ func fsError(tool, p string, err error) error {
 		return errorf("%s is a folder; use list_dir", p)
 	case errors.Is(err, proto.ErrnoSpecial):
 		return errorf("not a regular file: %s (named pipe, socket or device)", p)
+	case errors.Is(err, proto.ErrnoOSDenied):
+		return errorf("%s: %s (its mode or owner does not let moat read it)", osDenied, p)
 	case errors.Is(err, fs.ErrPermission), errors.Is(err, proto.ErrnoDenied):
 		return errorf("access denied by the sandbox policy: %s", p)
 	case errors.Is(err, fs.ErrNotExist):
@@ -181,6 +183,10 @@ func fsError(tool, p string, err error) error {
 	}
 	return errorf("%s %s: %s", tool, p, bareError(err))
 }
+
+// osDenied says that the host's file system, not moat's policy, refused an
+// access (proto.ErrnoOSDenied).
+const osDenied = "permission denied by the file system"
 
 // isEscape recognises the host mount's refusal of a path that leaves the
 // root (proto.ErrnoEscape), or EXDEV from a filesystem that has it (a

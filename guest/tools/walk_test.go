@@ -198,6 +198,21 @@ func TestWalkNotesUnreadableFolders(t *testing.T) {
 	if strings.Contains(resp.Text, "src") {
 		t.Errorf("a folder the deny-list refused was noted:\n%s", resp.Text)
 	}
+	// A folder the file system refuses (its mode, not the policy) is noted
+	// by glob and grep alike, and a file it refuses by grep.
+	fsys.MapFS["zz/mode/a.txt"] = file("a\n")
+	fsys.MapFS["zz/locked.txt"] = file("a\n")
+	fsys.errs["zz/mode"] = proto.ErrnoOSDenied
+	fsys.errs["zz/locked.txt"] = proto.ErrnoOSDenied
+	resp = call(t, fsys, proto.Glob, map[string]any{"pattern": "zz/**/*.txt"}, proto.Limits{})
+	notDir := "[not searched: the contents of zz/mode (permission denied by the file system)]"
+	if want := "zz/locked.txt\n[not searched: the contents of zz/deep (its path is longer than the file system allows)]\n" + notDir; resp.Text != want {
+		t.Errorf("glob, got:\n%s\nwant:\n%s", resp.Text, want)
+	}
+	resp = call(t, fsys, proto.Grep, map[string]any{"pattern": "a", "path": "zz"}, proto.Limits{})
+	if !strings.Contains(resp.Text, notDir) || !strings.Contains(resp.Text, "[not searched: zz/locked.txt (permission denied by the file system)]") {
+		t.Errorf("grep, got:\n%s", resp.Text)
+	}
 }
 
 // Names that could forge a line are quoted in every listing, and the

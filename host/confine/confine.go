@@ -438,9 +438,17 @@ func (e errnoFS) Open(name string) (fs.File, error) {
 
 // errnoOf finds the errno in err; an error without one is refused as
 // proto.ErrnoDenied (fail closed) rather than reported as an I/O error.
+// The permission errnos carry the contract's meanings: EPERM and EACCES
+// are this package's refusals (ErrEscape, ErrDenied), and the same
+// numbers from the host's file system become proto.ErrnoOSDenied, so that
+// a file's mode is never reported as the sandbox's policy, nor an EPERM
+// as an escape.
 func errnoOf(err error) error {
 	var errno syscall.Errno
 	if errors.As(err, &errno) {
+		if (errno == syscall.EACCES || errno == syscall.EPERM) && !errors.Is(err, ErrDenied) && !errors.Is(err, ErrEscape) {
+			return proto.ErrnoOSDenied
+		}
 		return errno
 	}
 	if errors.Is(err, fs.ErrNotExist) {
