@@ -129,17 +129,18 @@ func decodeArgs(req proto.Request, v any) error {
 // cleanPath turns the model's path into an fs.FS path. The host refuses
 // escaping paths already; this is the second look, so that the guest is safe
 // even when handed a filesystem that would honour "..".
-func cleanPath(p string) (string, error) {
+func cleanPath(given string) (string, error) {
+	p := proto.PathName(given) // a name shown quoted, passed back as shown
 	if p == "" {
 		return ".", nil
 	}
 	if strings.IndexByte(p, 0) >= 0 || strings.HasPrefix(p, "/") {
-		return "", errorf("path escapes the sandbox: %s", p)
+		return "", errorf("path escapes the sandbox: %s", given)
 	}
 	c := path.Clean(p)
 	c = strings.TrimPrefix(c, "./")
-	if c == ".." || strings.HasPrefix(c, "../") || !fs.ValidPath(c) {
-		return "", errorf("path escapes the sandbox: %s", p)
+	if c == ".." || strings.HasPrefix(c, "../") || !proto.ValidPath(c) {
+		return "", errorf("path escapes the sandbox: %s", given)
 	}
 	return c, nil
 }
