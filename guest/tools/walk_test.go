@@ -317,3 +317,17 @@ func TestWalkDirIsFSWalkDir(t *testing.T) {
 		}
 	}
 }
+
+// Every name as the tools show it (quotePath) reads back, through
+// proto.PathName, as the name itself: the rule the model relies on to pass
+// a shown name back to any tool.
+func FuzzShownNameRoundTrips(f *testing.F) {
+	for _, s := range []string{"a\\b.txt", "bad\xffname.txt", "a\nforged.txt", `"quoted".txt`, `"x"`, "d\u2028x", "del\x7f", `\`, `"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		if got := proto.PathName(quotePath(name)); got != name {
+			t.Fatalf("shown as %s, read back as %q, not %q", quotePath(name), got, name)
+		}
+	})
+}

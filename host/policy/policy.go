@@ -168,8 +168,11 @@ func Clean(given string) (string, error) {
 		return ".", nil
 	}
 	c := path.Clean(p)
-	if c == ".." || strings.HasPrefix(c, "../") {
+	switch {
+	case c == ".." || strings.HasPrefix(c, "../"):
 		return "", &PathError{Path: given, Err: ErrEscape}
+	case strings.HasPrefix(c, `\`) || hasDrive(c): // "./\x", "./C:\x": absolute on Windows once cleaned
+		return "", &PathError{Path: given, Err: ErrAbsolute, Hint: "use a path relative to the workspace root"}
 	}
 	return c, nil
 }
