@@ -54,3 +54,29 @@ func TestFIFOSwappedInBeforeApply(t *testing.T) {
 		t.Fatalf("the next proposal: %+v", res)
 	}
 }
+
+// A name the tools show reaches the same file at the gate: on Unix a
+// backslash is part of a name, and a name shown quoted is passed back
+// quoted. The gate still never writes a name that hides from a person
+// listing the folder (here one that is not UTF-8).
+func TestProposalNamesAsShown(t *testing.T) {
+	if filepath.Separator == '\\' {
+		t.Skip("a backslash is a separator here")
+	}
+	f := newFixture(t, "y\ny\n")
+	res := f.propose("propose_write", write(`a\b.txt`, "model\n"))
+	if !res.Written {
+		t.Fatalf("propose_write a\\b.txt: %+v", res)
+	}
+	if got, ok := f.read(`a\b.txt`); !ok || got != "model\n" {
+		t.Errorf(`a\b.txt holds %q, %v`, got, ok)
+	}
+	if _, err := os.Lstat(filepath.Join(f.root, "a")); err == nil {
+		t.Error(`propose_write a\b.txt created a folder "a"`)
+	}
+	f.write("bad\xffname.txt", "old\n")
+	res = f.propose("propose_edit", map[string]any{"path": `"bad\xffname.txt"`, "old_text": "old", "new_text": "new"})
+	if !strings.HasPrefix(res.Text, `refused: "bad\xffname.txt" contains control or invisible characters`) {
+		t.Errorf("propose_edit of a name that is not UTF-8: %q", res.Text)
+	}
+}
