@@ -315,6 +315,12 @@ func (c *Catalog) Validate(name string, raw json.RawMessage) (*Tool, json.RawMes
 	// Re-decode without UseNumber so the library sees float64 numbers.
 	var plain map[string]any
 	if err := json.Unmarshal(raw, &plain); err != nil {
+		// The syntax was checked above: what fails now is a number no
+		// float64 holds (1e400), which is valid JSON.
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return nil, nil, invalid("%s arguments hold a number out of range (%s); no argument takes one that large", name, te.Value)
+		}
 		return nil, nil, invalid("%s arguments are not valid JSON: %v", name, err)
 	}
 	for _, k := range sortedKeys(plain) {
