@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -208,8 +209,16 @@ func TestGrepStopsAtDeadline(t *testing.T) {
 		resp = call(t, fsys, proto.Grep, c.args, lim)
 		count, ok := strings.CutPrefix(resp.Text, c.prefix)
 		count, ok2 := strings.CutSuffix(count, "\n["+c.note+"]")
-		if n, err := strconv.Atoi(count); !ok || !ok2 || (count != "" && (err != nil || n < 1 || n >= 2000)) {
+		if n, err := strconv.Atoi(count); !ok || !ok2 || err != nil || n < 1 || n >= 2000 {
 			t.Errorf("%s:\n%s", c.args, resp.Text)
+		}
+	}
+	// Split over shards, the merged answer keeps that count too.
+	for n := 2; n <= 3; n++ {
+		got := shardedGrep(t, fsys, `{"pattern":"hit","output_mode":"count"}`, lim, n)
+		m := regexp.MustCompile(`(?m)^big\.txt:(\d+)$`).FindStringSubmatch(got.Text)
+		if m == nil || m[1] == "0" || m[1] == "2000" || !strings.HasSuffix(got.Text, "\n["+noteWalkTimeUp+"]") {
+			t.Errorf("count over %d shards:\n%s", n, got.Text)
 		}
 	}
 
