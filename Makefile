@@ -15,26 +15,35 @@ build:
 # the -race run already covers), the guest's packages in wazero, short fuzz
 # runs, and every benchmark once so none rots. Every step runs even after one
 # fails, so one run shows every failure; the exit status is 1 if any failed.
+# The go test steps go through moat-testsum (go test -json), so the summary
+# names every failed test with its package, and every skipped test with the
+# reason it gave (go test without -v shows neither).
 TEST_STEPS = vet cross test-lib test-scripts test-guest fuzz-short bench-once
 test: tools
 	@log=$$(mktemp -d); trap 'rm -rf $$log' EXIT; start=$$(date +%s); failed=0; \
 	for s in $(TEST_STEPS); do \
 	  t0=$$(date +%s); echo "=== make $$s"; \
-	  if $(MAKE) --no-print-directory $$s 2>&1 | tee $$log/$$s; [ $${PIPESTATUS[0]} -eq 0 ]; then r=ok; else r=FAIL; failed=$$((failed+1)); fi; \
-	  ok=$$(grep -cE '^ok ' $$log/$$s || true); bad=$$(grep -cE '^(FAIL|--- FAIL)' $$log/$$s || true); fz=$$(grep -cE '^fuzz ' $$log/$$s || true); \
-	  pk=packages; [ $$ok = 1 ] && pk=package; \
-	  what=""; [ $$ok -gt 0 ] && what="$$ok $$pk ok"; [ $$bad -gt 0 ] && what="$$what, $$bad failures"; [ $$fz -gt 0 ] && what="$$fz fuzz targets"; \
+	  if $(MAKE) --no-print-directory -f $(firstword $(MAKEFILE_LIST)) $$s SUMMARY=$$log/$$s.sum 2>&1 | tee $$log/$$s; [ $${PIPESTATUS[0]} -eq 0 ]; then r=ok; else r=FAIL; failed=$$((failed+1)); fi; \
+	  fz=$$(grep -cE '^fuzz ' $$log/$$s || true); what=""; [ $$fz -gt 0 ] && what="$$fz fuzz targets"; \
+	  [ -s $$log/$$s.sum ] && what=$$(grep -h '^packages: ' $$log/$$s.sum | paste -sd'|' | sed 's/|/ + /g'); \
 	  printf '  %-13s %-4s %5ss  %s\n' $$s $$r $$(( $$(date +%s) - t0 )) "$$what" >> $$log/summary; \
+	  [ -s $$log/$$s.sum ] && grep -v '^packages: ' $$log/$$s.sum | sed 's/^/    /' >> $$log/summary; \
 	done; \
 	echo; echo "=== summary of make test ($$(( $$(date +%s) - start ))s in all)"; cat $$log/summary; \
 	if [ $$failed -gt 0 ]; then echo "$$failed step(s) FAILED"; exit 1; fi; echo "all $(words $(TEST_STEPS)) steps passed"
 
-test-lib:
-	$(GO) test -race -timeout 20m $$($(GO) list ./... | grep -v '/cmd/')
-test-scripts:
-	$(GO) test -timeout 20m ./cmd/...
-bench-once:
-	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 10m ./...
+# moat-testsum reads go test -json; SUMMARY (set by make test) is the file
+# its ending is appended to.
+TESTSUM = .bin/moat-testsum $(if $(SUMMARY),-o $(SUMMARY))
+.bin/moat-testsum: $(wildcard cmd/moat-testsum/*.go)
+	$(GO) build -o $@ ./cmd/moat-testsum
+
+test-lib: .bin/moat-testsum
+	set -o pipefail; $(GO) test -json -race -timeout 20m $$($(GO) list ./... | grep -v '/cmd/') 2>&1 | $(TESTSUM)
+test-scripts: .bin/moat-testsum
+	set -o pipefail; $(GO) test -json -timeout 20m ./cmd/... 2>&1 | $(TESTSUM)
+bench-once: .bin/moat-testsum
+	set -o pipefail; $(GO) test -json -run '^$$' -bench . -benchtime 1x -timeout 10m ./... 2>&1 | $(TESTSUM)
 
 # ripgrep and git: the differential tests compare grep with ripgrep and the
 # .gitignore matcher with git itself. Installed from Debian's packages when
@@ -52,10 +61,10 @@ tools:
 # The guest's packages tested where they run: compiled to wasip1 and run in
 # wazero, the version go.mod pins (its command-line runner, built here).
 WASI_ENV = PATH="$$($(GO) env GOROOT)/lib/wasm:$(CURDIR)/.bin:$$PATH" GOWASIRUNTIME=wazero GOOS=wasip1 GOARCH=wasm
-test-guest:
+test-guest: .bin/moat-testsum
 	$(GO) build -o .bin/wazero github.com/tetratelabs/wazero/cmd/wazero
-	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
-	TMPDIR=$$tmp $(WASI_ENV) $(GO) test -timeout 10m ./guest/...
+	@set -o pipefail; tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
+	TMPDIR=$$tmp $(WASI_ENV) $(GO) test -json -timeout 10m ./guest/... 2>&1 | $(TESTSUM)
 
 test-short:
 	$(GO) test -short ./...
@@ -100,7 +109,7 @@ fuzz:
 	  done; \
 	done
 
-# The performance table of the README: moat side by side with GNU grep,
+# The performance table of BENCHMARKS.md: moat side by side with GNU grep,
 # ripgrep and native Go, medians of several runs (RUNS=n).
 RUNS ?= 7
 bench:

@@ -14,6 +14,7 @@ import (
 	"github.com/peterbourgon/ff/v3/ffcli"
 
 	"github.com/moatdev/moat/host/agent"
+	"github.com/moatdev/moat/host/gate"
 )
 
 func askCommand(e *env) *ffcli.Command {
@@ -36,7 +37,11 @@ how many were written:
 
 On a terminal, moat shows how long it has waited for the first word (a
 local model can take a while to load) and wraps the text to the window.
-Ctrl-C stops the answer and keeps what was printed (exit status 1).
+Ctrl-C stops the answer and keeps what was printed (exit status 130).
+
+Changes the model proposes are shown on the terminal for a yes or no;
+without a terminal (cron, a service, setsid) the model is not offered
+propose_write and propose_edit at all, as with --writes deny.
 
 PROMPT is the rest of the command line; "-" reads it from standard input.
 With no --model, moat picks the first installed model that supports tools
@@ -47,7 +52,8 @@ sub); "--" ends the flags, for a question that starts with a dash.
 
 Exit status: 0 an answer; 1 failure (server unreachable, model missing,
 HTTP or stream error); 2 usage; 3 the model used --max-turns replies
-without answering; 4 --isolate require and isolation cannot start here.
+without answering; 4 --isolate require and isolation cannot start here;
+130 interrupted (Ctrl-C).
 
 The model is told these rules (replace them with --system FILE):
 
@@ -85,6 +91,9 @@ type agentFlags struct {
 	modelTimeout time.Duration
 	system       string
 	transcript   string
+
+	fs        *flag.FlagSet // to tell flags given from defaults
+	numCtxWhy string        // where the context window in use came from
 }
 
 // Bounds on the flags: below minNumCtx the system prompt and tool
@@ -95,13 +104,14 @@ const (
 )
 
 func (a *agentFlags) register(fs *flag.FlagSet) {
+	a.fs = fs
 	a.c.register(fs)
 	a.w.register(fs, askAtTerminal)
 	fs.StringVar(&a.api, "api", "ollama", "wire format: ollama (native /api/chat) or openai (/v1/chat/completions, as llama.cpp's server, LM Studio and vLLM speak it)")
 	fs.StringVar(&a.host, "host", "", "the model server, as URL or host:port (default: $OLLAMA_HOST, else "+agent.DefaultHost+")")
 	fs.StringVar(&a.model, "model", "", "the model (default: the first installed model with tool support)")
 	fs.IntVar(&a.maxTurns, "max-turns", agent.DefaultMaxTurns, "most model replies per question; then moat stops with exit status 3")
-	fs.IntVar(&a.numCtx, "num-ctx", agent.DefaultNumCtx, "context window in tokens, sent as num_ctx; tool results and history are kept within it")
+	fs.IntVar(&a.numCtx, "num-ctx", 0, "context window in tokens, sent as num_ctx; tool results and history are kept within it (default: the model's num_ctx parameter, else the context the server runs it with, else $OLLAMA_CONTEXT_LENGTH, else 8192; at most its trained length)")
 	fs.DurationVar(&a.modelTimeout, "model-timeout", 5*time.Minute, "longest wait for one complete model reply (loading a large model counts)")
 	fs.StringVar(&a.system, "system", "", "read the system prompt from this `file` instead of using the built-in one")
 	fs.StringVar(&a.transcript, "transcript", "", "append every message exchanged to this `file`, one JSON object per line")
@@ -121,9 +131,14 @@ type session struct {
 	closers []func() error
 }
 
+// close reports a transcript that could not be written and closes what the
+// session opened. It is also called on a session that failed part way
+// through opening, before the conversation (s.agent) existed.
 func (s *session) close(stderr io.Writer) {
-	if err := s.agent.TranscriptErr(); err != nil {
-		fmt.Fprintln(stderr, "moat: writing the transcript:", err)
+	if s.agent != nil {
+		if err := s.agent.TranscriptErr(); err != nil {
+			fmt.Fprintln(stderr, "moat: writing the transcript:", err)
+		}
 	}
 	for i := len(s.closers) - 1; i >= 0; i-- {
 		s.closers[i]()
@@ -142,25 +157,31 @@ func (a *agentFlags) open(ctx context.Context, e *env, stream io.Writer) (*sessi
 	if a.system != "" {
 		b, err := os.ReadFile(a.system)
 		if err != nil {
-			return nil, usagef("--system: %v", err)
+			return nil, fileError(e.source("system"), a.system, err)
 		}
 		if system = string(b); strings.TrimSpace(system) == "" {
 			return nil, usagef("--system: %s is empty", a.system)
 		}
 	}
-	base, err := serverURL(a.host, e.getenv)
+	b, _, note, err := modelServer(a.host, a.api, isSet(a.fs, "api"), e.getenv, &http.Client{})
 	if err != nil {
 		return nil, err
 	}
-	hc := &http.Client{}
-	var b agent.Backend = agent.NewOllama(base, hc)
-	if a.api == "openai" {
-		b = agent.NewOpenAI(base, hc)
+	if note != "" {
+		fmt.Fprintln(e.stderr, note)
 	}
 
 	model, err := a.pickModel(ctx, e, b)
 	if err != nil {
 		return nil, err
+	}
+	if a.numCtx == 0 {
+		wctx, cancel := context.WithTimeout(ctx, setupTimeout)
+		w, known, _ := windowOf(wctx, b, model) // unknown: the default
+		cancel()
+		a.numCtx, a.numCtxWhy = contextWindow(w, known, e.getenv)
+	} else {
+		a.numCtxWhy = "--num-ctx"
 	}
 	s := &session{backend: b, model: model, root: a.c.root}
 	ok := false
@@ -173,12 +194,18 @@ func (a *agentFlags) open(ctx context.Context, e *env, stream io.Writer) (*sessi
 	if a.transcript != "" {
 		f, err := os.OpenFile(a.transcript, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 		if err != nil {
-			return nil, usagef("--transcript: %v", err)
+			return nil, fileError(e.source("transcript"), a.transcript, err)
 		}
 		s.closers = append(s.closers, f.Close)
 		tr = f
 	}
-	eng, err := a.c.openEngine(ctx, e.stderr, &a.w)
+	w := a.w
+	if w.offered() && !gate.HasTerminal() {
+		// Every proposal would be refused: better the model not try
+		// (said in help, not on every run of a script).
+		w.writes = "deny"
+	}
+	eng, err := a.c.openEngine(ctx, e.stderr, &w)
 	if err != nil {
 		return nil, err
 	}

@@ -61,8 +61,8 @@ func TestChatAskKeepsStreamedTextOnInterrupt(t *testing.T) {
 		}
 	}
 	cancel()
-	if c := <-code; c != exitFailure {
-		t.Errorf("exit status %d, want %d", c, exitFailure)
+	if c := <-code; c != exitInterrupt {
+		t.Errorf("exit status %d, want %d", c, exitInterrupt)
 	}
 	if got := stdout.String(); got != "Part\n" {
 		t.Errorf("stdout = %q, want the partial answer and a newline", got)

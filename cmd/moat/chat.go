@@ -52,14 +52,19 @@ sent to the model:
 After a turn in which the model proposed changes, moat says how many
 were written ("moat: 2 changes proposed, 1 written").
 
+When the model uses all --max-turns replies on a question without
+answering, moat asks whether to give it as many again (at a terminal;
+piped, the turn ends with the message and the next line is read).
+
 The whole session shares one sandbox and one conversation: the model
 remembers earlier questions until the context window (--num-ctx) forces
 the oldest tool results out. Run 'moat help ask' for the rules the model
 is given.
 
 Exit status: 0 when the session ends (a failed turn is reported and the
-session goes on), 1 when it cannot start (no server, no model), 2 for
-a usage error, 4 when --isolate require and isolation cannot start here.`,
+session goes on), 1 when it cannot start (no server, no model) or, with
+questions piped in, when any of them got no answer; 2 for a usage error,
+4 when --isolate require and isolation cannot start here.`,
 		FlagSet: fs,
 		Exec: func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
@@ -111,10 +116,19 @@ func (a *agentFlags) chat(ctx context.Context, e *env) error {
 		if abs, err := filepath.Abs(root); err == nil {
 			root = abs
 		}
-		fmt.Fprintf(e.stderr, "moat chat: %s on %s, root %s\n/help lists the commands. Ctrl-C stops a reply; Ctrl-D or /exit leaves.\n",
-			agent.Sanitize(s.model, false), s.backend, agent.Sanitize(root, false))
+		fmt.Fprintf(e.stderr, "moat chat: %s on %s, root %s\ncontext window %d tokens (%s)\n/help lists the commands. Ctrl-C stops a reply; Ctrl-D or /exit leaves.\n",
+			agent.Sanitize(s.model, false), s.backend, agent.Sanitize(root, false), a.numCtx, a.numCtxWhy)
 	}
 
+	// Piped, a script reads the exit status: it says whether every
+	// question got an answer.
+	asked, failed := 0, 0
+	ended := func() error {
+		if in.interactive || failed == 0 {
+			return nil
+		}
+		return exitError{code: exitFailure, msg: fmt.Sprintf("%d of %d questions got no answer (see above)", failed, asked)}
+	}
 	lines := make(chan lineResult, 1)
 	for {
 		go func() {
@@ -129,7 +143,7 @@ func (a *agentFlags) chat(ctx context.Context, e *env) error {
 		}
 		if lr.err == io.EOF || lr.err == errInterrupt {
 			in.endLine() // Ctrl-D or Ctrl-C left the cursor after the prompt
-			return nil
+			return ended()
 		}
 		if lr.err != nil {
 			return fmt.Errorf("reading input: %w", lr.err)
@@ -144,17 +158,39 @@ func (a *agentFlags) chat(ctx context.Context, e *env) error {
 			}
 			continue
 		}
-		tctx, cancel := context.WithCancel(sctx)
-		mu.Lock()
-		cancelTurn = cancel
-		mu.Unlock()
-		s.agent.SetWidth(terminalWidth(e.stdout)) // the window may have been resized
-		_, err := s.agent.Ask(tctx, q)
-		mu.Lock()
-		cancelTurn = nil
-		mu.Unlock()
-		cancel()
-		reportChanges(e.stderr, s.agent)
+		turn := func(run func(context.Context) (string, error)) error {
+			tctx, cancel := context.WithCancel(sctx)
+			mu.Lock()
+			cancelTurn = cancel
+			mu.Unlock()
+			s.agent.SetWidth(terminalWidth(e.stdout)) // the window may have been resized
+			_, err := run(tctx)
+			mu.Lock()
+			cancelTurn = nil
+			mu.Unlock()
+			cancel()
+			reportChanges(e.stderr, s.agent)
+			return err
+		}
+		asked++
+		err := turn(func(ctx context.Context) (string, error) { return s.agent.Ask(ctx, q) })
+		// At the turn cap, a person at the terminal may give the model
+		// more turns on the same question.
+		for errors.Is(err, agent.ErrTurnCap) && in.interactive {
+			n := s.agent.MaxTurns()
+			yes, aerr := in.confirm(sctx, fmt.Sprintf("No answer after %d turns (--max-turns). %d more? [y/N] ", n, n))
+			if aerr != nil || !yes {
+				err = nil
+				if aerr == nil {
+					fmt.Fprintln(e.stderr, "moat: stopped; what it found stays in the conversation")
+				}
+				break
+			}
+			err = turn(s.agent.Continue)
+		}
+		if err != nil {
+			failed++
+		}
 		switch {
 		case err == nil:
 		case sctx.Err() != nil:
@@ -300,6 +336,30 @@ func (r *lineReader) readLine() (string, error) {
 	return r.t.ReadLine() // io.EOF on Ctrl-D, errInterrupt on Ctrl-C at an empty prompt
 }
 
+// confirm asks a yes-or-no question at the prompt, in place of "moat> ";
+// anything but y or yes is no, as is Ctrl-C or Ctrl-D. An error means the
+// session is ending.
+func (r *lineReader) confirm(ctx context.Context, question string) (bool, error) {
+	r.t.SetPrompt(question)
+	defer r.t.SetPrompt(chatPrompt)
+	ch := make(chan lineResult, 1)
+	go func() {
+		l, err := r.readLine()
+		ch <- lineResult{l, err}
+	}()
+	select {
+	case lr := <-ch:
+		if lr.err != nil {
+			r.endLine()
+			return false, nil
+		}
+		a := strings.ToLower(strings.TrimSpace(lr.line))
+		return a == "y" || a == "yes", nil
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+}
+
 // endLine moves to a new line after the prompt when the session ends at
 // it, so the shell's prompt does not follow moat's on the same line.
 func (r *lineReader) endLine() {
@@ -307,6 +367,9 @@ func (r *lineReader) endLine() {
 		io.WriteString(r.echo, "\n")
 	}
 }
+
+// chatPrompt is the prompt for a question.
+const chatPrompt = "moat> "
 
 // errInterrupt ends the input: Ctrl-C at an empty prompt.
 var errInterrupt = errors.New("interrupted at the prompt")
@@ -326,7 +389,7 @@ func newEditor(in io.Reader, echo io.Writer) *term.Terminal {
 	t := term.NewTerminal(struct {
 		io.Reader
 		io.Writer
-	}{keys, echo}, "moat> ")
+	}{keys, echo}, chatPrompt)
 	t.AutoCompleteCallback = func(line string, pos int, key rune) (string, int, bool) {
 		if key != keyInterrupt {
 			return "", 0, false

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -53,11 +54,13 @@ type ptyChat struct {
 	srv    *fakellm.Server
 }
 
-func startPtyChat(t *testing.T, script string) *ptyChat { return startPty(t, script, 0, false) }
+func startPtyChat(t *testing.T, script string, flags ...string) *ptyChat {
+	return startPty(t, script, 0, false, flags...)
+}
 
 // startPty starts moat chat on a pty of the given width (0: the default),
 // with stderr on the pty too if stderrTTY.
-func startPty(t *testing.T, script string, width int, stderrTTY bool) *ptyChat {
+func startPty(t *testing.T, script string, width int, stderrTTY bool, flags ...string) *ptyChat {
 	sc, err := fakellm.ParseScript([]byte(script))
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +92,8 @@ func startPty(t *testing.T, script string, width int, stderrTTY bool) *ptyChat {
 		}
 	}()
 	go func() {
-		p.code <- run(context.Background(), []string{"chat", "--root", t.TempDir(), "--model", "qwen3", "--writes", "deny"}, slave, slave, stderr)
+		args := append([]string{"chat", "--root", t.TempDir(), "--model", "qwen3", "--writes", "deny"}, flags...)
+		p.code <- run(context.Background(), args, slave, slave, stderr)
 		slave.Close()
 	}()
 	t.Cleanup(func() { master.Close() })
@@ -208,5 +212,163 @@ func TestChatKeysWrapAndWaiting(t *testing.T) {
 	}
 	if !strings.Contains(screen, "s\r\x1b[KThe quick brown fox\r\njumps over the lazy dog.\r\nmoat> ") {
 		t.Errorf("the waiting line was not erased before the reply, or the reply was not wrapped at 24 columns: %q", screen)
+	}
+}
+
+// Ctrl-C at the approval question stops the reply, and the next line typed
+// at the prompt is the next question: the question's reader, on its own
+// descriptor of the terminal, must not be left to take it. The gate asks on
+// /dev/tty, so moat runs as a child whose controlling terminal is the pty.
+func TestChatCtrlCAtApproval(t *testing.T) {
+	srv := fakellm.Start(fakellm.Script{Turns: []fakellm.Turn{
+		{Calls: []fakellm.Call{{Name: "propose_write", Args: []byte(`{"path":"new.txt","content":"hello\n"}`)}}},
+		{Text: "Two."},
+	}})
+	t.Cleanup(srv.Close)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	if err := os.Symlink(exe, bin+"/moat"); err != nil { // testscript.Main runs "moat" by that name
+		t.Fatal(err)
+	}
+	master, slave := openPty(t)
+	defer master.Close()
+	cmd := exec.Command(bin+"/moat", "chat", "--root", t.TempDir(), "--model", "qwen3")
+	cmd.Env = append(os.Environ(), "OLLAMA_HOST="+srv.URL, "MOAT_ISOLATE=off", "MOAT_CACHE_DIR="+sharedCache(t), "TERM=dumb")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	slave.Close()
+	p := &ptyChat{t: t, master: master, code: make(chan int, 1), srv: srv}
+	go func() {
+		b := make([]byte, 4096)
+		for {
+			n, err := master.Read(b)
+			p.screen.Write(b[:n])
+			if err != nil {
+				return
+			}
+		}
+	}()
+	go func() {
+		cmd.Wait()
+		p.code <- cmd.ProcessState.ExitCode()
+	}()
+	p.waitPrompts(1)
+	p.typeKeys("Write it\r")
+	p.waitScreen("[y]es")
+	p.typeKeys("\x03")
+	p.waitScreen("reply stopped")
+	p.waitPrompts(2)
+	p.typeKeys("Second\r")
+	p.waitPrompts(3)
+	p.typeKeys("\x04")
+	if c := p.exit(); c != exitOK {
+		t.Errorf("exit status %d, want 0; screen %q", c, p.screen.String())
+	}
+	reqs := srv.ChatRequests()
+	if len(reqs) != 2 || !strings.Contains(string(reqs[1].Body), `"content":"Second"`) {
+		t.Errorf("the line typed after Ctrl-C at the question was not the next question (%d requests); screen %q", len(reqs), p.screen.String())
+	}
+	if !strings.Contains(p.screen.String(), "Two.") {
+		t.Errorf("no reply to the second question: %q", p.screen.String())
+	}
+}
+
+// waitCount waits until the screen shows s n times.
+func (p *ptyChat) waitCount(s string, n int) {
+	p.t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); strings.Count(p.screen.String(), s) < n; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			p.t.Fatalf("%q never came %d times; screen %q", s, n, p.screen.String())
+		}
+	}
+	time.Sleep(50 * time.Millisecond) // the editor is reading after it drew the prompt
+}
+
+// waitScreen waits until the screen shows s.
+func (p *ptyChat) waitScreen(s string) {
+	p.t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(p.screen.String(), s); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			p.t.Fatalf("%q never came; screen %q", s, p.screen.String())
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+}
+
+// At --max-turns, chat asks whether to go on; yes runs the calls the model
+// made in its last reply and gives it as many turns again; no keeps what
+// was found and returns to the prompt.
+func TestChatAsksToContinueAtTheTurnCap(t *testing.T) {
+	p := startPtyChat(t, `{"turns":[
+		{"calls":[{"name":"list_dir","args":{"path":"."}}]},
+		{"calls":[{"name":"stat","args":{"path":"."}}]},
+		{"text":"Found it."},
+		{"calls":[{"name":"list_dir","args":{"path":"."}}]}
+	]}`, "--max-turns", "1")
+	const q = "1 more? [y/N] "
+	p.waitPrompts(1)
+	p.typeKeys("Look\r")
+	p.waitCount(q, 1)
+	p.typeKeys("y\r")
+	p.waitCount(q, 2)
+	p.typeKeys("y\r")
+	p.waitPrompts(2)
+	p.typeKeys("Again\r")
+	p.waitCount(q, 3)
+	p.typeKeys("n\r")
+	p.waitPrompts(3)
+	p.typeKeys("\x04")
+	if c := p.exit(); c != exitOK {
+		t.Errorf("exit status %d, want 0", c)
+	}
+	reqs := p.srv.ChatRequests()
+	if len(reqs) != 4 {
+		t.Fatalf("%d chat requests, want 4; screen %q", len(reqs), p.screen.String())
+	}
+	// The continuation carries the result of the call made at the cap.
+	if b := string(reqs[1].Body); !strings.Contains(b, `"role":"tool"`) || strings.Count(b, `"role":"user"`) != 1 {
+		t.Errorf("the continuation did not run the pending call, or asked anew: %s", b)
+	}
+	if !strings.Contains(p.screen.String(), "Found it.") {
+		t.Errorf("no answer after continuing: %q", p.screen.String())
+	}
+	// The window in use is shown at the start (the fake's model reports none).
+	if !strings.Contains(p.stderr.String(), "\ncontext window 8192 tokens (moat's default; --num-ctx or OLLAMA_CONTEXT_LENGTH sets another)\n") {
+		t.Errorf("no context window at the start: %q", p.stderr.String())
+	}
+	if !strings.Contains(p.stderr.String(), "moat: stopped; what it found stays in the conversation") {
+		t.Errorf("no word on stopping: %q", p.stderr.String())
+	}
+}
+
+// moat mcp started at a terminal says what it is: it waits for JSON-RPC
+// from a client, which a person typing there would not guess.
+func TestMCPAtATerminalSaysWhatItIs(t *testing.T) {
+	master, slave := openPty(t)
+	defer master.Close()
+	defer slave.Close()
+	t.Setenv("MOAT_ISOLATE", "off")
+	t.Setenv("MOAT_CACHE_DIR", sharedCache(t))
+	ctx, cancel := context.WithCancel(context.Background())
+	var stderr lockedBuffer
+	code := make(chan int, 1)
+	go func() { code <- run(ctx, []string{"mcp", "--root", t.TempDir()}, slave, io.Discard, &stderr) }()
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(stderr.String(), "moat mcp: serving"); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("not serving; stderr %q", stderr.String())
+		}
+	}
+	cancel() // as a signal does
+	if c := <-code; c != exitOK {
+		t.Errorf("exit status %d, want 0", c)
+	}
+	if !strings.Contains(stderr.String(), "moat mcp: this is an MCP server; it speaks JSON-RPC on standard input and output to an MCP client") {
+		t.Errorf("no word on what it is: %q", stderr.String())
 	}
 }

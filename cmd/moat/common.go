@@ -6,10 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/moatdev/moat/guest/proto"
@@ -35,20 +37,22 @@ type common struct {
 	isolate      string
 	cacheDir     string
 	config       string
+
+	cache *cacheChoice // decided on first use (see chooseCache)
 }
 
 func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.root, "root", ".", "the sandbox root: the only `folder` the tools can see")
 	fs.StringVar(&c.resolver, "resolver", "auto", "how paths are confined to the root: auto, openat2 (Linux RESOLVE_BENEATH) or root (Go os.Root)")
-	fs.Var(&c.deny, "deny", "also deny paths matching this `glob` (repeatable; a name without / matches at any depth)")
-	fs.Var(&c.allow, "allow", "allow paths matching this `glob` even if the deny-list matches (repeatable), e.g. .env.example")
+	fs.Var(&c.deny, "deny", "also deny paths matching this `glob` (repeatable, or a comma-separated list; a name without / matches at any depth)")
+	fs.Var(&c.allow, "allow", "allow paths matching this `glob` even if the deny-list matches (repeatable, or a comma-separated list), e.g. .env.example")
 	fs.Int64Var(&c.maxReadBytes, "max-read-bytes", proto.DefaultMaxReadBytes, "most bytes read_file returns in one call; larger files are paged")
 	fs.IntVar(&c.maxResults, "max-results", proto.DefaultMaxResults, "most grep hits or glob matches in one call")
 	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "deadline for one tool call")
 	fs.BoolVar(&c.noIgnore, "no-ignore", false, "let grep and glob see files that .gitignore excludes")
 	fs.StringVar(&c.isolate, "isolate", "auto", "OS isolation of the tool process: auto (where the kernel allows), require, or off")
-	fs.StringVar(&c.cacheDir, "cache-dir", "", "where compiled WebAssembly is cached (default: the user cache dir + /moat)")
-	fs.StringVar(&c.config, "config", "", "read flags from this `file`, one \"flag value\" per line (keys of other commands are skipped)")
+	fs.StringVar(&c.cacheDir, "cache-dir", "", "the `folder` where compiled WebAssembly is cached (default: the user cache dir + /moat)")
+	fs.StringVar(&c.config, "config", "", "read flags from this `file`, one \"flag value\" or \"flag = value\" per line (keys of other commands are skipped; default: moat/config in the user config dir, if it is there)")
 	validate(fs, "root", func() error { return checkRoot(c.root) })
 	validate(fs, "resolver", parsedBy(&c.resolver, confine.ParseKind))
 	validate(fs, "isolate", parsedBy(&c.isolate, isolate.ParseMode))
@@ -67,6 +71,19 @@ func checkRoot(root string) error {
 		return err
 	case !st.IsDir():
 		return fmt.Errorf("%s is not a folder", root)
+	}
+	// A folder this user cannot list would fail later, deep in the sandbox,
+	// with a message that does not say it is the root.
+	f, err := os.Open(root)
+	if err == nil {
+		_, err = f.Readdirnames(1)
+		f.Close()
+	}
+	if err != nil && err != io.EOF {
+		if errors.Is(err, fs.ErrPermission) {
+			return fmt.Errorf("%s: permission denied (moat must be able to read the root)", root)
+		}
+		return fmt.Errorf("%s: %v", root, describe(err))
 	}
 	return nil
 }
@@ -101,15 +118,120 @@ func (c *common) sandbox() (runner.Config, isolate.Mode, error) {
 	}, mode, nil
 }
 
-func (c *common) cachePath() string {
-	if c.cacheDir != "" {
-		return c.cacheDir
+// cachePath is the compile cache this command uses.
+func (c *common) cachePath() string { return c.chooseCache().dir }
+
+// cacheChoice is the compile cache a command uses and, when it is not the
+// one asked for (--cache-dir, else the user's cache folder), why.
+type cacheChoice struct {
+	dir    string // "" for none: the guest is compiled for every command
+	wanted string // the folder asked for, when dir is another
+	why    string // why wanted could not be used
+	noted  bool   // the note has been shown
+}
+
+// chooseCache decides the compile cache once per command. A cache that
+// cannot be written does not fail anything, but it makes every command
+// compile the guest again, 15 times slower than loading it: so moat falls
+// back to a private folder of its own under the system's temporary
+// folder, and says so (note).
+func (c *common) chooseCache() *cacheChoice {
+	if c.cache != nil {
+		return c.cache
 	}
-	d, err := os.UserCacheDir()
+	want := c.cacheDir
+	if want == "" {
+		d, err := os.UserCacheDir()
+		if err != nil {
+			c.cache = fallbackCache("", err)
+			return c.cache
+		}
+		want = filepath.Join(d, "moat")
+	}
+	if err := writableCache(want); err != nil {
+		c.cache = fallbackCache(want, err)
+	} else {
+		c.cache = &cacheChoice{dir: want}
+	}
+	return c.cache
+}
+
+// note says once, on w, that the cache is not the one asked for.
+func (ch *cacheChoice) note(w io.Writer) {
+	if ch.why == "" || ch.noted {
+		return
+	}
+	ch.noted = true
+	switch {
+	case ch.dir == "":
+		fmt.Fprintf(w, "moat: no compile cache (%s), so the tools are compiled anew each time (seconds); give a folder you can write with --cache-dir\n", ch.why)
+	case ch.wanted == "":
+		fmt.Fprintf(w, "moat: compile cache in %s (%s); choose one with --cache-dir\n", ch.dir, ch.why)
+	default:
+		fmt.Fprintf(w, "moat: the compile cache %s cannot be written (%s); using %s instead (choose with --cache-dir)\n", ch.wanted, ch.why, ch.dir)
+	}
+}
+
+// fallbackCache is the private cache under the temporary folder, for when
+// wanted cannot be used.
+func fallbackCache(wanted string, err error) *cacheChoice {
+	why := describe(err)
+	if wanted == "" {
+		why = "no user cache folder: " + why
+	}
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("moat-cache-%d", os.Getuid()))
+	if perr := privateCache(dir); perr != nil {
+		// Someone else's, or not a folder: a fresh one, cold, for this
+		// command alone.
+		fresh, ferr := os.MkdirTemp("", "moat-cache-")
+		if ferr != nil {
+			return &cacheChoice{wanted: wanted, why: why}
+		}
+		dir = fresh
+	}
+	return &cacheChoice{dir: dir, wanted: wanted, why: why}
+}
+
+// writableCache makes sure dir (and wazero's folder in it) exists and that
+// a file can be created there.
+func writableCache(dir string) error {
+	sub := filepath.Join(dir, "wazero")
+	if err := os.MkdirAll(sub, 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(sub, ".moat-probe-*")
 	if err != nil {
-		return "" // no cache: compile every time, still correct
+		return err
 	}
-	return filepath.Join(d, "moat")
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// privateCache makes sure dir is a folder only this user can write, not a
+// symbolic link: the temporary folder is shared, and the cache holds
+// native code that moat runs, so a folder another user made (or can
+// write) must not be used.
+func privateCache(dir string) error {
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() || fi.Mode().Perm()&0o022 != 0 || !ownedByMe(fi) {
+		return fmt.Errorf("%s is not a private folder of this user", dir)
+	}
+	return writableCache(dir)
+}
+
+// describe is an error's reason without the path it repeats.
+func describe(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Op + " " + pe.Path + ": " + pe.Err.Error()
+	}
+	return err.Error()
 }
 
 // openEngine builds the whole sandbox for one session: policy, catalogue and
@@ -138,6 +260,7 @@ func (c *common) openEngineWith(ctx context.Context, notes io.Writer, mk propose
 	if err != nil {
 		return nil, err
 	}
+	c.chooseCache().note(notes)
 	pol, err := policy.New(c.deny, c.allow)
 	if err != nil {
 		return nil, usagef("%v", err)
@@ -180,11 +303,89 @@ func serverURL(host string, getenv func(string) string) (*url.URL, error) {
 	return u, nil
 }
 
-// stringList is a repeatable string flag.
+// stringList is a repeatable flag of globs. Each value may also be a
+// comma-separated list, so that a variable or a config line can hold
+// several (MOAT_DENY='*.md,*.txt': an MCP client's configuration has only
+// arguments and variables). A comma inside {} or [] belongs to the glob
+// (*.{md,txt} is one glob; [,] matches a comma), and spaces around a glob
+// are dropped.
 type stringList []string
 
 func (s *stringList) String() string { return strings.Join(*s, ",") }
 func (s *stringList) Set(v string) error {
-	*s = append(*s, v)
+	parts := splitList(v)
+	for i, p := range parts {
+		// Spaces after a comma are the list's, not the glob's.
+		if parts[i] = strings.TrimSpace(p); parts[i] == "" {
+			return errors.New("an empty glob in the list (the separator is a comma; a comma in a name is [,])")
+		}
+	}
+	*s = append(*s, parts...)
 	return nil
+}
+
+// listSeparator separates the globs of one value of a repeatable flag.
+const listSeparator = ','
+
+// splitList cuts v at the commas that are outside {} and [].
+func splitList(v string) []string {
+	var parts []string
+	depth, inClass, start := 0, false, 0
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c == '\\':
+			i++ // an escaped character is never a separator
+		case inClass:
+			inClass = c != ']'
+		case c == '[':
+			inClass = true
+		case c == '{':
+			depth++
+		case c == '}' && depth > 0:
+			depth--
+		case c == listSeparator && depth == 0:
+			parts = append(parts, v[start:i])
+			start = i + 1
+		}
+	}
+	return append(parts, v[start:])
+}
+
+// fileError words a file named by a flag that could not be opened, in one
+// line that says what to change: `--audit /x/a.jsonl: no such folder: /x`.
+// from is where the name came from: "--audit", or "MOAT_AUDIT" (then the
+// line reads MOAT_AUDIT="/x/a.jsonl").
+func fileError(from, path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	why := err.Error()
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		why = "no such file"
+		if dir := filepath.Dir(path); !isDir(dir) {
+			why = "no such folder: " + dir
+		}
+	case errors.Is(err, fs.ErrPermission):
+		why = "permission denied"
+	case errors.Is(err, syscall.EISDIR) || isDir(path):
+		why = "is a folder, not a file"
+	case errors.Is(err, syscall.ENOTDIR):
+		why = "a part of the path is a file, not a folder"
+	}
+	if strings.HasPrefix(from, "MOAT_") {
+		return usagef("%s=%q: %s", from, path, why)
+	}
+	return usagef("%s %s: %s", from, path, why)
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+func isDir(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -38,7 +39,9 @@ func doctorCommand(e *env) *ffcli.Command {
 	c.register(fs)
 	host := fs.String("host", "", "the model server, as URL or host:port (default: $OLLAMA_HOST, else "+agent.DefaultHost+")")
 	validate(fs, "host", parsedBy(host, agent.ParseHost))
-	model := fs.String("model", "", "check this model for tool support (default: list the installed models that have it)")
+	api := fs.String("api", "ollama", "wire format of the model server, as for ask: ollama or openai")
+	validate(fs, "api", oneOf(api, "ollama", "openai"))
+	model := fs.String("model", "", "check this model: installed, tool support, context window (default: list the installed models that have tools, and check the first)")
 	return &ffcli.Command{
 		Name:       "doctor",
 		ShortUsage: "moat doctor [flags]",
@@ -50,7 +53,8 @@ model server what it has.
 Output: one line per layer, "NAME  STATE  DETAIL", columns padded with
 spaces, then a summary line. NAME is one of: guest runtime, resolver,
 namespace user|mnt|net|pid|ipc|uts, no_new_privs, seccomp, landlock,
-sandbox view, escape probes, ollama, model. STATE is one of:
+sandbox view, escape probes, ollama (server, with --api openai), model.
+STATE is one of:
   ok       the layer is active
   off      an optional layer is not active (DETAIL says why and what enables it)
   FAIL     a layer that must work does not
@@ -69,12 +73,16 @@ missing), 1 when a required layer is broken, 2 usage.`,
 			if err != nil {
 				return err
 			}
-			base, err := serverURL(*host, e.getenv)
+			hc := &http.Client{Timeout: ollamaProbeTimeout}
+			b, base, note, err := modelServer(*host, *api, isSet(fs, "api"), e.getenv, hc)
 			if err != nil {
 				return err
 			}
-			d := &doctor{out: e.stdout}
-			d.run(ctx, cfg, mode, base.String(), *model)
+			if note != "" {
+				fmt.Fprintln(e.stderr, note)
+			}
+			d := &doctor{out: e.stdout, cache: c.chooseCache(), getenv: e.getenv}
+			d.run(ctx, cfg, mode, server{b: b, base: base.String(), hc: hc}, *model)
 			if d.failed > 0 {
 				return exitError{code: exitFailure, msg: fmt.Sprintf("%d required layer(s) broken; see the FAIL lines above", d.failed)}
 			}
@@ -83,8 +91,17 @@ missing), 1 when a required layer is broken, 2 usage.`,
 	}
 }
 
+// server is the model server doctor checks.
+type server struct {
+	b    agent.Backend
+	base string
+	hc   *http.Client
+}
+
 type doctor struct {
+	getenv  func(string) string
 	out     io.Writer
+	cache   *cacheChoice // the compile cache, and why it is not the one asked for
 	failed  int
 	missing bool
 }
@@ -99,10 +116,14 @@ func (d *doctor) line(name, state, format string, args ...any) {
 	fmt.Fprintf(d.out, "%-16s %-7s %s\n", name, state, fmt.Sprintf(format, args...))
 }
 
-func (d *doctor) run(ctx context.Context, cfg runner.Config, mode isolate.Mode, host, model string) {
+func (d *doctor) run(ctx context.Context, cfg runner.Config, mode isolate.Mode, srv server, model string) {
 	d.guest(ctx, cfg)
 	d.isolation(ctx, cfg, mode)
-	d.ollama(ctx, host, model)
+	if _, ok := srv.b.(*agent.Ollama); ok {
+		d.ollama(ctx, srv, model)
+	} else {
+		d.openAI(ctx, srv, model)
+	}
 
 	sandbox := "sandbox layers ok"
 	if d.failed > 0 {
@@ -125,6 +146,13 @@ func (d *doctor) guest(ctx context.Context, cfg runner.Config) {
 			state = "warm"
 		}
 		cache = fmt.Sprintf("compile cache %s (%s)", cfg.CacheDir, state)
+	}
+	if ch := d.cache; ch != nil && ch.why != "" {
+		if ch.wanted != "" {
+			cache += fmt.Sprintf(", as %s cannot be written (%s)", ch.wanted, ch.why)
+		} else {
+			cache += fmt.Sprintf(" (%s)", ch.why)
+		}
 	}
 	r, err := runner.New(ctx, cfg)
 	if err != nil {
@@ -225,13 +253,14 @@ func (d *doctor) isolation(ctx context.Context, cfg runner.Config, mode isolate.
 	}
 }
 
-// ollama checks the model server and the model's tool support.
-func (d *doctor) ollama(ctx context.Context, host, model string) {
-	hc := &http.Client{Timeout: ollamaProbeTimeout}
+// ollama checks the Ollama server, the model's tool support and the
+// context window ask and chat would use with it.
+func (d *doctor) ollama(ctx context.Context, srv server, model string) {
+	host := srv.base
 	vctx, cancel := context.WithTimeout(ctx, ollamaProbeTimeout)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(vctx, http.MethodGet, strings.TrimSuffix(host, "/")+"/api/version", nil)
-	resp, err := hc.Do(req)
+	resp, err := srv.hc.Do(req)
 	if err != nil {
 		d.line("ollama", stMissing, "not reachable at %s (%v); start it with: ollama serve", host, unwrapURLError(err))
 		d.line("model", stMissing, "not checked: no server")
@@ -241,31 +270,81 @@ func (d *doctor) ollama(ctx context.Context, host, model string) {
 	json.NewDecoder(io.LimitReader(resp.Body, 4096)).Decode(&v)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		d.line("ollama", stMissing, "%s answered %s to /api/version: is it Ollama?", host, resp.Status)
+		d.line("ollama", stMissing, "%s answered %s to /api/version: is it Ollama? (an OpenAI-compatible server: --api openai)", host, resp.Status)
 	} else {
-		d.line("ollama", stOK, "Ollama %s at %s", v.Version, host)
+		d.line("ollama", stOK, "Ollama %s at %s", agent.Sanitize(v.Version, false), host)
 	}
-	base, _ := agent.ParseHost(host)
-	o := agent.NewOllama(base, hc)
 	mctx, cancel2 := context.WithTimeout(ctx, 2*ollamaProbeTimeout)
 	defer cancel2()
-	if model != "" {
-		if err := o.CheckModel(mctx, model); err != nil {
-			d.line("model", stMissing, "%s: %v", model, err)
-		} else {
-			d.line("model", stOK, "%s supports tools", model)
-		}
+	d.model(mctx, srv.b, model, "ollama pull qwen3")
+}
+
+// openAI checks an OpenAI-compatible server: that it answers and lists
+// the model. Such a server says nothing of tool support or context size.
+func (d *doctor) openAI(ctx context.Context, srv server, model string) {
+	mctx, cancel := context.WithTimeout(ctx, 2*ollamaProbeTimeout)
+	defer cancel()
+	if _, err := srv.b.ToolModels(mctx); err != nil && (errors.Is(err, agent.ErrUnreachable) || errors.Is(err, agent.ErrHTTP) || errors.Is(err, context.DeadlineExceeded)) {
+		d.line("server", stMissing, "%v", err)
+		d.line("model", stMissing, "not checked: no server")
 		return
 	}
-	ms, err := o.ToolModels(mctx)
-	switch {
-	case err != nil:
-		d.line("model", stMissing, "could not list models: %v", err)
-	case len(ms) == 0:
-		d.line("model", stMissing, "no installed model supports tools; install one with: ollama pull qwen3")
-	default:
-		d.line("model", stOK, "models with tool support: %s (choose with --model or MOAT_MODEL)", strings.Join(ms, ", "))
+	d.line("server", stOK, "%s answers /v1/models", srv.b)
+	d.model(mctx, srv.b, model, "load one in the server")
+}
+
+// model checks the named model, or lists those with tool support and
+// checks the first (the one ask would pick), and reports its context
+// window as ask and chat would choose it.
+func (d *doctor) model(ctx context.Context, b agent.Backend, model, install string) {
+	what := ""
+	if model != "" {
+		if err := b.CheckModel(ctx, model); err != nil {
+			d.line("model", stMissing, "%s: %v", agent.Sanitize(model, false), err)
+			return
+		}
+		what = agent.Sanitize(model, false) + " is installed"
+		if _, ok := b.(*agent.Ollama); ok {
+			what += " and supports tools"
+		}
+	} else {
+		ms, err := b.ToolModels(ctx)
+		switch {
+		case err != nil && errors.Is(err, agent.ErrNoModel):
+			d.line("model", stMissing, "%v", err)
+			return
+		case err != nil:
+			d.line("model", stMissing, "could not list models: %v", err)
+			return
+		case len(ms) == 0:
+			d.line("model", stMissing, "none installed; %s", install)
+			return
+		}
+		model = ms[0]
+		what = "with tool support: " + nameListOf(ms) + " (choose with --model or MOAT_MODEL)"
 	}
+	w, known, err := windowOf(ctx, b, model)
+	if err != nil {
+		d.line("model", stOK, "%s; context window not known: %v", what, err)
+		return
+	}
+	n, why := contextWindow(w, known, d.getenv)
+	detail := fmt.Sprintf("%s; context window %d tokens (%s", what, n, why)
+	if w.Trained > 0 {
+		detail += fmt.Sprintf("; trained for %d", w.Trained)
+	}
+	if model != "" && !strings.Contains(what, " is installed") {
+		detail += "; for " + agent.Sanitize(model, false)
+	}
+	d.line("model", stOK, "%s)", detail)
+}
+
+func nameListOf(names []string) string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = agent.Sanitize(n, false)
+	}
+	return strings.Join(out, ", ")
 }
 
 // unwrapURLError drops net/http's "Get URL:" prefix; the line names the URL.

@@ -5,11 +5,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/peterbourgon/ff/v3"
@@ -45,7 +46,10 @@ func ownersOf(cmds []*ffcli.Command) keyOwners {
 // arguments (moat ask "what is here?" --root sub); "--" ends the flags, so
 // that a question may start with a dash. It returns flag.ErrHelp for -h or
 // --help.
-func parseFlags(c *ffcli.Command, args []string, getenv func(string) string, owners keyOwners) ([]string, error) {
+//
+// sources gets, for each flag set from a variable, the variable's name, so
+// that a later error about its value can name where it came from.
+func parseFlags(c *ffcli.Command, args []string, getenv func(string) string, owners keyOwners, sources map[string]string) ([]string, error) {
 	fset := c.FlagSet
 	pos, err := parseArgs(c, args, owners)
 	if err != nil {
@@ -56,6 +60,11 @@ func parseFlags(c *ffcli.Command, args []string, getenv func(string) string, own
 
 	var envErr error
 	fromEnv := map[string]bool{}
+	defer func() {
+		for name := range fromEnv {
+			sources[name] = envName(name)
+		}
+	}()
 	fset.VisitAll(func(f *flag.Flag) {
 		if envErr != nil || set[f.Name] {
 			return
@@ -64,6 +73,9 @@ func parseFlags(c *ffcli.Command, args []string, getenv func(string) string, own
 		v := getenv(key)
 		if v == "" {
 			return
+		}
+		if isPathFlag(f) {
+			v = resolvePath(v, "") // no shell expands ~ in an MCP client's env
 		}
 		if err := setValue(fset, f, v); err != nil {
 			envErr = valueError(key, "=", v, err)
@@ -75,17 +87,23 @@ func parseFlags(c *ffcli.Command, args []string, getenv func(string) string, own
 	}
 
 	cf := fset.Lookup("config")
-	if cf == nil || cf.Value.String() == "" {
+	if cf == nil {
 		return pos, nil
 	}
-	from := "--config"
+	file, from := cf.Value.String(), "--config"
 	if fromEnv["config"] {
 		from = envName("config")
+	}
+	if file == "" {
+		// The default file is read only if it is there.
+		if file, from = defaultConfig(), "the default config file"; file == "" || !exists(file) {
+			return pos, nil
+		}
 	}
 	for name := range fromEnv {
 		set[name] = true
 	}
-	return pos, readConfig(fset, cf.Value.String(), from, set, owners)
+	return pos, readConfig(fset, file, from, set, owners)
 }
 
 // parseArgs is the command-line step of parseFlags.
@@ -107,7 +125,7 @@ func parseArgs(c *ffcli.Command, args []string, owners keyOwners) ([]string, err
 		}
 		f := fset.Lookup(name)
 		if f == nil {
-			return nil, unknownFlag(c.Name, a, name, owners)
+			return nil, unknownFlag(c, a, name, owners)
 		}
 		if !hasValue {
 			if isBool(f) {
@@ -130,15 +148,37 @@ func parseArgs(c *ffcli.Command, args []string, owners keyOwners) ([]string, err
 // unknownFlag words an unknown flag the way it is documented (--name), says
 // which commands have it if any do, and points at the command's help
 // instead of printing all of it.
-func unknownFlag(cmd, arg, name string, owners keyOwners) error {
+func unknownFlag(c *ffcli.Command, arg, name string, owners keyOwners) error {
+	cmd := c.Name
 	msg := fmt.Sprintf("unknown flag --%s", name)
 	switch {
 	case strings.ContainsAny(name, " \t"):
 		msg = fmt.Sprintf("unknown flag %q (to start a question with a dash, put -- before it)", arg)
 	case len(owners[name]) > 0:
 		msg = fmt.Sprintf("moat %s has no --%s flag (%s)", cmd, name, ownedBy(owners[name]))
+	case len([]rune(name)) == 1:
+		msg = fmt.Sprintf("unknown flag %s (moat has no one-letter flags%s)", arg, guessLong(c.FlagSet, name))
 	}
 	return usagef("%s\n%s", msg, helpPointer(cmd))
+}
+
+// guessLong names the long flags a one-letter one may stand for (-r: --root
+// or --resolver), as "; did you mean ...?", or "".
+func guessLong(fs *flag.FlagSet, letter string) string {
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) {
+		if strings.HasPrefix(f.Name, strings.ToLower(letter)) {
+			names = append(names, "--"+f.Name)
+		}
+	})
+	switch n := len(names); {
+	case n == 0:
+		return ""
+	case n == 1:
+		return "; did you mean " + names[0] + "?"
+	default:
+		return "; did you mean " + strings.Join(names[:n-1], ", ") + " or " + names[n-1] + "?"
+	}
 }
 
 func helpPointer(cmd string) string {
@@ -157,22 +197,18 @@ func ownedBy(cmds []string) string {
 // readConfig applies the config file at path (named by from, --config or
 // MOAT_CONFIG) to the flags not already set.
 func readConfig(fset *flag.FlagSet, path, from string, set map[string]bool, owners keyOwners) error {
+	if isDir(path) {
+		return fileError(from, path, syscall.EISDIR)
+	}
 	f, err := os.Open(path)
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		if from == "--config" {
-			return usagef("--config %q: %v", path, err)
-		}
-		return usagef("%s=%q: %v", from, path, err)
+		return fileError(from, path, err)
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for n := 1; sc.Scan(); n++ {
 		// One line at a time through ff's parser: its syntax, our line numbers.
-		err := ff.PlainParser(strings.NewReader(sc.Text()), func(key, value string) error {
+		err := ff.PlainParser(strings.NewReader(keyValueLine(sc.Text())), func(key, value string) error {
 			key = strings.TrimLeft(key, "-") // "--root x" reads as "root x"
 			fl := fset.Lookup(key)
 			switch {
@@ -184,6 +220,10 @@ func readConfig(fset *flag.FlagSet, path, from string, set map[string]bool, owne
 				return fmt.Errorf("unknown key %q%s", key, suggest(key, owners))
 			case set[key]:
 				return nil // the command line or the environment said otherwise
+			}
+			if isPathFlag(fl) {
+				// Written in the file, a relative path means one beside it.
+				value = resolvePath(value, filepath.Dir(path))
 			}
 			if err := setValue(fset, fl, value); err != nil {
 				return valueError(key, " ", value, err)
@@ -198,6 +238,59 @@ func readConfig(fset *flag.FlagSet, path, from string, set map[string]bool, owne
 		return usagef("%s: %v", path, err)
 	}
 	return nil
+}
+
+// keyValueLine rewrites "key = value" and "key=value" as ff's "key value".
+// A value that itself starts with "=" is written "key = =value".
+func keyValueLine(line string) string {
+	t := strings.TrimSpace(line)
+	if t == "" || t[0] == '#' {
+		return line
+	}
+	key, rest := t, ""
+	if i := strings.IndexAny(t, " \t"); i >= 0 {
+		key, rest = t[:i], strings.TrimSpace(t[i:])
+	}
+	if k, v, ok := strings.Cut(key, "="); ok {
+		return k + " " + strings.TrimSpace(v+" "+rest)
+	}
+	if strings.HasPrefix(rest, "=") {
+		return key + " " + strings.TrimSpace(rest[1:])
+	}
+	return t
+}
+
+// isPathFlag tells the flags whose value is a file or a folder (their
+// usage names it: --root FOLDER, --audit FILE).
+func isPathFlag(f *flag.Flag) bool {
+	arg, _ := flag.UnquoteUsage(f)
+	return arg == "file" || arg == "folder"
+}
+
+// resolvePath expands a leading ~ to the home folder and, if dir is not
+// empty, makes a relative path relative to dir.
+func resolvePath(p, dir string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") || strings.HasPrefix(p, "~"+string(filepath.Separator)) {
+		if home, err := os.UserHomeDir(); err == nil {
+			p = filepath.Join(home, p[1:])
+		}
+	}
+	if dir != "" && p != "" && !filepath.IsAbs(p) {
+		p = filepath.Join(dir, p)
+	}
+	return p
+}
+
+// defaultConfig is the config file read when neither --config nor
+// MOAT_CONFIG names one: moat/config in the user's config folder
+// ($XDG_CONFIG_HOME, else ~/.config, on Linux; ~/Library/Application
+// Support on macOS; %AppData% on Windows). "" when there is none.
+func defaultConfig() string {
+	d, err := os.UserConfigDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(d, "moat", "config")
 }
 
 // suggest names the known key closest to a misspelt one, if one is close.
@@ -253,6 +346,28 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// warnUnknownVars says which MOAT_* variables no command has a flag for:
+// a misspelt one (MOAT_MODLE) would otherwise be ignored without a word.
+func warnUnknownVars(e *env, owners keyOwners) {
+	if e.environ == nil {
+		return
+	}
+	known := make([]string, 0, len(owners))
+	isKnown := map[string]bool{}
+	for name := range owners {
+		known = append(known, envName(name))
+		isKnown[envName(name)] = true
+	}
+	sort.Strings(known) // the same suggestion every time
+	for _, kv := range e.environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(k, "MOAT_") || isKnown[k] || strings.HasPrefix(k, "MOAT_TEST_") {
+			continue // MOAT_TEST_*: the test suite's own (MOAT_TEST_CACHE)
+		}
+		fmt.Fprintf(e.stderr, "moat: warning: %s is not a moat variable%s; it is ignored\n", k, closest(k, known))
+	}
 }
 
 // envName is the variable that sets a flag: --max-turns is MOAT_MAX_TURNS.

@@ -83,3 +83,32 @@ func TestClosest(t *testing.T) {
 		t.Errorf("frobnicate: %q", got)
 	}
 }
+
+// A repeatable flag takes a comma-separated list, so that one variable can
+// hold several globs; commas of the glob syntax stay in their glob.
+func TestStringListSplitsAtCommas(t *testing.T) {
+	for in, want := range map[string]string{
+		"*.md":              "*.md",
+		"*.md,*.txt":        "*.md|*.txt",
+		"*.md, *.txt ":      "*.md|*.txt",
+		"*.{md,txt},secret": "*.{md,txt}|secret",
+		"a[,]b,c":           "a[,]b|c",
+		`a\,b,c`:            `a\,b|c`,
+		"{a,{b,c}},d":       "{a,{b,c}}|d",
+	} {
+		var l stringList
+		if err := l.Set(in); err != nil {
+			t.Errorf("%q: %v", in, err)
+			continue
+		}
+		if got := strings.Join(l, "|"); got != want {
+			t.Errorf("%q: got %q, want %q", in, got, want)
+		}
+	}
+	for _, bad := range []string{"a,", ",a", "a,,b", ""} {
+		var l stringList
+		if err := l.Set(bad); err == nil {
+			t.Errorf("%q: accepted as %q", bad, l)
+		}
+	}
+}

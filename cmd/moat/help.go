@@ -27,13 +27,35 @@ func helpCommand(e *env, root *ffcli.Command) *ffcli.Command {
 			}
 			for _, c := range root.Subcommands {
 				if c.Name == args[0] {
-					fmt.Fprintln(e.stdout, helpText(c, helpWidth(e)))
+					fmt.Fprintln(e.stdout, commandHelp(e, c))
 					return nil
 				}
 			}
 			return usagef("no command %q; run 'moat help' for the list", args[0])
 		},
 	}
+}
+
+// commandHelp is a command's help and, for one that reads a config file,
+// which file that is here.
+func commandHelp(e *env, c *ffcli.Command) string {
+	width := helpWidth(e)
+	text := helpText(c, width)
+	if c.FlagSet == nil || c.FlagSet.Lookup("config") == nil {
+		return text
+	}
+	file, why := "", ""
+	switch env, def := e.getenv(envName("config")), defaultConfig(); {
+	case env != "":
+		file, why = env, "named by "+envName("config")+"; --config names another"
+	case def == "":
+		file, why = "none", "there is no user config folder here; --config or "+envName("config")+" names one"
+	case exists(def):
+		file, why = def, "the default; --config or "+envName("config")+" names another"
+	default:
+		file, why = def, "the default, not there now (so none is read); --config or "+envName("config")+" names another"
+	}
+	return text + "\n\nCONFIG FILE\n  " + file + "\n" + indent(wrapLine(why, width-4), "    ")
 }
 
 // Help is wrapped to the terminal, within these bounds: narrower than
@@ -104,7 +126,7 @@ func helpText(c *ffcli.Command, width int) string {
 			if !isBool(f) {
 				name += " " + placeholder(f, arg)
 			}
-			if def := f.DefValue; def != "" && def != "false" && def != "[]" {
+			if def := f.DefValue; def != "" && def != "false" && def != "[]" && !strings.Contains(usage, "(default:") {
 				usage += " (default " + def + ")"
 			}
 			rows = append(rows, [2]string{name, usage + " [" + envName(f.Name) + "]"})

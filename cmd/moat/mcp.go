@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/peterbourgon/ff/v3/ffcli"
+	"golang.org/x/term"
 
 	"github.com/moatdev/moat/host/engine"
 	"github.com/moatdev/moat/host/gate"
@@ -78,16 +79,23 @@ error, 4 when --isolate require cannot isolate.`,
 			if *logFile != "" {
 				f, err := os.OpenFile(*logFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 				if err != nil {
-					return usagef("--log: %v", err)
+					return fileError(e.source("log"), *logFile, err)
 				}
 				defer f.Close()
 				logw = f
 			}
 			log := slog.New(slog.NewTextHandler(logw, nil))
+			if isTerminal(e.stdin) {
+				// Someone typed moat mcp to try it: say what it is.
+				fmt.Fprintln(e.stderr, "moat mcp: this is an MCP server; it speaks JSON-RPC on standard input and output to an MCP client, which starts it (a client configuration is in 'moat help mcp'). Ctrl-C stops it.")
+			}
 
 			mk := func(abs string, pol *policy.Policy) (engine.Proposer, error) {
 				if !w.offered() {
 					return nil, nil
+				}
+				if err := w.checkAudit(); err != nil {
+					return nil, err
 				}
 				a, err := mcpserver.NewApprover(*approveTimeout, func(r gate.Reviewer) (engine.Proposer, error) {
 					// The reviewer is the client's elicitation dialog, not the terminal.
@@ -116,6 +124,23 @@ error, 4 when --isolate require cannot isolate.`,
 			return nil
 		},
 	}
+}
+
+// isTerminal reports whether r is a terminal. It asks through SyscallConn,
+// not f.Fd(), which would put the descriptor in blocking mode: then closing
+// it no longer ends a read in progress.
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	yes := false
+	rc.Control(func(fd uintptr) { yes = term.IsTerminal(int(fd)) })
+	return yes
 }
 
 // readCloser lets the transport close standard input when it stops, which

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -21,6 +22,10 @@ const (
 	exitUsage    = 2 // bad flags or arguments
 	exitTurnCap  = 3 // ask/chat: the model hit --max-turns without answering
 	exitNoIsolat = 4 // --isolate require and isolation cannot start
+	// exitInterrupt is a command stopped by Ctrl-C (SIGINT) or SIGTERM,
+	// 128 + SIGINT's number as shells report it. chat, whose Ctrl-C stops
+	// a reply, and mcp, for which a signal is the normal end, end 0.
+	exitInterrupt = 130
 )
 
 // usageError marks errors that are the caller's fault; they exit 2.
@@ -44,16 +49,41 @@ type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	environ        func() []string   // every variable, "KEY=value"; nil: none
+	sources        map[string]string // flag name -> the variable it came from
 }
 
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+// source names where a flag's value came from, for an error about it:
+// "MOAT_LOG" when the variable set it, else "--log".
+func (e *env) source(flagName string) string {
+	if s := e.sources[flagName]; s != "" {
+		return s
+	}
+	return "--" + flagName
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	if code, ok := maybeChild(ctx, args); ok {
 		return code
 	}
+	defer func() {
+		if p := recover(); p != nil {
+			code = crashed(p, debug.Stack(), stderr)
+		}
+	}()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
-	return exitCode(dispatch(ctx, e, rootCommand(e), args), stderr)
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv, environ: os.Environ, sources: map[string]string{}}
+	return interrupted(ctx, exitCode(dispatch(ctx, e, rootCommand(e), args), stderr))
+}
+
+// interrupted turns the failure of a command cut short by a signal (ctx
+// ended) into exitInterrupt.
+func interrupted(ctx context.Context, code int) int {
+	if code == exitFailure && ctx.Err() != nil {
+		return exitInterrupt
+	}
+	return code
 }
 
 // rootCommand is the command tree. ffcli's Command describes each command
@@ -71,7 +101,7 @@ func rootCommand(e *env) *ffcli.Command {
 		},
 	}
 	root.FlagSet.Bool("version", false, "print the version and exit (as 'moat version')")
-	root.Subcommands = append(root.Subcommands, helpCommand(e, root))
+	root.Subcommands = append(root.Subcommands, completionCommand(e, root), helpCommand(e, root))
 	return root
 }
 
@@ -95,7 +125,10 @@ func dispatch(ctx context.Context, e *env, root *ffcli.Command, args []string) e
 		if len(owners[name]) > 0 {
 			return usagef("--%s goes after the command's name, as in: moat %s --%s ...\nRun 'moat help' for the commands.", name, owners[name][0], name)
 		}
-		return usagef("unknown flag --%s\nRun 'moat help' for the commands.", name)
+		if len([]rune(name)) == 1 {
+			return usagef("unknown flag %s (moat has no one-letter flags%s)\nRun 'moat help' for the commands.", a, guessLong(root.FlagSet, name))
+		}
+		return usagef("unknown flag --%s%s\nRun 'moat help' for the commands.", name, closest(name, []string{"version", "help"}))
 	}
 	var c *ffcli.Command
 	for _, s := range root.Subcommands {
@@ -106,15 +139,32 @@ func dispatch(ctx context.Context, e *env, root *ffcli.Command, args []string) e
 	if c == nil {
 		return usagef("unknown command %q%s; run 'moat help' for the list", args[0], suggestCommand(args[0], root.Subcommands))
 	}
-	pos, err := parseFlags(c, args[1:], e.getenv, owners)
+	if e.sources == nil {
+		e.sources = map[string]string{}
+	}
+	warnUnknownVars(e, owners)
+	pos, err := parseFlags(c, args[1:], e.getenv, owners, e.sources)
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintln(e.stdout, helpText(c, helpWidth(e)))
+		fmt.Fprintln(e.stdout, commandHelp(e, c))
 		return nil
 	}
 	if err != nil {
 		return err
 	}
 	return c.Exec(ctx, pos)
+}
+
+// crashed reports a bug in moat in one line instead of a Go stack trace,
+// which goes to a file for the bug report.
+func crashed(p any, stack []byte, stderr io.Writer) int {
+	where := "it could not be saved"
+	if f, err := os.CreateTemp("", "moat-crash-*.txt"); err == nil {
+		fmt.Fprintf(f, "moat %s: panic: %v\n\n%s", moatVersion(), p, stack)
+		f.Close()
+		where = "the details are in " + f.Name()
+	}
+	fmt.Fprintf(stderr, "moat: internal error (a bug in moat: %v); %s, please report it\n", p, where)
+	return exitFailure
 }
 
 func exitCode(err error, stderr io.Writer) int {
@@ -155,10 +205,17 @@ Start here:
 
 Flags may come anywhere after the command's name; "--" ends them (moat ask
 -- "-v: what does it do?"). Every flag can also come from a MOAT_*
-environment variable (--max-turns is MOAT_MAX_TURNS) or from a config file
-given with --config or MOAT_CONFIG: one "flag value" per line, # starts a
-comment. One file can serve every command: each takes the keys it knows
-and skips those of the other commands. The command line wins over the
-environment, which wins over the file.
+environment variable (--max-turns is MOAT_MAX_TURNS) or from a config file:
+the one --config or MOAT_CONFIG names, else moat/config in the user config
+folder ($XDG_CONFIG_HOME, else ~/.config, on Linux) when it is there. One
+"flag value" or "flag = value" per line, # starts a comment; in the file,
+~ is the home folder and a relative path is relative to the file's folder.
+One file can serve every command: each takes the keys it knows and skips
+those of the other commands; 'moat help COMMAND' says which file it reads. The command line wins over the
+environment, which wins over the file. The repeatable flags (--deny,
+--allow) take a comma-separated list wherever they are given, so one
+variable holds several: MOAT_DENY='*.md,*.txt' (a comma inside {} or []
+belongs to the glob: *.{md,txt} is one). A MOAT_* variable that is no
+flag's is reported, not ignored.
 
 Run 'moat help COMMAND' for a command's flags.`

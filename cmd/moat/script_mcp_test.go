@@ -175,7 +175,7 @@ func cmdMCP(ts *testscript.TestScript, neg bool, args []string) {
 
 // cmdMCPRaw talks to `moat mcp` as a client written in any language would:
 //
-//	mcpraw [-term] REQUESTS_FILE [-- MOAT_MCP_FLAGS]
+//	mcpraw [-term|-int] REQUESTS_FILE [-- MOAT_MCP_FLAGS]
 //
 // Each line of REQUESTS_FILE is written to the server's stdin as is; after
 // a line with an "id" it reads stdout up to the response with that id, and
@@ -183,8 +183,8 @@ func cmdMCP(ts *testscript.TestScript, neg bool, args []string) {
 // "@pad N LINE" sends LINE with PAD replaced by N bytes of x (a message
 // too large for a script file).
 // Every line the server writes is copied to the script's stdout. Then it
-// closes stdin (or, with -term, sends SIGTERM with stdin still open) and
-// requires exit status 0.
+// closes stdin (or, with -term or -int, sends SIGTERM or SIGINT with stdin
+// still open) and requires exit status 0.
 func cmdMCPRaw(ts *testscript.TestScript, neg bool, args []string) {
 	if neg {
 		ts.Fatalf("mcpraw does not support !")
@@ -192,8 +192,9 @@ func cmdMCPRaw(ts *testscript.TestScript, neg bool, args []string) {
 	own, moatFlags := splitFlags(args)
 	fs := flag.NewFlagSet("mcpraw", flag.ContinueOnError)
 	term := fs.Bool("term", false, "end with SIGTERM instead of EOF")
+	intr := fs.Bool("int", false, "end with SIGINT (Ctrl-C) instead of EOF")
 	if err := fs.Parse(own); err != nil || fs.NArg() != 1 {
-		ts.Fatalf("usage: mcpraw [-term] REQUESTS_FILE [-- FLAGS]")
+		ts.Fatalf("usage: mcpraw [-term|-int] REQUESTS_FILE [-- FLAGS]")
 	}
 	reqs := ts.ReadFile(fs.Arg(0))
 	cmd := moatCmd(ts, ts.Stderr(), moatFlags)
@@ -243,9 +244,12 @@ func cmdMCPRaw(ts *testscript.TestScript, neg bool, args []string) {
 			}
 		}
 	}
-	if *term {
+	switch {
+	case *term:
 		ts.Check(cmd.Process.Signal(syscall.SIGTERM))
-	} else {
+	case *intr:
+		ts.Check(cmd.Process.Signal(syscall.SIGINT))
+	default:
 		stdin.Close()
 	}
 	rest, _ := io.ReadAll(out)
@@ -253,7 +257,7 @@ func cmdMCPRaw(ts *testscript.TestScript, neg bool, args []string) {
 	if err := cmd.Wait(); err != nil {
 		ts.Fatalf("moat mcp: %v", err)
 	}
-	if *term {
+	if *term || *intr {
 		stdin.Close()
 	}
 }

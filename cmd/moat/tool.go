@@ -2,13 +2,16 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
 
+	"github.com/moatdev/moat/guest/proto"
 	"github.com/moatdev/moat/host/toolspec"
 )
 
@@ -30,15 +33,18 @@ it from standard input.
 
 Exit status: 0 when the tool succeeded, 1 when it returned an error (the
 error text, as the model sees it, is still on stdout), 2 for a usage
-error, 4 when --isolate require and isolation cannot start here.
+error (also a tool name that does not exist, or ARGS_JSON that is not
+JSON), 4 when --isolate require and isolation cannot start here, 130 when
+interrupted (Ctrl-C).
 
 Tools ("?" marks an optional argument):
 ` + toolspec.Help() + `
 Examples:
   moat tool list_dir '{"path":"."}'
-  moat tool --root ~/src/app read_file '{"path":"README.md","offset":40,"limit":20}'
+  moat tool read_file '{"path":"README.md","offset":40,"limit":20}'
+  moat tool --root ~/src/app stat '{"path":"go.mod"}'
   moat tool grep '{"pattern":"func main","glob":"**/*.go"}'
-  echo '{"path":"go.mod"}' | moat tool stat -`,
+  echo '{"path":"go.mod"}' | moat tool --root ~/src/app stat -`,
 		FlagSet: fs,
 		Exec: func(ctx context.Context, args []string) error {
 			if len(args) < 1 || len(args) > 2 {
@@ -66,6 +72,11 @@ Examples:
 				io.WriteString(e.stdout, "\n")
 			}
 			if res.IsError {
+				// A name that is no tool's, or arguments that are not JSON,
+				// are the caller's mistake (a model's would be its own).
+				if !slices.Contains(proto.Tools(), name) || !json.Valid([]byte(raw)) {
+					return exitError{code: exitUsage}
+				}
 				return exitError{code: exitFailure}
 			}
 			return nil

@@ -21,7 +21,8 @@ func versionCommand(e *env) *ffcli.Command {
 		LongHelp: `Prints moat's version (the module version it was built as, or "devel"
 for a build from a clone), the Go release and platform it was built with,
 the wazero release that runs the guest, and the guest's Go build ID, which
-names the exact tools.wasm inside. 'moat --version' prints the same.`,
+names the exact tools.wasm inside. It takes no flags and no arguments;
+'moat --version' (a flag of moat itself) prints the same.`,
 		FlagSet: flag.NewFlagSet("moat version", flag.ContinueOnError),
 		Exec: func(ctx context.Context, args []string) error {
 			if len(args) > 0 {

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"io"
 	"os"
+	"syscall"
 
 	"github.com/moatdev/moat/host/engine"
 	"github.com/moatdev/moat/host/gate"
@@ -42,6 +43,9 @@ func (w *writeFlags) proposer(absRoot string, pol *policy.Policy, notes io.Write
 	if !w.offered() {
 		return nil, nil
 	}
+	if err := w.checkAudit(); err != nil {
+		return nil, err
+	}
 	g, err := gate.New(gate.Options{
 		Root:      absRoot,
 		Policy:    pol,
@@ -53,6 +57,23 @@ func (w *writeFlags) proposer(absRoot string, pol *policy.Policy, notes io.Write
 		return nil, err
 	}
 	return g, nil
+}
+
+// checkAudit opens the --audit file as the gate will (creating it), so
+// that a path that cannot be one is refused as the flag's mistake, before
+// the gate is built.
+func (w *writeFlags) checkAudit() error {
+	if w.audit == "" {
+		return nil
+	}
+	if isDir(w.audit) {
+		return fileError("--audit", w.audit, syscall.EISDIR)
+	}
+	f, err := os.OpenFile(w.audit, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return fileError("--audit", w.audit, err)
+	}
+	return f.Close()
 }
 
 // colorTerminal follows the usual conventions: no colour for a dumb or

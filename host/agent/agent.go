@@ -82,7 +82,7 @@ type Config struct {
 	Tools    Dispatcher
 	Model    string
 	System   string // the system prompt; "" means SystemPrompt
-	MaxTurns int    // model replies per question; 0 means 8
+	MaxTurns int    // model replies per question; 0 means DefaultMaxTurns
 	NumCtx   int    // context window in tokens; 0 means 8192
 	// ReplyTimeout bounds each model reply, from request to last chunk;
 	// 0 means no bound beyond the caller's context.
@@ -108,7 +108,7 @@ type Config struct {
 
 // Defaults for Config.
 const (
-	DefaultMaxTurns = 8
+	DefaultMaxTurns = 30 // a model exploring a real repository takes 10-30 calls
 	DefaultNumCtx   = 8192
 )
 
@@ -219,6 +219,12 @@ func ChangeSummary(proposed, written int) string {
 
 func (s *Session) ask(ctx context.Context, prompt string) (string, error) {
 	s.add(Message{Role: "user", Content: prompt})
+	return s.turns(ctx)
+}
+
+// turns runs up to MaxTurns model replies and their tool calls, until the
+// model answers.
+func (s *Session) turns(ctx context.Context) (string, error) {
 	for turn := 1; turn <= s.cfg.MaxTurns; turn++ {
 		reply, err := s.reply(ctx)
 		if err != nil {
@@ -291,7 +297,7 @@ func (s *Session) run(ctx context.Context, c ToolCall) Message {
 			s.written++
 		}
 	}
-	text, cut := truncateResult(res.Text, resultLimit(s.cfg.NumCtx))
+	text, cut := truncateResult(res.Text, resultLimit(s.cfg.NumCtx), resultStart(c))
 	s.activity(c, res, cut)
 	return Message{Role: "tool", Content: text, ToolName: c.Name, ToolCallID: c.ID}
 }

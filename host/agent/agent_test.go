@@ -449,7 +449,9 @@ func TestLargeResultTruncated(t *testing.T) {
 	}
 	msgs := messages(chatBodies(t, r.srv)[1])
 	c := msgs[3]["content"].(string)
-	if len(c) > resultLimit(4096) || !strings.HasSuffix(c, "[truncated: result was 17.0 KB; ask for less (offset/limit, a narrower pattern)]") {
+	// 17 bytes a line: 233 whole lines fit, and the model is told where to go on.
+	if len(c) > resultLimit(4096) || !strings.HasSuffix(c, "0123456789abcdef\n[truncated: result was 17.0 KB; showed lines 1-233; call read_file with offset=234 (and a smaller limit) to read on]") ||
+		strings.Count(c, "0123456789abcdef\n") != 233 {
 		t.Errorf("result of %d bytes ends %q", len(c), c[max(0, len(c)-100):])
 	}
 	if !strings.Contains(r.activity, "(17.0 KB, cut to 4.1 KB for the context window)") {

@@ -3,6 +3,7 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"unicode/utf8"
 
@@ -51,20 +52,57 @@ func resultLimit(numCtx int) int { return numCtx * bytesPerToken / resultShare }
 
 // truncateResult keeps a tool result within limit bytes, cutting at a line
 // end where one is near and never inside a UTF-8 character, and says so in
-// words the model can act on.
-func truncateResult(text string, limit int) (string, bool) {
+// words the model can act on. firstLine, if positive, is the file line the
+// text starts at (a read_file result): then the note names the offset to
+// read on from, as read_file's own paging note does.
+func truncateResult(text string, limit, firstLine int) (string, bool) {
 	if len(text) <= limit {
 		return text, false
 	}
-	notice := fmt.Sprintf("\n[truncated: result was %s; ask for less (offset/limit, a narrower pattern)]", proto.FormatSize(int64(len(text))))
+	size := proto.FormatSize(int64(len(text)))
+	notice := fmt.Sprintf("\n[truncated: result was %s; ask for less (offset/limit, a narrower pattern)]", size)
+	if firstLine > 0 {
+		// The longest note this can be, so that the cut leaves room for it.
+		notice = readNotice(size, firstLine, math.MaxInt32)
+	}
 	keep := max(limit-len(notice), 0)
 	for keep > 0 && !utf8.RuneStart(text[keep]) {
 		keep--
 	}
+	whole := false // the kept text ends at a line end
 	if nl := strings.LastIndexByte(text[:keep], '\n'); nl >= keep/2 {
-		keep = nl
+		keep, whole = nl, true
+	}
+	if firstLine > 0 {
+		// Lines shown in full; a line cut short is read again.
+		n := strings.Count(text[:keep], "\n")
+		if whole {
+			n++
+		}
+		notice = readNotice(size, firstLine, firstLine+n)
 	}
 	return text[:keep] + notice, true
+}
+
+// readNotice is the note on a cut read_file result.
+func readNotice(size string, first, next int) string {
+	if next <= first {
+		return fmt.Sprintf("\n[truncated: result was %s, its first line longer than the context window allows; call read_file with offset=%d and a smaller limit, or grep in the file]", size, first)
+	}
+	return fmt.Sprintf("\n[truncated: result was %s; showed lines %d-%d; call read_file with offset=%d (and a smaller limit) to read on]", size, first, next-1, next)
+}
+
+// resultStart is the file line a read_file call's result starts at (its
+// offset, 1 by default), or 0 for another tool.
+func resultStart(c ToolCall) int {
+	if c.Name != proto.ReadFile {
+		return 0
+	}
+	var a struct {
+		Offset int `json:"offset"`
+	}
+	json.Unmarshal([]byte(c.Arguments), &a)
+	return max(a.Offset, 1)
 }
 
 // Placeholders that replace older content when the history outgrows the

@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -57,15 +58,44 @@ func TestStreamSanitizerSplits(t *testing.T) {
 
 func TestTruncateResult(t *testing.T) {
 	text := strings.Repeat("line é\n", 500) // 4000 bytes
-	out, cut := truncateResult(text, 1000)
+	out, cut := truncateResult(text, 1000, 0)
 	if !cut || len(out) > 1000 || !utf8.ValidString(out) {
 		t.Fatalf("cut=%v len=%d valid=%v", cut, len(out), utf8.ValidString(out))
 	}
 	if !strings.HasSuffix(out, "line é\n[truncated: result was 4.0 KB; ask for less (offset/limit, a narrower pattern)]") {
 		t.Errorf("not cut at a line end: %q", out[len(out)-120:])
 	}
-	if out, cut := truncateResult("short", 1000); cut || out != "short" {
+	if out, cut := truncateResult("short", 1000, 0); cut || out != "short" {
 		t.Errorf("short result changed: %q", out)
+	}
+}
+
+// A cut read_file result says where to read on, as read_file's own paging
+// note does: the line after the last one shown in full.
+func TestTruncateReadFileNamesTheOffset(t *testing.T) {
+	text := strings.Repeat("line é\n", 500) // lines 40-539 of a file, 8 bytes each
+	out, cut := truncateResult(text, 1000, 40)
+	if !cut || len(out) > 1000 {
+		t.Fatalf("cut=%v len=%d", cut, len(out))
+	}
+	body, note, _ := strings.Cut(out, "\n[truncated")
+	shown := strings.Count(body, "\n") + 1
+	want := fmt.Sprintf("[truncated: result was 4.0 KB; showed lines 40-%d; call read_file with offset=%d (and a smaller limit) to read on]", 39+shown, 40+shown)
+	if "[truncated"+note != want {
+		t.Errorf("got %q, want %q", "[truncated"+note, want)
+	}
+	if !strings.HasSuffix(body, "line é") {
+		t.Errorf("not cut at a line end: %q", body[len(body)-20:])
+	}
+	// One line longer than the budget: nothing is shown in full.
+	out, _ = truncateResult(strings.Repeat("x", 5000), 1000, 7)
+	if !strings.Contains(out, "its first line longer than the context window allows; call read_file with offset=7") {
+		t.Errorf("a cut first line: %q", out[len(out)-200:])
+	}
+	if resultStart(ToolCall{Name: "read_file", Arguments: `{"path":"a","offset":12}`}) != 12 ||
+		resultStart(ToolCall{Name: "read_file", Arguments: `{"path":"a"}`}) != 1 ||
+		resultStart(ToolCall{Name: "grep", Arguments: `{"pattern":"a"}`}) != 0 {
+		t.Error("resultStart")
 	}
 }
 

@@ -37,6 +37,15 @@ type Script struct {
 type Model struct {
 	Name  string `json:"name"`
 	Tools bool   `json:"tools"` // capabilities include "tools"
+	// ContextLength is the trained context length /api/show reports in
+	// model_info; 0 leaves it out.
+	ContextLength int `json:"context_length,omitempty"`
+	// NumCtx is a num_ctx parameter set on the model (/api/show's
+	// parameters); 0: none.
+	NumCtx int `json:"num_ctx,omitempty"`
+	// LoadedCtx, if not 0, lists the model in /api/ps as loaded with this
+	// context length.
+	LoadedCtx int `json:"loaded_ctx,omitempty"`
 }
 
 // Turn is the reply to one chat request.
@@ -123,6 +132,7 @@ func Start(s Script) *Server {
 	mux.HandleFunc("POST /api/chat", f.nativeChat)
 	mux.HandleFunc("GET /api/tags", f.tags)
 	mux.HandleFunc("POST /api/show", f.show)
+	mux.HandleFunc("GET /api/ps", f.ps)
 	mux.HandleFunc("GET /api/version", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 200, map[string]string{"version": "0.17.4"})
 	})
@@ -263,13 +273,46 @@ func (f *Server) show(w http.ResponseWriter, r *http.Request) {
 	if m.Tools {
 		caps = append(caps, "tools")
 	}
-	writeJSON(w, 200, map[string]any{
+	info := map[string]any{"general.architecture": "fake"}
+	if m.ContextLength > 0 {
+		info["fake.context_length"] = m.ContextLength
+	}
+	resp := map[string]any{
 		"modelfile":    "FROM " + m.Name,
 		"details":      map[string]string{"format": "gguf", "family": "fake"},
-		"model_info":   map[string]any{"general.architecture": "fake"},
+		"model_info":   info,
 		"capabilities": caps,
 		"modified_at":  time.Unix(1700000000, 0).UTC(),
-	})
+	}
+	if m.NumCtx > 0 {
+		// Ollama lists parameters one a line, the name padded to 30 columns.
+		resp["parameters"] = fmt.Sprintf("%-30s %d\n%-30s \"<|im_end|>\"", "num_ctx", m.NumCtx, "stop")
+	}
+	writeJSON(w, 200, resp)
+}
+
+// ps lists the models scripted as loaded, as /api/ps does.
+func (f *Server) ps(w http.ResponseWriter, r *http.Request) {
+	type entry struct {
+		Name          string            `json:"name"`
+		Model         string            `json:"model"`
+		Size          int64             `json:"size"`
+		Digest        string            `json:"digest"`
+		Details       map[string]string `json:"details"`
+		ExpiresAt     time.Time         `json:"expires_at"`
+		SizeVRAM      int64             `json:"size_vram"`
+		ContextLength int               `json:"context_length"`
+	}
+	out := struct {
+		Models []entry `json:"models"`
+	}{Models: []entry{}}
+	for i, m := range f.script.Models {
+		if m.LoadedCtx > 0 {
+			out.Models = append(out.Models, entry{Name: m.Name, Model: m.Name, Size: 5 << 30, Digest: fmt.Sprintf("%064x", i+1),
+				Details: map[string]string{"format": "gguf", "family": "fake"}, ExpiresAt: time.Unix(1700000300, 0).UTC(), SizeVRAM: 5 << 30, ContextLength: m.LoadedCtx})
+		}
+	}
+	writeJSON(w, 200, out)
 }
 
 func (f *Server) models(w http.ResponseWriter, r *http.Request) {

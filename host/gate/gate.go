@@ -43,7 +43,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -104,7 +103,6 @@ type Options struct {
 type Gate struct {
 	opt   Options
 	root  *os.Root
-	name  string // the root folder's base name, shown in prompts
 	audit *auditLog
 
 	mu sync.Mutex // one proposal at a time: one prompt on the terminal
@@ -132,7 +130,7 @@ func New(opt Options) (*Gate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gate: %w", err)
 	}
-	g := &Gate{opt: opt, root: root, name: filepath.Base(opt.Root)}
+	g := &Gate{opt: opt, root: root}
 	if opt.AuditPath != "" {
 		if g.audit, err = openAudit(opt.AuditPath); err != nil {
 			root.Close()

@@ -2,6 +2,7 @@ package gate
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"unicode/utf8"
 
@@ -62,7 +63,7 @@ const MaxDiffLines = 10000
 func (g *Gate) review(sc screen, p *proposal, snap *snapshot) *Review {
 	r := &Review{
 		Tool: p.tool, Path: p.shown, Rel: p.rel,
-		File:     display.Line(g.name) + "/" + p.rel,
+		File:     display.Line(g.abs(p.rel)),
 		NewBytes: len(p.content), Mode: 0o644,
 	}
 	switch {
@@ -77,7 +78,7 @@ func (g *Gate) review(sc screen, p *proposal, snap *snapshot) *Review {
 		r.OldBytes, r.Mode = len(snap.data), snap.info.Mode().Perm()
 	}
 	for _, d := range snap.newDirs {
-		r.NewDirs = append(r.NewDirs, display.Line(g.name)+"/"+d+"/")
+		r.NewDirs = append(r.NewDirs, display.Line(g.abs(d))+string(filepath.Separator))
 	}
 	if tool, ok := policy.RunsCode(p.rel); ok {
 		r.RunsCode = tool
@@ -105,7 +106,7 @@ func (g *Gate) header(sc screen, p *proposal, snap *snapshot, r *Review) []strin
 		h = append(h, sc.paint(sgrBold+sgrRed, "  "+r.Warning))
 	}
 	add("path", "%s  (as the model wrote it)", sc.safe(p.given, false))
-	add("file", "%s  (inside the workspace root)", sc.paint(sgrBold, sc.safe(g.name, false)+"/"+p.rel))
+	add("file", "%s  (inside the workspace root)", sc.paint(sgrBold, sc.safe(g.abs(p.rel), false)))
 	size := len(p.content)
 	switch r.Action {
 	case Create:
@@ -119,7 +120,7 @@ func (g *Gate) header(sc screen, p *proposal, snap *snapshot, r *Review) []strin
 	if len(snap.newDirs) > 0 {
 		dirs := make([]string, len(snap.newDirs))
 		for i, d := range snap.newDirs {
-			dirs[i] = sc.safe(g.name, false) + "/" + d + "/"
+			dirs[i] = sc.safe(g.abs(d), false) + string(filepath.Separator)
 		}
 		add("folders", "%s %s", sc.paint(sgrYellow, "will be created:"), strings.Join(dirs, ", "))
 	}
@@ -213,4 +214,10 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "..."
+}
+
+// abs is the absolute path of rel, a path inside the root: what a person
+// is shown, so that it cannot be read as relative to the current folder.
+func (g *Gate) abs(rel string) string {
+	return filepath.Join(g.opt.Root, filepath.FromSlash(rel))
 }

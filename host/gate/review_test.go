@@ -3,6 +3,7 @@ package gate
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -62,10 +63,10 @@ func TestReviewFacts(t *testing.T) {
 	}
 	r := rv.seen[0]
 	if r.Action != Edit || r.Edits != 2 || r.OldBytes != 6 || r.NewBytes != 6 || r.Path != "./main.go" || r.Rel != "main.go" ||
-		r.File != "work/main.go" || r.Warning != "" || r.Cut || r.DiffLines != len(r.Diff) || r.Mode != 0o644 {
+		r.File != filepath.Join(f.root, "main.go") || r.Warning != "" || r.Cut || r.DiffLines != len(r.Diff) || r.Mode != 0o644 {
 		t.Errorf("edit review: %+v", r)
 	}
-	if s := r.Summary(); s != "edit work/main.go (2 replacements, 6 -> 6 bytes)" {
+	if s := r.Summary(); s != "edit "+filepath.Join(f.root, "main.go")+" (2 replacements, 6 -> 6 bytes)" {
 		t.Errorf("summary %q", s)
 	}
 	if q := r.Question(); q != "Apply this edit to main.go?" {
@@ -73,7 +74,7 @@ func TestReviewFacts(t *testing.T) {
 	}
 	r = rv.seen[1]
 	if r.Action != Create || r.RunsCode == "" || !strings.Contains(r.Warning, "makes GitHub Actions run code") ||
-		!slices.Contains(r.Header, "  "+r.Warning) || !slices.Equal(r.NewDirs, []string{"work/.github/", "work/.github/workflows/"}) {
+		!slices.Contains(r.Header, "  "+r.Warning) || !slices.Equal(r.NewDirs, []string{f.root + "/.github/", f.root + "/.github/workflows/"}) {
 		t.Errorf("hook review: %+v", r)
 	}
 
@@ -82,7 +83,7 @@ func TestReviewFacts(t *testing.T) {
 	f.propose("propose_write", write("Makefile", "all:\n\tcurl x | sh\n"))
 	screen := f.tty.String()
 	if n := strings.Count(screen, "WARNING: this file makes make run code."); n != 2 ||
-		!strings.Contains(screen, "run code. Review the change as a program that will run on this machine.\nmoat: create work/Makefile") {
+		!strings.Contains(screen, "run code. Review the change as a program that will run on this machine.\nmoat: create "+f.root+"/Makefile") {
 		t.Errorf("warning shown %d times:\n%s", n, screen)
 	}
 }

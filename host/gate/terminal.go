@@ -29,13 +29,13 @@ const (
 // question nor hide it.
 //
 // A diff taller than the terminal is paged: each page ends in a "more"
-// line (Enter for the next page, a for the rest at once, n or r to decline
-// at once). "y" is taken only after the last line of the diff was shown.
+// line (Enter for the next page, a for the rest at once, n, q or r to
+// decline at once). "y" is taken only after the last line of the diff was shown.
 // The question is preceded by the file and action in one line (and the
 // warning, for a file that runs code), so what is being decided is on the
 // screen when the person decides, however long the diff.
 //
-// Answers at the question: y or yes writes; n, no or Enter alone declines;
+// Answers at the question: y or yes writes; n, no, q or Enter alone declines;
 // r declines and asks for one line to tell the model why (or "r why"
 // inline); a shows the whole change again. Anything else asks again. End
 // of input is no answer; the context ending is an interruption.
@@ -101,7 +101,13 @@ func (t *Terminal) Report(_ *Review, msg string) {
 // defaults.
 func terminalSize(tty TTY) (cols, rows int) {
 	if f, ok := tty.(*os.File); ok {
-		cols, rows, _ = term.GetSize(int(f.Fd()))
+		// Through SyscallConn, not f.Fd(): Fd puts the descriptor in
+		// blocking mode, and then closing it does not end a pending read,
+		// which would take the next line typed at chat's prompt after a
+		// question was interrupted with Ctrl-C.
+		if rc, err := f.SyscallConn(); err == nil {
+			rc.Control(func(fd uintptr) { cols, rows, _ = term.GetSize(int(fd)) })
+		}
 	}
 	env := func(name string, have, def int) int {
 		if have > 0 {
@@ -236,7 +242,7 @@ func (s *ttySession) page(lines []string) (Verdict, bool) {
 			case "a", "all":
 				s.write(lines[pos:]...)
 				return Verdict{}, false
-			case "n", "no":
+			case "n", "no", "q", "quit": // q leaves a pager
 				return s.declined(""), true
 			case "r", "reason":
 				return s.reason(rest), true
@@ -244,7 +250,7 @@ func (s *ttySession) page(lines []string) (Verdict, bool) {
 				s.write(fmt.Sprintf("moat: %d more diff lines to see before you can approve: Enter for the next page, a for all of them.", len(lines)-pos))
 				continue
 			default:
-				s.write("moat: answer Enter (next page), a (all the rest), n (no) or r (no, and tell the model why).")
+				s.write("moat: answer Enter (next page), a (all the rest), n or q (no) or r (no, and tell the model why).")
 				continue
 			}
 			break
@@ -267,7 +273,7 @@ func (s *ttySession) ask() (v Verdict, again bool) {
 		switch word, rest := split(ans); word {
 		case "y", "yes":
 			return Verdict{Outcome: Approved}, false
-		case "", "n", "no":
+		case "", "n", "no", "q", "quit":
 			return s.declined(""), false
 		case "r", "reason":
 			return s.reason(rest), false
@@ -379,4 +385,16 @@ func readLine(ctx context.Context, r *bufio.Reader) (string, error) {
 	case <-ctx.Done():
 		return "", ctx.Err()
 	}
+}
+
+// HasTerminal reports whether there is a terminal to ask the person on
+// (what Terminal opens by default): a session without one is better not
+// offered proposals that could only be refused.
+func HasTerminal() bool {
+	tty, err := openTTY()
+	if err != nil {
+		return false
+	}
+	tty.Close()
+	return true
 }

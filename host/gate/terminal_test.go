@@ -35,7 +35,7 @@ func TestLongDiffPaged(t *testing.T) {
 	}
 	last := strings.LastIndex(screen, q)
 	// The file and action are repeated just above the question.
-	if !strings.HasSuffix(screen[:last], "+line 199\nmoat: create work/big.txt (1690 bytes)\n") {
+	if !strings.HasSuffix(screen[:last], "+line 199\nmoat: create "+f.root+"/big.txt (1690 bytes)\n") {
 		t.Errorf("question not preceded by the end of the diff and the summary:\n%s", screen[last-200:])
 	}
 	if got, _ := f.read("big.txt"); got != b.String() {
@@ -87,6 +87,27 @@ func TestPagesCountWrappedRows(t *testing.T) {
 		rows := height(40, strings.Split(p, "\n")[1:]...) - 1
 		if rows > 19 {
 			t.Errorf("page %d takes %d rows (of 20, with the more line):\n%s", i+1, rows, p)
+		}
+	}
+}
+
+// q, as in any pager, leaves: while paging and at the question it is no,
+// and nothing is written.
+func TestPagerQuits(t *testing.T) {
+	var b strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&b, "line %d\n", i)
+	}
+	for _, input := range []string{"q\n", "\nquit\n", "a\nq\n"} {
+		f := newFixture(t, input)
+		f.gate.opt.Reviewer = &Terminal{Open: f.gate.opt.OpenTTY, Size: func(TTY) (int, int) { return 0, 30 }}
+		res := f.propose("propose_write", write("big.txt", b.String()))
+		screen := f.tty.String()
+		if res.Written || !strings.Contains(screen, "moat: not written.") || strings.Contains(screen, "moat: answer") {
+			t.Errorf("%q: %+v\n%s", input, res, screen[max(0, len(screen)-300):])
+		}
+		if _, ok := f.read("big.txt"); ok {
+			t.Errorf("%q: the file was written", input)
 		}
 	}
 }

@@ -195,7 +195,21 @@ func (s *Server) Serve(ctx context.Context, t mcp.Transport) error {
 	if st, ok := t.(*mcp.IOTransport); ok {
 		t = &StdioTransport{Reader: st.Reader, Writer: st.Writer, MaxMessageBytes: max(st.MaxLineLength, 0), Logger: s.log}
 	}
-	err := s.srv.Run(ctx, t)
+	// The SDK's Server.Run, without its ERROR record ("server run
+	// cancelled") for what is here a clean stop: a signal.
+	ss, err := s.srv.Connect(ctx, t, nil)
+	if err != nil {
+		return err
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- ss.Wait() }()
+	select {
+	case <-ctx.Done():
+		ss.Close()
+		<-ended
+		return nil
+	case err = <-ended:
+	}
 	if err == nil || ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) {
 		return nil
 	}

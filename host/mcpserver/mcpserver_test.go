@@ -395,7 +395,7 @@ func TestReviewShowsDiffAndEscapesControls(t *testing.T) {
 	})
 	f.call(t, "propose_write", map[string]any{"path": "notes.txt", "content": "one\ntwo\x1b[2K\rfine\u202e\n"})
 	for _, want := range []string{"notes.txt", "8 -> 20 bytes", "--- a/notes.txt", "+++ b/notes.txt", "-two", `+two\x1b[2K\rfine\u202e`,
-		"moat: replace all of " + filepath.Base(f.root) + "/notes.txt (8 -> 20 bytes)\nReplace notes.txt? Nothing is written unless you tick approve and accept."} {
+		"moat: replace all of " + filepath.Join(f.root, "notes.txt") + " (8 -> 20 bytes)\nReplace notes.txt? Nothing is written unless you tick approve and accept."} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("review lacks %q:\n%s", want, msg)
 		}

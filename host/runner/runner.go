@@ -234,6 +234,11 @@ type Runner struct {
 	mod  *Module
 	owns bool // Close closes mod too
 
+	// withTimeout gives a call its deadline: context.WithTimeout, except in
+	// tests that must tell the guest's own deadline from the host's
+	// without racing the two clocks (see export_test.go).
+	withTimeout func(context.Context, time.Duration) (context.Context, context.CancelFunc)
+
 	// slots holds one token per call running; its capacity is
 	// Config.Parallel. Close takes every token, so it waits for the calls
 	// in progress.
@@ -279,7 +284,7 @@ func Open(m *Module, cfg Config) (*Runner, error) {
 	if p <= 0 {
 		p = min(runtime.NumCPU(), maxParallel)
 	}
-	return &Runner{cfg: cfg, fs: cfs, mod: m, slots: make(chan struct{}, p)}, nil
+	return &Runner{cfg: cfg, fs: cfs, mod: m, withTimeout: context.WithTimeout, slots: make(chan struct{}, p)}, nil
 }
 
 // Resolver is the path resolver in use.
@@ -348,13 +353,11 @@ func (r *Runner) Exec(ctx context.Context, req proto.Request) (proto.Response, e
 	if err != nil {
 		return proto.Response{}, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+	ctx, cancel := r.withTimeout(ctx, r.cfg.Timeout)
 	defer cancel()
 	// The guest stops its own work before this deadline (proto.Limits.TimeLimit),
 	// so an instance abandoned at the deadline is not left computing.
-	if dl, ok := ctx.Deadline(); ok {
-		req.Limits.TimeLimit = int64(time.Until(dl))
-	}
+	req.Limits.TimeLimit = timeLimit(ctx)
 	resp, err := r.call(ctx, in, req)
 	if err == nil {
 		r.mu.Lock()
@@ -362,6 +365,19 @@ func (r *Runner) Exec(ctx context.Context, req proto.Request) (proto.Response, e
 		r.mu.Unlock()
 	}
 	return resp, err
+}
+
+// timeLimit is the time the guest is given for a call whose deadline is
+// ctx's: what is left of it when the request is sent. The guest counts it
+// from when it reads the request, which is later, and stops a margin
+// before its end (guest/tools deadlineMargin): so its own deadline is
+// always earlier than the host's, by at least that margin.
+func timeLimit(ctx context.Context) int64 {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return 0
+	}
+	return int64(max(time.Until(dl), 1)) // 0 would mean no limit
 }
 
 // take returns an idle instance, or starts one.
