@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -126,7 +127,15 @@ func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Micros
 
 func run() int {
 	runs := flag.Int("runs", 7, "runs per measurement (the median is reported)")
+	only := flag.String("rows", "", "measure only the rows whose name matches this regexp (default: all; the rows after the grep rows run when it matches \"one-shot latency, per-call overhead, memory\")")
+	noGNU := flag.Bool("no-gnu-grep", false, "leave GNU grep out of the cliff rows (it takes tens of seconds on some)")
 	flag.Parse()
+	rowRE, err := regexp.Compile(*only)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "moat-bench: -rows:", err)
+		return 1
+	}
+	want := func(name string) bool { return rowRE.MatchString(name) }
 	tmp, err := os.MkdirTemp("", "moat-bench-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -168,6 +177,9 @@ func run() int {
 		{"grep class only", `[0-9]{4}-[0-9]{2}-[0-9]{2}`, false, false, false},
 		{"grep many hits, capped at 100", `err`, false, true, false},
 	} {
+		if !want(c.name) {
+			continue
+		}
 		fmt.Fprintln(os.Stderr, "moat-bench:", c.name)
 		args := fmt.Sprintf(`{"pattern":%q,"ignore_case":%v,"output_mode":"count","max_results":%d}`, c.pat, c.ignoreCase, proto.MaxMaxResults)
 		flags := "-c"
@@ -227,6 +239,18 @@ func run() int {
 				rows = append(rows, row{"  vs " + names[i+2], ms(in), ms(o), fmt.Sprintf("%.2fx", ratio(in, o))})
 			}
 		}
+	}
+
+	// 1b. The cliffs: a row per class of pattern that once cost 50-1000x
+	// ripgrep (guest/match), on generated text and on Go's source tree.
+	cliffRows, err := cliffs(tmp, src, moatArgs, *runs, want, !*noGNU)
+	if err != nil {
+		return fail(err)
+	}
+	rows = append(rows, cliffRows...)
+	if !want("one-shot latency, per-call overhead, memory") {
+		printRows(rows)
+		return 0
 	}
 
 	// 2. One-shot latency.
@@ -301,6 +325,12 @@ func run() int {
 		}
 	}
 
+	printRows(rows)
+	return 0
+}
+
+// printRows writes the table.
+func printRows(rows []row) {
 	tw := tabwriter.NewWriter(os.Stdout, 0, 2, 2, ' ', 0)
 	fmt.Fprintln(tw, "| measure\t| moat\t| compared with\t| ratio / note\t|")
 	fmt.Fprintln(tw, "|---\t|---\t|---\t|---\t|")
@@ -308,7 +338,6 @@ func run() int {
 		fmt.Fprintf(tw, "| %s\t| %s\t| %s\t| %s\t|\n", r.measure, r.moat, r.other, r.ratio)
 	}
 	tw.Flush()
-	return 0
 }
 
 // shellJoin quotes argv for sh -c.
