@@ -3,10 +3,12 @@ module github.com/moatdev/moat
 go 1.26.8
 
 require (
+	github.com/BobuSumisu/aho-corasick v1.0.3 // host/redact's keyword prefilter: one pass finds every rule's keywords, the library gitleaks itself uses for it
+	github.com/BurntSushi/toml v1.6.0 // go generate only (host/redact/internal/rulesgen): reads gitleaks' default config, fetched as the module github.com/zricethezav/gitleaks/v8 through the module proxy, into the generated rules_gen.go, so moat takes gitleaks' rules as data and imports none of gitleaks' own dependencies
 	github.com/aymanbagabas/go-udiff v0.4.1 // unified diffs for the write gate (a maintained port of gopls' diff; the brief asks for a well-kept diff library)
 	github.com/bmatcuk/doublestar/v4 v4.10.4 // ** globbing for glob, grep's glob filter and the deny-list; pure Go, so it runs in the WASI guest
 	github.com/google/jsonschema-go v0.4.3 // JSON Schemas derived from the argument structs, and their validation; the MCP SDK uses the same types
-	github.com/landlock-lsm/go-landlock v0.11.2 // Landlock in the sandbox child on every thread: TSYNC on ABI 8, else libpsx in cgo builds (Go's own all-threads syscall refuses cgo), with best-effort downgrade of the network (ABI 4) and scope (ABI 6) rules
+	github.com/landlock-lsm/go-landlock v0.11.2 // the sandbox child's Landlock rule set (NewRulesetFD), with best-effort downgrade of the network (ABI 4) and scope (ABI 6) rules to what the kernel has; the child enforces it on every thread itself, without /proc (isolate/landlock_linux.go)
 	github.com/modelcontextprotocol/go-sdk v1.8.0 // moat mcp: the official MCP Go SDK (stdio transport, tool annotations, elicitation)
 	github.com/ollama/ollama v0.17.4 // the official Ollama client (package api) for the native /api/chat, /api/tags and /api/show
 	github.com/peterbourgon/ff/v3 v3.4.0 // ffcli.Command describes the subcommands and ff.PlainParser reads config lines; cmd/moat/flags.go applies flags, MOAT_* and the file itself, to take flags anywhere and name file:line in errors

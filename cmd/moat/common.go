@@ -19,6 +19,7 @@ import (
 	"github.com/moatdev/moat/host/confine"
 	"github.com/moatdev/moat/host/engine"
 	"github.com/moatdev/moat/host/policy"
+	"github.com/moatdev/moat/host/redact"
 	"github.com/moatdev/moat/host/runner"
 	"github.com/moatdev/moat/host/toolspec"
 	"github.com/moatdev/moat/isolate"
@@ -34,6 +35,7 @@ type common struct {
 	maxResults   int
 	timeout      time.Duration
 	noIgnore     bool
+	redact       bool
 	isolate      string
 	cacheDir     string
 	config       string
@@ -50,6 +52,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.maxResults, "max-results", proto.DefaultMaxResults, "most grep hits or glob matches in one call")
 	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "deadline for one tool call")
 	fs.BoolVar(&c.noIgnore, "no-ignore", false, "let grep and glob see files that .gitignore excludes")
+	fs.BoolVar(&c.redact, "redact", true, "replace well-known secrets (private keys, cloud keys, tokens; gitleaks' rules) with [redacted: RULE] in what the tools return and in the write diff; --allow does not turn this off, --redact=false does")
 	fs.StringVar(&c.isolate, "isolate", "auto", "OS isolation of the tool process: auto (where the kernel allows), require, or off")
 	fs.StringVar(&c.cacheDir, "cache-dir", "", "the `folder` where compiled WebAssembly is cached (default: the user cache dir + /moat)")
 	fs.StringVar(&c.config, "config", "", "read flags from this `file`, one \"flag value\" or \"flag = value\" per line (keys of other commands are skipped; default: moat/config in the user config dir, if it is there)")
@@ -242,16 +245,17 @@ func describe(err error) string {
 func (c *common) openEngine(ctx context.Context, notes io.Writer, w *writeFlags) (*engine.Engine, error) {
 	var mk proposerFunc
 	if w != nil {
-		mk = func(abs string, pol *policy.Policy) (engine.Proposer, error) {
-			return w.proposer(abs, pol, notes)
+		mk = func(abs string, pol *policy.Policy, red *redact.Redactor) (engine.Proposer, error) {
+			return w.proposer(abs, pol, red, notes)
 		}
 	}
 	return c.openEngineWith(ctx, notes, mk)
 }
 
-// proposerFunc builds a session's write proposer once the absolute root and
-// the policy are known; a nil proposerFunc or a nil result offers no writes.
-type proposerFunc func(absRoot string, pol *policy.Policy) (engine.Proposer, error)
+// proposerFunc builds a session's write proposer once the absolute root,
+// the policy and the redactor (nil with --redact=false) are known; a nil
+// proposerFunc or a nil result offers no writes.
+type proposerFunc func(absRoot string, pol *policy.Policy, red *redact.Redactor) (engine.Proposer, error)
 
 // openEngineWith is openEngine with any proposer: moat mcp's asks through
 // the MCP client instead of the terminal.
@@ -269,9 +273,13 @@ func (c *common) openEngineWith(ctx context.Context, notes io.Writer, mk propose
 	if err != nil {
 		return nil, err
 	}
+	var red *redact.Redactor
+	if c.redact {
+		red = redact.New()
+	}
 	var p engine.Proposer
 	if mk != nil {
-		if p, err = mk(cfg.Root, pol); err != nil {
+		if p, err = mk(cfg.Root, pol, red); err != nil {
 			return nil, err
 		}
 	}
@@ -282,7 +290,7 @@ func (c *common) openEngineWith(ctx context.Context, notes io.Writer, mk propose
 		}
 		return nil, exitError{code: exitNoIsolat, msg: err.Error()}
 	}
-	return engine.New(engine.Options{Catalog: cat, Policy: pol, Limits: c.limits(), Exec: ex, Proposer: p, Root: cfg.Root})
+	return engine.New(engine.Options{Catalog: cat, Policy: pol, Limits: c.limits(), Exec: ex, Proposer: p, Root: cfg.Root, Redactor: red})
 }
 
 // serverURL is the model server's address: --host, else $OLLAMA_HOST, else

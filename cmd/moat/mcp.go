@@ -18,6 +18,7 @@ import (
 	"github.com/moatdev/moat/host/gate"
 	"github.com/moatdev/moat/host/mcpserver"
 	"github.com/moatdev/moat/host/policy"
+	"github.com/moatdev/moat/host/redact"
 	"github.com/moatdev/moat/host/runner"
 )
 
@@ -90,7 +91,7 @@ error, 4 when --isolate require cannot isolate.`,
 				fmt.Fprintln(e.stderr, "moat mcp: this is an MCP server; it speaks JSON-RPC on standard input and output to an MCP client, which starts it (a client configuration is in 'moat help mcp'). Ctrl-C stops it.")
 			}
 
-			mk := func(abs string, pol *policy.Policy) (engine.Proposer, error) {
+			mk := func(abs string, pol *policy.Policy, red *redact.Redactor) (engine.Proposer, error) {
 				if !w.offered() {
 					return nil, nil
 				}
@@ -99,7 +100,7 @@ error, 4 when --isolate require cannot isolate.`,
 				}
 				a, err := mcpserver.NewApprover(*approveTimeout, func(r gate.Reviewer) (engine.Proposer, error) {
 					// The reviewer is the client's elicitation dialog, not the terminal.
-					return gate.New(gate.Options{Root: abs, Policy: pol, AuditPath: w.audit, Notes: logw, Reviewer: r})
+					return gate.New(gate.Options{Root: abs, Policy: pol, AuditPath: w.audit, Notes: logw, Reviewer: r, Redactor: red})
 				})
 				if err != nil {
 					return nil, err

@@ -9,6 +9,7 @@ import (
 	"github.com/moatdev/moat/host/engine"
 	"github.com/moatdev/moat/host/gate"
 	"github.com/moatdev/moat/host/policy"
+	"github.com/moatdev/moat/host/redact"
 )
 
 // writeFlags configure the approval gate for commands that can offer the
@@ -39,7 +40,7 @@ func (w *writeFlags) offered() bool { return w.writes == "ask" }
 // closed with the engine. The prompt goes to /dev/tty whatever stdin and
 // stdout are; without a terminal every proposal is refused. The
 // value was checked when set.
-func (w *writeFlags) proposer(absRoot string, pol *policy.Policy, notes io.Writer) (engine.Proposer, error) {
+func (w *writeFlags) proposer(absRoot string, pol *policy.Policy, red *redact.Redactor, notes io.Writer) (engine.Proposer, error) {
 	if !w.offered() {
 		return nil, nil
 	}
@@ -52,6 +53,7 @@ func (w *writeFlags) proposer(absRoot string, pol *policy.Policy, notes io.Write
 		Color:     colorTerminal(os.Getenv),
 		AuditPath: w.audit,
 		Notes:     notes,
+		Redactor:  red,
 	})
 	if err != nil {
 		return nil, err

@@ -18,6 +18,7 @@ import (
 
 	"github.com/moatdev/moat/guest/proto"
 	"github.com/moatdev/moat/host/policy"
+	"github.com/moatdev/moat/host/redact"
 	"github.com/moatdev/moat/host/toolspec"
 )
 
@@ -45,6 +46,13 @@ type Options struct {
 	// Root is the workspace root's absolute path. When set, absolute paths
 	// inside it are accepted and mapped to relative ones (policy.Within).
 	Root string
+	// Redactor, when set, replaces well-known secret shapes in every
+	// answer of a read-only tool with "[redacted: RULE-ID]" before anyone
+	// (the model, an MCP client, moat tool's stdout) sees it. The deny-list
+	// and --allow decide which files are read; this decides what of their
+	// content is shown, and --allow does not turn it off (--redact=false
+	// does).
+	Redactor *redact.Redactor
 }
 
 // Engine dispatches tool calls. It is safe for concurrent use; calls to the
@@ -142,7 +150,11 @@ func (e *Engine) call(ctx context.Context, name string, args json.RawMessage) to
 	if err != nil {
 		return toolspec.Errorf("%s failed: %v", name, err)
 	}
-	return toolspec.Result{Text: resp.Text, IsError: resp.IsError}
+	text := resp.Text
+	if e.opt.Redactor != nil {
+		text, _ = e.opt.Redactor.Redact(text)
+	}
+	return toolspec.Result{Text: text, IsError: resp.IsError}
 }
 
 // withinRoot rewrites absolute path arguments that lie inside the root to

@@ -10,6 +10,7 @@ import (
 	"github.com/moatdev/moat/guest/proto"
 	"github.com/moatdev/moat/host/engine"
 	"github.com/moatdev/moat/host/policy"
+	"github.com/moatdev/moat/host/redact"
 	"github.com/moatdev/moat/host/toolspec"
 )
 
@@ -144,5 +145,28 @@ func TestAbsolutePathsInsideTheRoot(t *testing.T) {
 	}
 	if len(ex.got) != 1 {
 		t.Errorf("refused calls reached the guest: %+v", ex.got)
+	}
+}
+
+// TestAnswersAreRedacted: issue 18.4. What a read-only tool returns has
+// well-known secrets replaced before the caller sees it; with no
+// Redactor (--redact=false) it is returned as the guest gave it.
+func TestAnswersAreRedacted(t *testing.T) {
+	token := "ghp_" + "R8fQ2mZx7LwK1pVt9sNb3cYh5JdUe6Ga4Xo0"
+	for _, red := range []*redact.Redactor{redact.New(), nil} {
+		ex := &fakeExec{text: "notes.txt:1: token " + token + "\n"}
+		cat, _ := toolspec.New()
+		pol, _ := policy.New(nil, nil)
+		e, err := engine.New(engine.Options{Catalog: cat, Policy: pol, Exec: ex, Redactor: red})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "notes.txt:1: token [redacted: github-pat]\n"
+		if red == nil {
+			want = ex.text
+		}
+		if r := e.Call(context.Background(), "grep", json.RawMessage(`{"pattern":"token"}`)); r.Text != want {
+			t.Errorf("redactor %v: grep = %q, want %q", red != nil, r.Text, want)
+		}
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
+	"math/bits"
 	"os"
 	"path"
 	"strings"
@@ -64,6 +66,9 @@ func (g *Gate) inspect(rel string) (*snapshot, error) {
 		case !fi.IsDir():
 			return nil, refusal(ErrNotRegular, "", "cannot be created: %s is not a folder", dir)
 		}
+	}
+	if err := g.gitDir(rel); err != nil { // the folders above are real folders now
+		return nil, err
 	}
 	if len(s.newDirs) > 0 {
 		return s, nil
@@ -150,14 +155,40 @@ func applyEdit(p *proposal, s *snapshot, a proto.ProposeEditArgs) string {
 	case n > 1 && !a.ReplaceAll:
 		return fmt.Sprintf("old_text occurs %d times in %s (at lines %s); include more of the surrounding text so it matches once, or set replace_all to replace all %d", n, p.shown, matchLines(old, a.OldText), n)
 	}
+	if !a.ReplaceAll {
+		n = 1
+	}
+	if size, ok := EditSize(len(old), n, len(a.OldText), len(a.NewText)); !ok {
+		p.oversize = size // refused as too large, with no content built
+		return ""
+	}
 	if a.ReplaceAll {
 		p.content = []byte(strings.ReplaceAll(old, a.OldText, a.NewText))
-		p.edits = n
 	} else {
 		p.content = []byte(strings.Replace(old, a.OldText, a.NewText, 1))
-		p.edits = 1
 	}
+	p.edits = n
 	return ""
+}
+
+// EditSize is the size of a file of size bytes after n replacements of
+// old bytes by new bytes, and whether that is within [MaxFileBytes]. It is
+// computed before any replacement is made, so a proposal whose result
+// would be huge (a million one-byte matches, each replaced by a MiB)
+// allocates nothing proportional to it; a size past what an int holds is
+// math.MaxInt. Call it for every edit, on the size the edits before it
+// left.
+func EditSize(size, n, old, new int) (int, bool) {
+	if n <= 0 || new <= old {
+		s := size - n*(old-new)
+		return s, s <= MaxFileBytes
+	}
+	hi, grow := bits.Mul64(uint64(n), uint64(new-old))
+	if hi != 0 || grow > uint64(math.MaxInt-size) {
+		return math.MaxInt, false
+	}
+	s := size + int(grow)
+	return s, s <= MaxFileBytes
 }
 
 // matchLines lists the line numbers where each (non-overlapping) match of

@@ -50,6 +50,7 @@ import (
 	"github.com/moatdev/moat/guest/proto"
 	"github.com/moatdev/moat/host/display"
 	"github.com/moatdev/moat/host/policy"
+	"github.com/moatdev/moat/host/redact"
 	"github.com/moatdev/moat/host/toolspec"
 )
 
@@ -96,6 +97,10 @@ type Options struct {
 	Notes io.Writer
 	// Now is the clock for audit records; nil is time.Now.
 	Now func() time.Time
+	// Redactor, when set, hides the current file's secrets (well-known
+	// shapes: keys, tokens) in the diff a person is shown; see
+	// [secretsOf].
+	Redactor *redact.Redactor
 }
 
 // Gate implements engine.Proposer. It is safe for concurrent use: prompts
@@ -159,6 +164,9 @@ type proposal struct {
 	rel     string // cleaned, root-relative, slash-separated
 	content []byte // the complete new content
 	edits   int    // propose_edit: replacements made
+	// oversize is the size the content would have had, when that is
+	// past MaxFileBytes and the content was therefore never built.
+	oversize int
 }
 
 // outcome is the decision the audit log records.
@@ -213,12 +221,26 @@ func (g *Gate) propose(ctx context.Context, tool string, args json.RawMessage) (
 
 	if tool == proto.ProposeEdit {
 		if msg := applyEdit(p, snap, edit); msg != "" {
+			if strings.Contains(edit.OldText, redactMark) {
+				msg += ". " + redactHint
+			}
 			out.decision, out.reason = "error", msg
 			return p, toolspec.Result{Text: "error: " + msg, IsError: true}, out
 		}
 	}
-	if len(p.content) > MaxFileBytes {
-		err := refusal(ErrTooLarge, "Split the change into smaller edits.", "is too large: the new content is %d bytes, more than the %d a person can review at the terminal", len(p.content), MaxFileBytes)
+	if size := max(len(p.content), p.oversize); size > MaxFileBytes {
+		err := refusal(ErrTooLarge, "Split the change into smaller edits.", "is too large: the new content is %d bytes, more than the %d a person can review at the terminal", size, MaxFileBytes)
+		out.decision, out.reason = "refused", err.Error()
+		return p, refused(p, err), out
+	}
+	err = gitHead(p.rel, p.content)
+	if err == nil {
+		err = gitConfig(p.content)
+	}
+	if err == nil {
+		err = g.writesMarks(p, snap)
+	}
+	if err != nil {
 		out.decision, out.reason = "refused", err.Error()
 		return p, refused(p, err), out
 	}
@@ -312,4 +334,27 @@ func refused(p *proposal, err error) toolspec.Result {
 func sha256hex(b []byte) string {
 	s := sha256.Sum256(b)
 	return fmt.Sprintf("%x", s[:])
+}
+
+// redactMark begins what stands in for a secret in what the tools return
+// (redact.Mark); redactHint tells the model what to do when it finds one
+// in its own proposal.
+const (
+	redactMark = "[redacted: "
+	redactHint = "A [redacted: RULE] mark stands for a secret moat hid from you when the file was read; the file holds the secret, not the mark. Change only the text around it (old_text must not include the mark), or ask the user to change the secret"
+)
+
+// writesMarks refuses new content that holds more redaction marks than
+// the file does now: the model is writing back what it read, and the
+// secrets the marks stand for would be lost, in a diff whose old side
+// shows the same marks.
+func (g *Gate) writesMarks(p *proposal, snap *snapshot) error {
+	if g.opt.Redactor == nil {
+		return nil
+	}
+	n := strings.Count(string(p.content), redactMark)
+	if n == 0 || n <= strings.Count(string(snap.data), redactMark) {
+		return nil
+	}
+	return refusal(ErrDenied, redactHint+".", "would hold %d %sRULE] mark%s where the file has secrets moat hid from you; writing it would replace them", n, redactMark, plural(n))
 }

@@ -3,6 +3,7 @@ package gate
 import (
 	"fmt"
 	"path/filepath"
+	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/moatdev/moat/guest/proto"
 	"github.com/moatdev/moat/host/display"
 	"github.com/moatdev/moat/host/policy"
+	"github.com/moatdev/moat/host/redact"
 )
 
 // SGR sequences for the coloured prompt. They are the only escape
@@ -84,8 +86,8 @@ func (g *Gate) review(sc screen, p *proposal, snap *snapshot) *Review {
 		r.RunsCode = tool
 		r.Warning = fmt.Sprintf("WARNING: this file makes %s run code. Review the change as a program that will run on this machine.", tool)
 	}
-	r.Header = g.header(sc, p, snap, r)
-	diff := g.diffLines(sc, p, snap)
+	diff, hidden := g.diffLines(sc, p, snap, g.secretsOf(snap))
+	r.Header = g.header(sc, p, snap, r, hidden)
 	r.DiffLines = len(diff)
 	if len(diff) > MaxDiffLines {
 		diff, r.Cut = diff[:MaxDiffLines], true
@@ -96,7 +98,7 @@ func (g *Gate) review(sc screen, p *proposal, snap *snapshot) *Review {
 
 // header is the summary above the diff: what is written where, and what to
 // watch for.
-func (g *Gate) header(sc screen, p *proposal, snap *snapshot, r *Review) []string {
+func (g *Gate) header(sc screen, p *proposal, snap *snapshot, r *Review, hidden int) []string {
 	var h []string
 	add := func(label, format string, args ...any) {
 		h = append(h, fmt.Sprintf("  %-8s %s", label, fmt.Sprintf(format, args...)))
@@ -134,11 +136,55 @@ func (g *Gate) header(sc screen, p *proposal, snap *snapshot, r *Review) []strin
 	if snap.exists && binary(snap.data) {
 		add("note", "the current file is binary; only the new content is shown")
 	}
+	if hidden > 0 {
+		add("note", "%s", sc.paint(sgrYellow, fmt.Sprintf("secrets of the current file (keys, tokens) are shown as [redacted: RULE] in %d diff line%s; text the model adds is never hidden", hidden, plural(hidden))))
+	}
 	return h
 }
 
+// secretsOf finds the secrets of the current file, as the pieces of text
+// to hide wherever they appear in the diff: each secret's lines (a key
+// block is many), those long enough to be worth hiding. Only the file's
+// own secrets are hidden, in removed, kept and added lines alike, never
+// anything else: a model could otherwise make its own text look like a
+// key and have it hidden from the person approving it.
+func (g *Gate) secretsOf(snap *snapshot) []secretPiece {
+	if g.opt.Redactor == nil || !snap.exists || binary(snap.data) {
+		return nil
+	}
+	old := string(snap.data)
+	var out []secretPiece
+	for _, f := range g.opt.Redactor.Find(old) {
+		for _, piece := range strings.Split(old[f.Start:f.End], "\n") {
+			if piece = strings.TrimSuffix(piece, "\r"); len(piece) >= minSecretPiece {
+				out = append(out, secretPiece{piece, redact.Mark(f.Rule)})
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return len(out[i].text) > len(out[j].text) })
+	return out
+}
+
+// minSecretPiece is the shortest line of a secret the diff hides: shorter
+// ones (a key block's last few characters) say nothing and would hide
+// innocent text.
+const minSecretPiece = 8
+
+type secretPiece struct{ text, mark string }
+
+// hideSecrets replaces every piece in one diff line, longest first.
+func hideSecrets(line string, hide []secretPiece) string {
+	for _, s := range hide {
+		if strings.Contains(line, s.text) {
+			line = strings.ReplaceAll(line, s.text, s.mark)
+		}
+	}
+	return line
+}
+
 // diffLines renders the unified diff, one sanitized line per element.
-func (g *Gate) diffLines(sc screen, p *proposal, snap *snapshot) []string {
+// It also counts the lines in which the file's secrets were hidden.
+func (g *Gate) diffLines(sc screen, p *proposal, snap *snapshot, hide []secretPiece) ([]string, int) {
 	from, old := "a/"+p.rel, string(snap.data)
 	switch {
 	case !snap.exists:
@@ -152,6 +198,7 @@ func (g *Gate) diffLines(sc screen, p *proposal, snap *snapshot) []string {
 		u, _ = udiff.ToUnifiedDiff("/dev/null", "b/"+p.rel, "", udiff.Lines("", to), contextLines)
 	}
 	out := []string{sc.paint(sgrBold, "--- "+sc.safe(u.From, false)), sc.paint(sgrBold, "+++ "+sc.safe(u.To, false))}
+	hidden := 0
 	for _, h := range u.Hunks {
 		var del, ins int
 		for _, l := range h.Lines {
@@ -168,6 +215,10 @@ func (g *Gate) diffLines(sc screen, p *proposal, snap *snapshot) []string {
 		out = append(out, sc.paint(sgrCyan, fmt.Sprintf("@@ -%s +%s @@", hunkRange(h.FromLine, del), hunkRange(h.ToLine, ins))))
 		for _, l := range h.Lines {
 			text, nl := strings.CutSuffix(l.Content, "\n")
+			if h := hideSecrets(text, hide); h != text {
+				text = h
+				hidden++
+			}
 			mark, code := " ", ""
 			switch l.Kind {
 			case udiff.Delete:
@@ -182,7 +233,7 @@ func (g *Gate) diffLines(sc screen, p *proposal, snap *snapshot) []string {
 			}
 		}
 	}
-	return out
+	return out, hidden
 }
 
 // hunkRange formats one side of a hunk header the way diff -u does.

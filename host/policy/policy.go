@@ -21,8 +21,13 @@
 //
 // # Limits
 //
-// The deny-list is a list of names. It does not know what is inside a file:
-// a secret stored in notes.txt is readable. Hard links to a denied file under
+// The deny-list is a list of names (and of the names a stored or copied
+// file stands for, see storedForm). It does not know what is inside a
+// file: a secret stored in notes.txt is readable, and only host/redact's
+// rules for secrets by content stand between it and the model. The
+// never-write list is the codeFiles table; git directories and git
+// configuration are recognised by structure and content ([GitDir],
+// [GitConfigCommand]), which the gate applies. Hard links to a denied file under
 // another name are not recognised by name (the write gate refuses files with
 // more than one link; reading them is a documented limit, see SECURITY.md).
 package policy
@@ -48,49 +53,65 @@ import (
 // (gitrob's and shhgit's path signatures, gitleaks' path rules, the tools'
 // own documentation) are tabled in SECURITY.md; keep the two in step.
 var defaultDeny = []string{
-	// dotenv and direnv files
-	".env", ".env.*", ".envrc",
+	// dotenv and direnv files; gitrob's "^\.?env$" also matches the
+	// dotless name dotfiles managers store; "*.env" is the per-environment
+	// file compose's env_file names (prod.env)
+	".env", "env", ".env.*", ".env-*", ".env_*", "*.env", ".envrc",
 	// repository internals: hooks, config with remote credentials, objects;
 	// "*.git" is a bare repository (proj.git/config, proj.git/hooks)
-	".git", "*.git", ".git-credentials", ".gitconfig",
+	".git", "*.git", ".git-credentials", "git-credentials", ".gitconfig", "gitconfig",
 	// SSH: the folder, OpenSSH's key names (ssh-keygen -t, including the
 	// FIDO "_sk" keys), any "*_rsa" style key, PuTTY keys
 	".ssh", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk",
 	"*_rsa", "*_dsa", "*_ecdsa", "*_ed25519", "*_ecdsa_sk", "*_ed25519_sk", "*.ppk",
-	// private keys, key bundles and key stores
-	"*.pem", "*.key", "*.p12", "*.pfx", "*.pkcs12", "*.jks", "*.keystore", "*.keychain", "*.keyring",
+	// private keys, key bundles and key stores; age's identities
+	"*.pem", "*.key", "*.keypair", "*.p12", "*.pfx", "*.pkcs12", "*.jks", "*.keystore", "*.keychain", "*.keyring",
 	"*.kdb", "*.kdbx", "*.psafe3", "*.agilekeychain", "*.kwallet", "*.bek", "*.tpm", "*.fve", "otr.private_key",
-	// cloud and CLI credential stores
-	".aws", ".azure", ".kube", ".docker", ".gnupg", ".dockercfg", ".s3cfg", ".tugboat", ".vault-token",
-	".cargo/credentials", ".cargo/credentials.toml", "credentials.toml", ".gem/credentials",
-	"gh/hosts.yml", ".config/hub", "doctl/config.yaml", "gcloud/credentials.db", "gcloud/access_tokens.db",
+	"age/keys.txt",
+	// cloud and infrastructure CLIs' credential stores (gitrob's path
+	// signatures "\.?aws/credentials$", "\.?gem/credentials$",
+	// "config/hub$" and "doctl/config.yaml$" match any path ending so)
+	".aws", "*aws/credentials", ".azure", ".kube", ".docker", ".gnupg", ".dockercfg", "dockercfg", ".s3cfg", "s3cfg",
+	".tugboat", "tugboat", ".vault-token", ".oci", ".databrickscfg", ".boto", ".bluemix", ".aliyun", ".tsh", ".snowflake",
+	".cargo/credentials", ".cargo/credentials.toml", "credentials.toml", "*gem/credentials",
+	"gh/hosts.yml", "*config/hub", "*doctl/config.yaml", "gcloud/credentials.db", "gcloud/access_tokens.db",
+	"gcloud/legacy_credentials", "application_default_credentials.json", "credentials.tfrc.json", "pulumi/credentials.json",
+	".fly/config.yml", "hcloud/cli.toml", "linode-cli", ".linode-cli", "netlify/config.json", "com.vercel.cli",
+	".wrangler/config", "glab-cli/config.yml", "openstack/clouds.yaml", "openstack/secure.yaml", ".dbt/profiles.yml",
+	"rclone.conf", ".rclone.conf",
 	"credentials.json", "credentials.xml", "secrets.yaml", "secrets.yml", "heroku.json",
-	// password and token files of package managers and network tools
-	".netrc", "_netrc", ".npmrc", ".pypirc", ".pgpass", ".htpasswd", "proftpdpasswd", ".esmtprc", ".muttrc",
+	// package managers' tokens and passwords (gitrob's "^\.?npmrc$" and
+	// kin match the dotless names too)
+	".netrc", "netrc", "_netrc", ".npmrc", "npmrc", ".pypirc", "auth.json", ".m2/settings.xml", "settings-security.xml",
+	".gradle/gradle.properties", "nuget/nuget.config", ".bundle/config", "pip.conf", "pip.ini", "pub-credentials.json",
+	".pub-cache/credentials.json",
+	// databases' passwords and connections
+	".pgpass", "pgpass", "pg_service.conf", ".pg_service.conf", ".my.cnf", ".mylogin.cnf", "cqlshrc", ".cqlshrc",
+	"odbc.ini", ".odbc.ini", ".influxdbv2/configs",
+	// network tools' passwords
+	".htpasswd", "htpasswd", "proftpdpasswd", ".esmtprc", ".muttrc", "muttrc",
+	// notebooks: Jupyter's runtime files hold its server token and kernel
+	// keys, its config folder the server password
+	"jupyter/runtime", "jpserver-*", "nbserver-*", ".jupyter",
+	// browsers' password, cookie and key stores (Chromium's and Firefox's
+	// profile files; Safari's cookies)
+	"login data", "login data for account", "web data", "local state", "default/cookies", "network/cookies",
+	"logins.json", "logins-backup.json",
+	"key3.db", "key4.db", "signons.sqlite", "cookies.sqlite", "*.binarycookies",
 	// infrastructure state and variables (Terraform keeps secrets in both)
 	"*.tfstate", "*.tfstate.*", "*.tfvars", "*.tfvars.json", ".terraformrc", "terraform.rc",
-	// command histories: what was typed, passwords included
-	".*_history", ".history", ".zhistory",
+	// command histories: what was typed, passwords included (gitrob's
+	// "^\.?(bash_|zsh_|sh_|z)?history$", "^\.?mysql_history$",
+	// "^\.?psql_history$", "^\.?irb_history$", widened to every
+	// ".NAME_history" and the REPLs' own files)
+	".*_history", ".*-history", ".history", "history", ".zhistory", "zhistory", "bash_history", "zsh_history",
+	"sh_history", "mysql_history", "psql_history", "irb_history", "fish_history", "ghci_history", ".histfile",
+	".lesshst", ".viminfo", ".rhistory", ".octave_hist", ".dbshell", "history.sqlite", "atuin/history.db",
+	"repl_history.jl", ".zsh_sessions", ".bash_sessions",
 	// remote-deployment and connection configurations that hold passwords
-	"sftp-config.json", ".ftpconfig", ".remote-sync.json", "deployment-config.json",
-	"filezilla.xml", "recentservers.xml", "*.ovpn", "*.rdp", "dbeaver-data-sources.xml", "robomongo.json",
-	"secret_token.rb",
-}
-
-// writeOnlyDeny lists files that make a tool run code, or change how it
-// behaves, when the user next opens the folder, commits, or starts an
-// agent: a model may read them but never propose to write them. The wider
-// class (build files a person runs on purpose) is marked in the approval
-// prompt instead; see [RunsCode].
-var writeOnlyDeny = []string{
-	".vscode/settings.json", ".vscode/tasks.json", ".vscode/launch.json", ".vscode/mcp.json", "*.code-workspace",
-	".devcontainer", ".devcontainer.json",
-	".idea",
-	".mcp.json", ".cursor", ".claude", ".gemini", ".codex",
-	".husky", ".githooks", ".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml", "lefthook-local.yml",
-	".gitattributes", ".gitmodules",
-	"Makefile.local",
-	ConfigFileName,
+	"sftp-config.json", "sftp-config", ".ftpconfig", ".remote-sync.json", "deployment-config.json",
+	"filezilla.xml", "recentservers.xml", "*.ovpn", "*.rdp", "dbeaver-data-sources.xml", ".dbeaver-data-sources.xml",
+	"robomongo.json", "secret_token.rb",
 }
 
 // ConfigFileName is moat's own per-folder configuration file; the model must
@@ -227,14 +248,24 @@ type Policy struct {
 // doublestar. The confined filesystem asks it about every path component
 // the guest touches, so it is on grep's hot path.
 type ruleSet struct {
-	exact    map[string]string // normalized name -> rule
-	exts     map[string]string // "*.ext" rules by ".ext": one lookup for all of them
-	prefixes [][2]string       // {prefix, rule}
-	suffixes [][2]string       // {suffix, rule}, those exts cannot hold ("*_rsa")
-	affixes  [][3]string       // {prefix, suffix, rule} for "P*S"
-	contains [][2]string       // {infix, rule} for "*X*"
-	globs    []string          // other base-name patterns
-	paths    []pathRule        // patterns containing "/"
+	names    map[string]nameRules // by normalized name: the exact rule, the "/" rules ending in it
+	exts     map[string]string    // "*.ext" rules by ".ext": one lookup for all of them
+	prefixes [][2]string          // {prefix, rule}
+	suffixes [][2]string          // {suffix, rule}, those exts cannot hold ("*_rsa")
+	affixes  [][3]string          // {prefix, suffix, rule} for "P*S"
+	contains [][2]string          // {infix, rule} for "*X*"
+	globs    []string             // other base-name patterns
+	paths    []pathRule           // patterns containing "/" whose last segment has a wildcard
+	// first bytes of prefixes and last bytes of suffixes: a name whose
+	// first (last) byte begins (ends) none of them skips that list
+	preFirst, sufLast [256]bool
+}
+
+// nameRules are the rules a component of one name may match at once:
+// the rule that is that name, and the "/" rules whose last segment it is.
+type nameRules struct {
+	rule  string
+	paths []pathRule
 }
 
 // pathRule is a pattern with "/". One whose last segment has no wildcard
@@ -250,8 +281,8 @@ func (rs *ruleSet) add(pat string) error {
 	if !doublestar.ValidatePattern(n) {
 		return fmt.Errorf("policy: invalid pattern %q", pat)
 	}
-	if rs.exact == nil {
-		rs.exact, rs.exts = map[string]string{}, map[string]string{}
+	if rs.names == nil {
+		rs.names, rs.exts = map[string]nameRules{}, map[string]string{}
 	}
 	meta := func(s string) bool { return strings.ContainsAny(s, `*?[{\`) }
 	star := strings.IndexByte(n, '*')
@@ -259,20 +290,28 @@ func (rs *ruleSet) add(pat string) error {
 	case strings.Contains(n, "/"):
 		last := n[strings.LastIndexByte(n, '/')+1:]
 		r := pathRule{pat: n, literal: !meta(n)}
-		if !meta(last) {
-			r.last = last
+		if meta(last) {
+			rs.paths = append(rs.paths, r)
+			break
 		}
-		rs.paths = append(rs.paths, r)
+		r.last = last
+		e := rs.names[last]
+		e.paths = append(e.paths, r)
+		rs.names[last] = e
 	case !meta(n):
-		rs.exact[n] = n
+		e := rs.names[n]
+		e.rule = n
+		rs.names[n] = e
 	case strings.HasPrefix(n, "*.") && !meta(n[1:]) && strings.Count(n, ".") == 1:
 		if _, dup := rs.exts[n[1:]]; !dup {
 			rs.exts[n[1:]] = n
 		}
-	case strings.HasSuffix(n, "*") && !meta(n[:len(n)-1]):
+	case strings.HasSuffix(n, "*") && len(n) > 1 && !meta(n[:len(n)-1]):
 		rs.prefixes = append(rs.prefixes, [2]string{n[:len(n)-1], n})
-	case strings.HasPrefix(n, "*") && !meta(n[1:]):
+		rs.preFirst[n[0]] = true
+	case strings.HasPrefix(n, "*") && len(n) > 1 && !meta(n[1:]):
 		rs.suffixes = append(rs.suffixes, [2]string{n[1:], n})
+		rs.sufLast[n[len(n)-1]] = true
 	case len(n) > 2 && n[0] == '*' && n[len(n)-1] == '*' && !meta(n[1:len(n)-1]):
 		rs.contains = append(rs.contains, [2]string{n[1 : len(n)-1], n})
 	case star > 0 && !meta(n[:star]) && !meta(n[star+1:]):
@@ -286,22 +325,27 @@ func (rs *ruleSet) add(pat string) error {
 // match reports the rule matching one normalized component, given the
 // normalized path up to and including it (for "/" rules).
 func (rs *ruleSet) match(base string, full func() string) (string, bool) {
-	if r, ok := rs.exact[base]; ok {
-		return r, true
+	named := rs.names[base] // one lookup for both kinds
+	if named.rule != "" {
+		return named.rule, true
 	}
 	if i := strings.LastIndexByte(base, '.'); i >= 0 {
 		if r, ok := rs.exts[base[i:]]; ok {
 			return r, true
 		}
 	}
-	for _, p := range rs.prefixes {
-		if strings.HasPrefix(base, p[0]) {
-			return p[1], true
+	if base != "" && rs.preFirst[base[0]] {
+		for _, p := range rs.prefixes {
+			if strings.HasPrefix(base, p[0]) {
+				return p[1], true
+			}
 		}
 	}
-	for _, p := range rs.suffixes {
-		if strings.HasSuffix(base, p[0]) {
-			return p[1], true
+	if base != "" && rs.sufLast[base[len(base)-1]] {
+		for _, p := range rs.suffixes {
+			if strings.HasSuffix(base, p[0]) {
+				return p[1], true
+			}
 		}
 	}
 	for _, p := range rs.affixes {
@@ -320,25 +364,24 @@ func (rs *ruleSet) match(base string, full func() string) (string, bool) {
 		}
 	}
 	var f string
-	for _, r := range rs.paths {
-		if r.last != "" && base != r.last {
-			continue
-		}
-		if f == "" {
-			f = full()
-		}
-		if r.literal {
-			// The rule is the whole path or its tail after a "/".
-			if f == r.pat || len(f) > len(r.pat) && f[len(f)-len(r.pat)-1] == '/' && strings.HasSuffix(f, r.pat) {
+	for _, list := range [2][]pathRule{named.paths, rs.paths} {
+		for _, r := range list {
+			if f == "" {
+				f = full()
+			}
+			if r.literal {
+				// The rule is the whole path or its tail after a "/".
+				if f == r.pat || len(f) > len(r.pat) && f[len(f)-len(r.pat)-1] == '/' && strings.HasSuffix(f, r.pat) {
+					return r.pat, true
+				}
+				continue
+			}
+			if ok, _ := doublestar.Match(r.pat, f); ok {
 				return r.pat, true
 			}
-			continue
-		}
-		if ok, _ := doublestar.Match(r.pat, f); ok {
-			return r.pat, true
-		}
-		if ok, _ := doublestar.Match("**/"+r.pat, f); ok {
-			return r.pat, true
+			if ok, _ := doublestar.Match("**/"+r.pat, f); ok {
+				return r.pat, true
+			}
 		}
 	}
 	return "", false
@@ -352,7 +395,7 @@ func New(deny, allow []string) (*Policy, error) {
 	for _, l := range []struct {
 		dst  *ruleSet
 		pats []string
-	}{{&p.deny, defaultDeny}, {&p.deny, deny}, {&p.allow, allow}, {&p.writeDeny, writeOnlyDeny}} {
+	}{{&p.deny, defaultDeny}, {&p.deny, deny}, {&p.allow, allow}, {&p.writeDeny, neverWritten()}} {
 		for _, pat := range l.pats {
 			if err := l.dst.add(pat); err != nil {
 				return nil, err
@@ -446,7 +489,38 @@ func isFormat(r rune) bool { return unicode.Is(unicode.Cf, r) }
 // Denied reports whether rel (cleaned, root-relative, slash-separated) or any
 // folder above it is on the deny-list, and which rule matched.
 func (p *Policy) Denied(rel string) (rule string, denied bool) {
-	return p.walk(rel, &p.deny)
+	return p.denied(rel)
+}
+
+// denied is Denied: rel as it is, then as the names its components stand
+// for when they are stored or copied forms (see storedForm).
+func (p *Policy) denied(rel string) (string, bool) {
+	n := normalize(rel)
+	if r, ok := p.walkNormal(n, &p.deny); ok {
+		return r, true
+	}
+	if s, ok := stored(n); ok {
+		return p.walkStored(n, s)
+	}
+	return "", false
+}
+
+// walkStored is walkNormal on s, the stored-form reading of n (component
+// for component), where an --allow pattern matching the component as
+// written also opens it: --allow id_rsa.bak opens that copy, not id_rsa.
+func (p *Policy) walkStored(n, s string) (string, bool) {
+	raw, dec := strings.Split(n, "/"), strings.Split(s, "/")
+	if len(raw) != len(dec) {
+		return p.walkNormal(s, &p.deny)
+	}
+	for i := range dec {
+		decUpTo, rawUpTo := strings.Join(dec[:i+1], "/"), strings.Join(raw[:i+1], "/")
+		r, ok := p.deny.match(dec[i], func() string { return decUpTo })
+		if ok && !p.allowed(dec[i], func() string { return decUpTo }) && !p.allowed(raw[i], func() string { return rawUpTo }) {
+			return r, true
+		}
+	}
+	return "", false
 }
 
 // DeniedChild reports whether name, an entry of the folder parent (a path
@@ -463,23 +537,33 @@ func (p *Policy) DeniedChild(parent, name string) (rule string, denied bool) {
 	if r, ok := p.deny.match(n, full); ok && !p.allowed(n, full) {
 		return r, true
 	}
+	if _, _, ok := storedForm(n); ok { // rare: the folders above are known not to be denied
+		if parent == "." || parent == "" {
+			return p.denied(name)
+		}
+		return p.denied(parent + "/" + name)
+	}
 	return "", false
 }
 
 // WriteDenied is [Policy.Denied] plus the files that configure tools, which
 // may be read but never written by a proposal.
 func (p *Policy) WriteDenied(rel string) (rule string, denied bool) {
-	if r, ok := p.walk(rel, &p.deny); ok {
+	if r, ok := p.denied(rel); ok {
 		return r, true
 	}
 	return p.walk(rel, &p.writeDeny)
 }
 
 func (p *Policy) walk(rel string, rules *ruleSet) (string, bool) {
-	if rel == "." || rel == "" {
+	return p.walkNormal(normalize(rel), rules)
+}
+
+// walkNormal is walk for a path already normalized.
+func (p *Policy) walkNormal(n string, rules *ruleSet) (string, bool) {
+	if n == "." || n == "" {
 		return "", false
 	}
-	n := normalize(rel)
 	for start := 0; start <= len(n); {
 		end := strings.IndexByte(n[start:], '/')
 		if end < 0 {
@@ -495,6 +579,18 @@ func (p *Policy) walk(rel string, rules *ruleSet) (string, bool) {
 		start = end + 1
 	}
 	return "", false
+}
+
+// neverWritten is the never-write list: the files of the codeFiles table
+// that a tool runs without anyone deciding to (see codeFile).
+func neverWritten() []string {
+	var out []string
+	for _, r := range codeFiles {
+		if r.never {
+			out = append(out, r.pattern)
+		}
+	}
+	return out
 }
 
 func (p *Policy) allowed(base string, full func() string) bool {

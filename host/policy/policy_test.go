@@ -15,8 +15,9 @@ func TestDenied(t *testing.T) {
 		t.Fatal(err)
 	}
 	deny := []string{".env", ".ENV", ".env.local", ".env.", ".env ", "a/.env", ".git", ".git/config", "x/.git/hooks/pre-commit",
-		"id_rsa", "keys/server.KEY", "cert.pem", ".netrc", ".npmrc", ".pgpass", "db.sqlite", ".ssh/config", ".Env...  "}
-	allow := []string{".", "environment.md", "env", "notes.txt", ".env.example", "src/.gitignore", "id_rsa.pub", ".github/workflows/ci.yml", "history.md", "HISTORY", "hosts.yml", "config.toml", "src/credentials/tls.go", "proj.github/x"}
+		"id_rsa", "keys/server.KEY", "cert.pem", ".netrc", ".npmrc", ".pgpass", "db.sqlite", ".ssh/config", ".Env...  ",
+		"env", "HISTORY"} // gitrob's "^\.?env$" and "^\.?(bash_|zsh_|sh_|z)?history$" as cited
+	allow := []string{".", "environment.md", "notes.txt", ".env.example", "src/.gitignore", "id_rsa.pub", ".github/workflows/ci.yml", "history.md", "hosts.yml", "config.toml", "src/credentials/tls.go", "proj.github/x"}
 	for _, d := range deny {
 		if _, ok := p.Denied(d); !ok {
 			t.Errorf("Denied(%q) = false, want true", d)
@@ -254,7 +255,7 @@ func BenchmarkDenied(b *testing.B) {
 // definition: doublestar on each component, or on each path prefix for a
 // rule with "/".
 func TestRuleIndexAgreesWithDoublestar(t *testing.T) {
-	pats := append(append([]string{"a*b*c", "*.tfstate.*", "x?z", "docs/**/*.md"}, defaultDeny...), writeOnlyDeny...)
+	pats := append(append([]string{"a*b*c", "*.tfstate.*", "x?z", "docs/**/*.md"}, defaultDeny...), neverWritten()...)
 	var names []string
 	for _, p := range pats {
 		n := normalize(p)

@@ -1,43 +1,93 @@
 package policy
 
-// runsCode lists files that make a tool run the commands written in them,
-// with the tool named: the approval prompt shows "this file makes TOOL run
-// code" beside any proposal to write one. Those a user triggers without
-// deciding to run anything (opening the folder in an editor, committing,
-// starting an agent) are also on the never-write list (writeOnlyDeny), so
-// the warning matters for them only when --allow opens one; the rest are
-// build and CI files a person runs on purpose, where writing them is
-// ordinary work and the mark is what keeps the approval informed.
-var runsCode = []struct{ pattern, tool string }{
-	// Run on their own: editors, git hooks, agents, direnv (never written).
-	{".vscode/tasks.json", "VS Code"}, {".vscode/settings.json", "VS Code"}, {".vscode/launch.json", "VS Code"},
-	{".vscode/mcp.json", "VS Code"}, {"*.code-workspace", "VS Code"},
-	{".devcontainer", "Dev Containers"}, {".devcontainer.json", "Dev Containers"},
-	{".idea", "JetBrains IDEs"},
-	{".mcp.json", "MCP clients"}, {".cursor", "Cursor"}, {".claude", "Claude Code"}, {".gemini", "Gemini CLI"}, {".codex", "Codex"},
-	{".git", "git"}, {"*.git", "git"}, {".gitattributes", "git"}, {".gitmodules", "git"}, {".githooks", "git"},
-	{".husky", "git (husky hooks)"}, {".pre-commit-config.yaml", "git (pre-commit hooks)"},
-	{"lefthook.yml", "git (lefthook hooks)"}, {".lefthook.yml", "git (lefthook hooks)"}, {"lefthook-local.yml", "git (lefthook hooks)"},
-	{".envrc", "direnv"},
-	{ConfigFileName, "moat"},
+// codeFile is one row of the table of files that make a tool run the code
+// or commands written in them: the pattern (matched as the deny-list
+// matches), the tool, and the decision. never: a tool runs it without
+// anyone deciding to run anything (opening the folder in an editor,
+// starting a shell or an agent, committing, cd, any invocation of a
+// package manager), so a proposal to write it is refused before anyone is
+// asked. Otherwise it runs when a person runs the tool on purpose, writing
+// it is ordinary work, and the approval prompt marks it "this file makes
+// TOOL run code". SECURITY.md tables the same families with the
+// documentation each comes from; keep the two in step.
+type codeFile struct {
+	pattern, tool string
+	never         bool
+}
+
+// codeFiles is the one table: the never-write list is its never rows
+// (with moat's own configuration), the prompt's warning all of them.
+var codeFiles = []codeFile{
+	// Editors and agents: workspace settings, tasks that run on folder
+	// open, MCP servers they start, commands and hooks.
+	{".vscode/tasks.json", "VS Code", true}, {".vscode/settings.json", "VS Code", true}, {".vscode/launch.json", "VS Code", true},
+	{".vscode/mcp.json", "VS Code", true}, {"*.code-workspace", "VS Code", true},
+	{".devcontainer", "Dev Containers", true}, {".devcontainer.json", "Dev Containers", true},
+	{".idea", "JetBrains IDEs", true}, {".zed", "Zed", true},
+	{".mcp.json", "MCP clients", true}, {".cursor", "Cursor", true}, {".claude", "Claude Code", true}, {".gemini", "Gemini CLI", true},
+	{".codex", "Codex", true}, {".continue", "Continue", true}, {".windsurf", "Windsurf", true}, {".roo", "Roo Code", true},
+	{".kiro", "Kiro", true}, {".amazonq", "Amazon Q Developer", true}, {".junie", "Junie", true},
+	{"opencode.json", "opencode", true}, {"opencode.jsonc", "opencode", true}, {".opencode", "opencode", true},
+	{".aider*", "aider", true},
+	// git: hooks, filters, submodule commands, hook managers.
+	{".git", "git", true}, {"*.git", "git", true}, {".gitattributes", "git", true}, {".gitmodules", "git", true},
+	{".githooks", "git", true}, {".husky", "git (husky hooks)", true}, {".pre-commit-config.yaml", "git (pre-commit hooks)", true},
+	{"lefthook.yml", "git (lefthook hooks)", true}, {".lefthook.yml", "git (lefthook hooks)", true},
+	{"lefthook-local.yml", "git (lefthook hooks)", true},
+	// Environment on cd.
+	{".envrc", "direnv", true},
+	{"mise.toml", "mise", true}, {".mise.toml", "mise", true}, {"mise.*.toml", "mise", true}, {".mise.*.toml", "mise", true},
+	{".mise", "mise", true}, {".config/mise.toml", "mise", true}, {".config/mise", "mise", true},
+	// Package managers' hooks and preloads: run by every invocation.
+	{".npmrc", "npm", true}, {".yarnrc", "yarn", true}, {".yarnrc.yml", "yarn", true}, {".pnpmfile.cjs", "pnpm", true},
+	{".pnpmfile.mjs", "pnpm", true}, {"bunfig.toml", "Bun", true}, {".bunfig.toml", "Bun", true},
+	{"*.pth", "Python (site)", true}, {"sitecustomize.py", "Python (site)", true}, {"usercustomize.py", "Python (site)", true},
+	{"pip.conf", "pip", true}, {"pip.ini", "pip", true},
+	// Linters and formatters whose configuration is a program, which
+	// editors' extensions load when a file is opened.
+	{"eslint.config.*", "ESLint", true}, {".eslintrc.js", "ESLint", true}, {".eslintrc.cjs", "ESLint", true},
+	{"prettier.config.*", "Prettier", true}, {".prettierrc.{js,cjs,mjs,ts,cts,mts}", "Prettier", true},
+	{"stylelint.config.*", "Stylelint", true}, {".stylelintrc.{js,cjs,mjs}", "Stylelint", true},
+	// Shells' login, logout and startup files, REPLs' and debuggers' rc
+	// files: run when one starts there.
+	{".bashrc", "bash", true}, {".bash_profile", "bash", true}, {".bash_login", "bash", true}, {".bash_logout", "bash", true},
+	{".profile", "the login shell", true}, {".zshrc", "zsh", true}, {".zprofile", "zsh", true}, {".zshenv", "zsh", true},
+	{".zlogin", "zsh", true}, {".zlogout", "zsh", true}, {".kshrc", "ksh", true}, {".cshrc", "csh", true}, {".tcshrc", "tcsh", true},
+	{".login", "csh", true}, {".logout", "csh", true}, {"fish/config.fish", "fish", true}, {"fish/conf.d", "fish", true},
+	{".inputrc", "readline", true}, {".pythonrc", "python", true}, {".pythonrc.py", "python", true},
+	{".irbrc", "irb", true}, {".pryrc", "pry", true}, {".psqlrc", "psql", true}, {".sqliterc", "sqlite3", true},
+	{".rprofile", "R", true}, {".iex.exs", "IEx", true}, {".ghci", "GHCi", true}, {".gdbinit", "gdb", true},
+	{".lldbinit", "lldb", true}, {".exrc", "vi", true}, {".nvim.lua", "Neovim", true}, {".mongoshrc.js", "mongosh", true},
+	// Toolchain pins that may name a binary of the file's choosing.
+	{"rust-toolchain", "rustup", true}, {"rust-toolchain.toml", "rustup", true},
+	// moat's own configuration, and a make include moat cannot see used.
+	{"Makefile.local", "make", true},
+	{ConfigFileName, "moat", true},
+
 	// Run when a person runs the tool (writing them is ordinary work).
-	{"Makefile", "make"}, {"makefile", "make"}, {"GNUmakefile", "make"}, {"*.mk", "make"}, {"Makefile.local", "make"},
-	{"justfile", "just"}, {".justfile", "just"}, {"Taskfile.yml", "task"}, {"Taskfile.yaml", "task"},
-	{"package.json", "npm"}, {".npmrc", "npm"}, {".yarnrc.yml", "yarn"},
-	{"setup.py", "pip"}, {"pyproject.toml", "pip"}, {"conftest.py", "pytest"}, {"tox.ini", "tox"}, {"noxfile.py", "nox"},
-	{"build.rs", "cargo"}, {".cargo/config.toml", "cargo"}, {".cargo/config", "cargo"},
-	{"build.gradle", "Gradle"}, {"build.gradle.kts", "Gradle"}, {"settings.gradle", "Gradle"}, {"settings.gradle.kts", "Gradle"},
-	{"gradlew", "Gradle"}, {"pom.xml", "Maven"}, {".mvn", "Maven"},
-	{"CMakeLists.txt", "CMake"}, {"*.cmake", "CMake"}, {"meson.build", "Meson"}, {"BUILD.bazel", "Bazel"}, {"WORKSPACE", "Bazel"},
-	{"MODULE.bazel", "Bazel"}, {".bazelrc", "Bazel"},
-	{"Rakefile", "rake"}, {"Gemfile", "Bundler"}, {"composer.json", "Composer"},
-	{"Dockerfile", "docker build"}, {"*.dockerfile", "docker build"}, {"docker-compose.yml", "docker compose"},
-	{"docker-compose.yaml", "docker compose"}, {"compose.yml", "docker compose"}, {"compose.yaml", "docker compose"},
-	{".github/workflows", "GitHub Actions"}, {".gitlab-ci.yml", "GitLab CI"}, {".circleci", "CircleCI"},
-	{"Jenkinsfile", "Jenkins"}, {".travis.yml", "Travis CI"}, {"azure-pipelines.yml", "Azure Pipelines"},
-	{"flake.nix", "nix"}, {"shell.nix", "nix"}, {"default.nix", "nix"},
-	{".bashrc", "bash"}, {".bash_profile", "bash"}, {".profile", "the login shell"}, {".zshrc", "zsh"}, {".zprofile", "zsh"},
-	{".zshenv", "zsh"},
+	{"Makefile", "make", false}, {"makefile", "make", false}, {"GNUmakefile", "make", false}, {"*.mk", "make", false},
+	{"justfile", "just", false}, {".justfile", "just", false}, {"Taskfile.yml", "task", false}, {"Taskfile.yaml", "task", false},
+	{"package.json", "npm", false},
+	{"setup.py", "pip", false}, {"pyproject.toml", "pip", false}, {"conftest.py", "pytest", false}, {"tox.ini", "tox", false},
+	{"noxfile.py", "nox", false},
+	{"build.rs", "cargo", false}, {".cargo/config.toml", "cargo", false}, {".cargo/config", "cargo", false},
+	{"build.gradle", "Gradle", false}, {"build.gradle.kts", "Gradle", false}, {"settings.gradle", "Gradle", false},
+	{"settings.gradle.kts", "Gradle", false}, {"gradlew", "Gradle", false}, {"pom.xml", "Maven", false}, {".mvn", "Maven", false},
+	{"CMakeLists.txt", "CMake", false}, {"*.cmake", "CMake", false}, {"meson.build", "Meson", false},
+	{"BUILD.bazel", "Bazel", false}, {"WORKSPACE", "Bazel", false}, {"MODULE.bazel", "Bazel", false}, {".bazelrc", "Bazel", false},
+	{"Rakefile", "rake", false}, {"Gemfile", "Bundler", false}, {"composer.json", "Composer", false},
+	{"Dockerfile", "docker build", false}, {"*.dockerfile", "docker build", false},
+	{"docker-compose.yml", "docker compose", false}, {"docker-compose.yaml", "docker compose", false},
+	{"compose.yml", "docker compose", false}, {"compose.yaml", "docker compose", false},
+	{"docker-compose.override.yml", "docker compose", false}, {"docker-compose.override.yaml", "docker compose", false},
+	{"compose.override.yml", "docker compose", false}, {"compose.override.yaml", "docker compose", false},
+	{".github/workflows", "GitHub Actions", false}, {".gitlab-ci.yml", "GitLab CI", false}, {".circleci", "CircleCI", false},
+	{"Jenkinsfile", "Jenkins", false}, {".travis.yml", "Travis CI", false}, {"azure-pipelines.yml", "Azure Pipelines", false},
+	{"flake.nix", "nix", false}, {"shell.nix", "nix", false}, {"default.nix", "nix", false},
+	// Toolchain pins that fetch and run a release of the named version.
+	{".tool-versions", "asdf or mise", false}, {".nvmrc", "nvm", false}, {".node-version", "Node.js version managers", false},
+	{".python-version", "pyenv or uv", false}, {".ruby-version", "Ruby version managers", false},
+	{".terraform-version", "tfenv", false}, {".sdkmanrc", "SDKMAN!", false},
 }
 
 // RunsCode reports whether writing path (root-relative, as the model gave
@@ -52,8 +102,8 @@ func RunsCode(path string) (tool string, ok bool) {
 		return "", false
 	}
 	var rs ruleSet
-	tools := make(map[string]string, len(runsCode))
-	for _, r := range runsCode {
+	tools := make(map[string]string, len(codeFiles))
+	for _, r := range codeFiles {
 		if rs.add(r.pattern) == nil {
 			tools[normalize(r.pattern)] = r.tool
 		}

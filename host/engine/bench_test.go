@@ -1,0 +1,82 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/moatdev/moat/guest/proto"
+	"github.com/moatdev/moat/host/confine"
+	"github.com/moatdev/moat/host/engine"
+	"github.com/moatdev/moat/host/fanout"
+	"github.com/moatdev/moat/host/policy"
+	"github.com/moatdev/moat/host/redact"
+	"github.com/moatdev/moat/host/runner"
+	"github.com/moatdev/moat/host/toolspec"
+)
+
+// BenchmarkSessionGrepRedact is make bench's session grep rows through the
+// engine (guests already up, fanned out as isolate wires them, over
+// GOROOT/src), with redaction off and on, each pattern's two cases side
+// by side: redaction's cost is the ratio of the two, and the redactor
+// alone on the same answer (redact-only). Also a grep listing
+// lines (the answer a model reads, up to the output cap) and a 256 KiB
+// read_file, where the redactor has the most text to scan.
+//
+//	go test ./host/engine -run XX -bench SessionGrepRedact -count 5
+func BenchmarkSessionGrepRedact(b *testing.B) {
+	src := filepath.Join(runtime.GOROOT(), "src")
+	if _, err := os.Stat(src); err != nil {
+		b.Skip("no GOROOT/src")
+	}
+	ctx := context.Background()
+	r, err := runner.New(ctx, runner.Config{Root: src, Resolver: confine.Auto, CacheDir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ex := fanout.New(r, r.Parallel())
+	defer ex.Close()
+	cat, _ := toolspec.New()
+	pol, _ := policy.New(nil, nil)
+	engines := map[string]*engine.Engine{}
+	for name, red := range map[string]*redact.Redactor{"redact=off": nil, "redact=on": redact.New()} {
+		e, err := engine.New(engine.Options{Catalog: cat, Policy: pol, Exec: ex, Redactor: red,
+			Limits: proto.Limits{MaxResults: proto.MaxMaxResults, MaxReadBytes: 256 << 10}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		engines[name] = e
+	}
+	calls := []struct{ name, tool, args string }{
+		{"todo count", "grep", fmt.Sprintf(`{"pattern":"todo","ignore_case":true,"output_mode":"count","max_results":%d}`, proto.MaxMaxResults)},
+		{"literal count", "grep", fmt.Sprintf(`{"pattern":"func NewReplacer","output_mode":"count","max_results":%d}`, proto.MaxMaxResults)},
+		{"err lines", "grep", `{"pattern":"err","path":"net/http"}`},
+		{"read_file", "read_file", `{"path":"net/http/server.go"}`},
+	}
+	red := redact.New()
+	for _, c := range calls {
+		// The redactor alone on this call's answer: its cost, free of the
+		// walk's noise on a loaded machine.
+		text := engines["redact=off"].Call(ctx, c.tool, json.RawMessage(c.args)).Text
+		b.Run(c.name+"/redact-only", func(b *testing.B) {
+			b.SetBytes(int64(len(text)))
+			for b.Loop() {
+				red.Redact(text)
+			}
+		})
+		for _, mode := range []string{"redact=off", "redact=on"} {
+			e := engines[mode]
+			b.Run(c.name+"/"+mode, func(b *testing.B) {
+				for b.Loop() {
+					if res := e.Call(ctx, c.tool, json.RawMessage(c.args)); res.IsError {
+						b.Fatal(res.Text)
+					}
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,458 @@
+// Package redact finds well-known secret shapes in text (private key
+// blocks, cloud provider keys, tokens with fixed prefixes) and replaces
+// each secret with "[redacted: RULE-ID]". It is the deny-list's second
+// line: a name rule cannot know that notes.txt holds an AWS key, the
+// content can.
+//
+// The rules are gitleaks' default configuration, taken as data at a
+// pinned release by go generate (internal/rulesgen writes rules_gen.go,
+// with gitleaks' MIT licence), and applied as gitleaks applies them: a
+// rule's regex runs only when one of its keywords occurs in the text (one
+// Aho-Corasick pass over the lower-cased text finds them all, the same
+// prefilter gitleaks uses), the secret is the rule's secret group, and a
+// finding below the rule's entropy or on an allowlist (gitleaks' global
+// one and the rule's own: regexes and stopwords) is not a secret. A
+// rule's regexes are compiled the first time its keyword is seen.
+//
+// What it does not do: recognise a secret split across two answers (a
+// key block read a few lines at a time, neither its BEGIN nor its END
+// line in view), or a secret of no known shape (a password in a config
+// file); gitleaks' rules that apply only to some file names, and its
+// generic-api-key heuristic, are left out (rules_gen.go lists them).
+package redact
+
+//go:generate go run ./internal/rulesgen -version v8.30.1 -o rules_gen.go
+
+import (
+	"math"
+	"regexp"
+	"regexp/syntax"
+	"sort"
+	"strings"
+	"sync"
+
+	ahocorasick "github.com/BobuSumisu/aho-corasick"
+)
+
+// ruleData is one gitleaks rule as rules_gen.go holds it.
+type ruleData struct {
+	id, regex   string
+	keywords    []string // lower case
+	secretGroup int
+	entropy     float64
+	allow       []allowData
+}
+
+// allowData is one gitleaks allowlist. Path and commit conditions cannot
+// hold for text without a file name: an "AND" allowlist that has them
+// never allows, an "OR" one allows by its regexes and stopwords alone.
+type allowData struct {
+	and            bool
+	pathsOrCommits bool
+	target         string // "" (the secret), "match" or "line"
+	regexes        []string
+	stopwords      []string // lower case
+}
+
+// A Redactor holds the compiled rules. It is safe for concurrent use; the
+// zero value is not usable, build one with [New].
+type Redactor struct {
+	rules   []*rule
+	always  []int             // rules without keywords, run on every text
+	trie    *ahocorasick.Trie // every keyword
+	byWord  [][]int           // keyword (pattern number) -> rules
+	global  *allow
+	globalD allowData
+	gonce   sync.Once
+}
+
+type rule struct {
+	ruleData
+	once  sync.Once
+	re    *regexp.Regexp
+	allow []*allow
+	// atWord: every match begins, at a word boundary, with one of the
+	// rule's keywords (fixed-prefix tokens: `\b(ghp_...`), so a keyword
+	// right after a word character ("os." for "s.") starts none.
+	atWord bool
+}
+
+type allow struct {
+	allowData
+	res []*regexp.Regexp
+}
+
+// New builds a Redactor over gitleaks' rules.
+func New() *Redactor { return newRedactor(gitleaksRules(), globalAllow()) }
+
+func newRedactor(rules []ruleData, global allowData) *Redactor {
+	r := &Redactor{globalD: global}
+	words := map[string]int{}
+	var list []string
+	for i, d := range rules {
+		r.rules = append(r.rules, &rule{ruleData: d})
+		if len(d.keywords) == 0 {
+			r.always = append(r.always, i)
+		}
+		for _, k := range d.keywords {
+			n, ok := words[k]
+			if !ok {
+				n = len(list)
+				words[k] = n
+				list = append(list, k)
+				r.byWord = append(r.byWord, nil)
+			}
+			r.byWord[n] = append(r.byWord[n], i)
+		}
+	}
+	r.trie = ahocorasick.NewTrieBuilder().AddStrings(list).Build()
+	return r
+}
+
+func compileAllow(d allowData) *allow {
+	a := &allow{allowData: d}
+	for _, s := range d.regexes {
+		if re, err := regexp.Compile(s); err == nil {
+			a.res = append(a.res, re)
+		}
+	}
+	return a
+}
+
+func (ru *rule) compile() {
+	ru.once.Do(func() {
+		ru.re, _ = regexp.Compile(ru.regex) // rulesgen compiled every one
+		ru.atWord = startsAtKeyword(ru.regex, ru.keywords)
+		for _, a := range ru.ruleData.allow {
+			ru.allow = append(ru.allow, compileAllow(a))
+		}
+	})
+}
+
+// A Finding is one secret: its rule and where it is in the text.
+type Finding struct {
+	Rule       string
+	Start, End int // the secret's bytes, text[Start:End]
+}
+
+// Find returns the secrets in text, in order, without overlaps (of two
+// that overlap, the one that starts first, then the longer, is kept).
+func (r *Redactor) Find(text string) []Finding {
+	if len(text) == 0 {
+		return nil
+	}
+	hits := r.candidates(text)
+	var out []Finding
+	for i, at := range hits {
+		if at != nil {
+			out = r.rules[i].find(r, text, at, out)
+		}
+	}
+	return dedupe(out)
+}
+
+// dedupe sorts findings and drops those that overlap an earlier one.
+func dedupe(out []Finding) []Finding {
+	if len(out) == 0 {
+		return nil
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Start != out[j].Start {
+			return out[i].Start < out[j].Start
+		}
+		return out[i].End > out[j].End
+	})
+	kept := out[:1]
+	for _, f := range out[1:] {
+		if f.Start >= kept[len(kept)-1].End {
+			kept = append(kept, f)
+		}
+	}
+	return kept
+}
+
+// candidates is the keyword prefilter: for each rule, where its keywords
+// occur in text (compared lower-cased, as gitleaks does), nil for a rule
+// none of whose keywords occurs.
+func (r *Redactor) candidates(text string) [][]int {
+	low := make([]byte, len(text))
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		low[i] = c
+	}
+	hits := make([][]int, len(r.rules))
+	for _, i := range r.always {
+		hits[i] = []int{0}
+	}
+	r.trie.Walk(low, func(end, n, pattern int64) bool {
+		for _, i := range r.byWord[pattern] {
+			hits[i] = append(hits[i], int(end-n+1))
+		}
+		return true
+	})
+	return hits
+}
+
+// Where a rule's regex runs. A match holds its keyword and starts on the
+// keyword's line (gitleaks' rules allow at most a few word characters
+// before it), and may run on over a newline or two between a key and its
+// value ("key:\n  value" in YAML): each keyword is looked for in its line
+// and the two after it, windows of nearby keywords joined up to
+// windowJoin bytes, so a regex runs over a few lines rather than the
+// whole text. A rule written to span lines ("[\s\S]", "(?s)": key
+// blocks) gets multiLine bytes from the keyword's line on.
+const (
+	windowLines = 2
+	windowJoin  = 4 << 10
+	multiLine   = 64 << 10
+)
+
+// find appends the rule's findings in text, given where its keywords are.
+func (ru *rule) find(r *Redactor, text string, at []int, out []Finding) []Finding {
+	ru.compile()
+	if ru.re == nil {
+		return out
+	}
+	if len(ru.keywords) == 0 { // no prefilter: gitleaks runs such a rule on all of the text
+		return ru.scan(r, text, 0, len(text), out)
+	}
+	multi := strings.Contains(ru.regex, `\s\S`) || strings.Contains(ru.regex, "(?s")
+	ws, we := -1, -1
+	for _, p := range at {
+		if ru.atWord && p > 0 && isWordByte(text[p-1]) {
+			continue
+		}
+		ls := strings.LastIndexByte(text[:p], '\n') + 1
+		var le int
+		if multi {
+			le = min(len(text), ls+multiLine)
+		} else {
+			le = p
+			for k := 0; k <= windowLines && le < len(text); k++ {
+				if e := strings.IndexByte(text[le:], '\n'); e >= 0 {
+					le += e + 1
+				} else {
+					le = len(text)
+				}
+			}
+		}
+		if ls < we && we-ws < windowJoin {
+			we = max(we, le)
+			continue
+		}
+		if we > 0 {
+			out = ru.scan(r, text, ws, we, out)
+		}
+		ws, we = ls, le
+	}
+	if we > 0 {
+		out = ru.scan(r, text, ws, we, out)
+	}
+	return out
+}
+
+// scan appends the rule's findings in text[ws:we].
+func (ru *rule) scan(r *Redactor, text string, ws, we int, out []Finding) []Finding {
+	win := text[ws:we]
+	for _, m := range ru.re.FindAllStringSubmatchIndex(win, -1) {
+		start, end := m[0], m[1]
+		if ru.secretGroup > 0 && 2*ru.secretGroup+1 < len(m) && m[2*ru.secretGroup] >= 0 {
+			start, end = m[2*ru.secretGroup], m[2*ru.secretGroup+1]
+		} else if ru.secretGroup == 0 {
+			for g := 1; 2*g+1 < len(m); g++ { // gitleaks: the first non-empty group
+				if m[2*g] >= 0 && m[2*g+1] > m[2*g] {
+					start, end = m[2*g], m[2*g+1]
+					break
+				}
+			}
+		}
+		secret := win[start:end]
+		if secret == "" || ru.entropy != 0 && entropy(secret) <= ru.entropy {
+			continue
+		}
+		match, line := win[m[0]:m[1]], lineOf(text, ws+m[0], ws+m[1])
+		if r.allowed(ru, secret, match, line) {
+			continue
+		}
+		out = append(out, Finding{Rule: ru.id, Start: ws + start, End: ws + end})
+	}
+	return out
+}
+
+func (r *Redactor) allowed(ru *rule, secret, match, line string) bool {
+	r.gonce.Do(func() { r.global = compileAllow(r.globalD) })
+	if r.global.allows(secret, match, line) {
+		return true
+	}
+	for _, a := range ru.allow {
+		if a.allows(secret, match, line) {
+			return true
+		}
+	}
+	return false
+}
+
+// allows is gitleaks' checkFindingAllowed for one allowlist, without
+// file names or commits.
+func (a *allow) allows(secret, match, line string) bool {
+	target := secret
+	switch a.target {
+	case "match":
+		target = match
+	case "line":
+		target = line
+	}
+	re := false
+	for _, x := range a.res {
+		if x.MatchString(target) {
+			re = true
+			break
+		}
+	}
+	stop := false
+	if len(a.stopwords) > 0 {
+		low := strings.ToLower(secret)
+		for _, w := range a.stopwords {
+			if strings.Contains(low, w) {
+				stop = true
+				break
+			}
+		}
+	}
+	if !a.and {
+		return re || stop
+	}
+	if a.pathsOrCommits || len(a.res) == 0 && len(a.stopwords) == 0 {
+		return false
+	}
+	return (len(a.res) == 0 || re) && (len(a.stopwords) == 0 || stop)
+}
+
+// lineOf is the line(s) holding text[start:end].
+func lineOf(text string, start, end int) string {
+	s := strings.LastIndexByte(text[:start], '\n') + 1
+	e := strings.IndexByte(text[end:], '\n')
+	if e < 0 {
+		return text[s:]
+	}
+	return text[s : end+e]
+}
+
+// entropy is the Shannon entropy of s in bits per character, as gitleaks
+// computes it.
+func entropy(s string) float64 {
+	counts := map[rune]int{}
+	for _, c := range s {
+		counts[c]++
+	}
+	inv := 1 / float64(len(s))
+	var h float64
+	for _, n := range counts {
+		f := float64(n) * inv
+		h -= f * math.Log2(f)
+	}
+	return h
+}
+
+// Redact returns text with every secret Find reports replaced by
+// "[redacted: RULE-ID]", and how many were.
+func (r *Redactor) Redact(text string) (string, int) {
+	fs := r.Find(text)
+	if len(fs) == 0 {
+		return text, 0
+	}
+	var b strings.Builder
+	b.Grow(len(text))
+	at := 0
+	for _, f := range fs {
+		b.WriteString(text[at:f.Start])
+		b.WriteString(Mark(f.Rule))
+		at = f.End
+	}
+	b.WriteString(text[at:])
+	return b.String(), len(fs)
+}
+
+// Mark is what stands in for a secret found by rule.
+func Mark(rule string) string { return "[redacted: " + rule + "]" }
+
+// startsAtKeyword reports whether every match of expr begins with a word
+// boundary and then one of keywords (lower case, each starting with a word
+// character): expr is `\b` followed by literals, or alternatives of
+// them, each of which begins with a keyword.
+func startsAtKeyword(expr string, keywords []string) bool {
+	re, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return false
+	}
+	re = re.Simplify()
+	if re.Op != syntax.OpConcat || len(re.Sub) < 2 || re.Sub[0].Op != syntax.OpWordBoundary {
+		return false
+	}
+	prefixes, ok := literalPrefixes(re.Sub[1])
+	if !ok || len(prefixes) == 0 {
+		return false
+	}
+	for _, l := range prefixes {
+		found := false
+		for _, k := range keywords {
+			if k != "" && isWordByte(k[0]) && strings.HasPrefix(l, k) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// literalPrefixes is the lower-cased literal every match of re begins
+// with, one per alternative, or false when an alternative begins with
+// anything else.
+func literalPrefixes(re *syntax.Regexp) ([]string, bool) {
+	switch re.Op {
+	case syntax.OpCapture:
+		return literalPrefixes(re.Sub[0])
+	case syntax.OpAlternate:
+		var all []string
+		for _, s := range re.Sub {
+			p, ok := literalPrefixes(s)
+			if !ok {
+				return nil, false
+			}
+			all = append(all, p...)
+		}
+		return all, true
+	case syntax.OpConcat:
+		if len(re.Sub) == 0 {
+			return nil, false
+		}
+		return literalPrefixes(re.Sub[0])
+	case syntax.OpLiteral:
+		l := strings.ToLower(string(re.Rune))
+		if l == "" || !isASCIIString(l) {
+			return nil, false
+		}
+		return []string{l}, true
+	}
+	return nil, false
+}
+
+func isASCIIString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// isWordByte is `\w` for one byte, as regexp's `\b` sees it.
+func isWordByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
+}
