@@ -179,7 +179,7 @@ func cmdMCP(ts *testscript.TestScript, neg bool, args []string) {
 //
 // Each line of REQUESTS_FILE is written to the server's stdin as is; after
 // a line with an "id" it reads stdout up to the response with that id, and
-// after a line that is not JSON up to a response with id null. A line
+// after a line that is not JSON up to a parse error (-32700). A line
 // "@pad N LINE" sends LINE with PAD replaced by N bytes of x (a message
 // too large for a script file).
 // Every line the server writes is copied to the script's stdout. Then it
@@ -217,8 +217,9 @@ func cmdMCPRaw(ts *testscript.TestScript, neg bool, args []string) {
 		var msg struct {
 			ID json.RawMessage `json:"id"`
 		}
-		if err := json.Unmarshal([]byte(line), &msg); err != nil {
-			msg.ID = json.RawMessage("null") // malformed on purpose: the reply has id null
+		malformed := json.Unmarshal([]byte(line), &msg) != nil
+		if malformed {
+			msg.ID = json.RawMessage("null") // on purpose: the reply is a parse error, with the id when it could be read
 		}
 		_, err := io.WriteString(stdin, line+"\n")
 		ts.Check(err)
@@ -231,11 +232,14 @@ func cmdMCPRaw(ts *testscript.TestScript, neg bool, args []string) {
 			var resp struct {
 				ID     json.RawMessage `json:"id"`
 				Method string          `json:"method"`
+				Error  struct {
+					Code int `json:"code"`
+				} `json:"error"`
 			}
 			if json.Unmarshal([]byte(got), &resp) != nil {
 				ts.Fatalf("stdout line is not JSON-RPC: %q", got)
 			}
-			if resp.Method == "" && string(resp.ID) == string(msg.ID) {
+			if resp.Method == "" && (string(resp.ID) == string(msg.ID) || malformed && resp.Error.Code == -32700) {
 				break
 			}
 		}

@@ -28,6 +28,11 @@
 //   - [ErrnoDenied] (EACCES): the deny-list refused a component of the path
 //     or of a symlink's target. An error the mount cannot name is reported
 //     as EACCES too: refused, never passed on as something else.
+//   - [ErrnoOSDenied] (ENOTSOCK): the operating system refused the access
+//     (EACCES or EPERM from the host's file system: a file's mode or owner,
+//     a security module), not the sandbox's policy. wazero's errnos have no
+//     second permission error, so one no file operation returns is
+//     borrowed: the guest has no sockets.
 //   - [ErrnoLoop] (ELOOP): too many symlinks in one resolution.
 //   - [ErrnoSpecial] (ENOTSUP): a FIFO, socket or device, which is never
 //     opened.
@@ -51,12 +56,13 @@ import (
 // above). Each side compiles them for its own platform (the host's Linux or
 // macOS numbers, the guest's WASI ones); wazero maps one to the other.
 const (
-	ErrnoEscape  = syscall.EPERM
-	ErrnoDenied  = syscall.EACCES
-	ErrnoLoop    = syscall.ELOOP
-	ErrnoSpecial = syscall.ENOTSUP
-	ErrnoChanged = syscall.EAGAIN
-	ErrnoRevoked = syscall.EIO
+	ErrnoEscape   = syscall.EPERM
+	ErrnoDenied   = syscall.EACCES
+	ErrnoOSDenied = syscall.ENOTSOCK
+	ErrnoLoop     = syscall.ELOOP
+	ErrnoSpecial  = syscall.ENOTSUP
+	ErrnoChanged  = syscall.EAGAIN
+	ErrnoRevoked  = syscall.EIO
 )
 
 // Request is one tool call, already validated by the host.

@@ -90,31 +90,58 @@ func glob(fsys fs.FS, a proto.GlobArgs, lim proto.Limits) (string, error) {
 // ("**/*.{ts,tsx}", "{src,test}/**/*.{c,h}") stand for a handful.
 const maxGlobAlternatives = 256
 
-// checkGlob rejects a pattern doublestar cannot parse or whose braces
-// expand to too many patterns, with a message the model can act on.
+// maxGlobBraceDepth bounds how deeply brace groups nest. doublestar scans
+// the rest of the pattern again at every level of nesting, for every path
+// it matches, so "{{{...a...}}}" 2,000 deep cost a second for each file
+// and outran the call's deadline while standing for one pattern. Real
+// patterns nest once or twice ("{a,{b,c}}").
+const maxGlobBraceDepth = 10
+
+// checkGlob rejects a pattern doublestar cannot parse, whose braces nest
+// too deep or expand to too many patterns, with a message the model can
+// act on. It is the one place a glob's cost is bounded: glob and grep's
+// glob filter both call it before walking.
 func checkGlob(pattern string) error {
 	if !doublestar.ValidatePattern(pattern) {
 		return errorf("invalid glob pattern: %s", pattern)
 	}
-	if n := braceAlternatives(pattern, maxGlobAlternatives); n > maxGlobAlternatives {
+	n, depth := braceShape(pattern, maxGlobAlternatives)
+	if depth > maxGlobBraceDepth {
+		return errorf("glob pattern nests {...} groups more than %d deep: %s; write the alternatives side by side or search in several calls", maxGlobBraceDepth, pattern)
+	}
+	if n > maxGlobAlternatives {
 		return errorf("glob pattern has too many {...} alternatives (more than %d combinations): %s; use fewer brace groups or search in several calls", maxGlobAlternatives, pattern)
 	}
 	return nil
 }
 
 // braceAlternatives counts the patterns pattern's braces expand to,
-// stopping early once the count exceeds limit. Brace groups multiply,
-// alternatives within a group add, and braces nest; "\x" escapes and
-// "[...]" classes are not braces.
+// stopping early once the count exceeds limit.
 func braceAlternatives(pattern string, limit int) int {
-	n, _ := braceCount(pattern, 0, limit, false)
+	n, _ := braceShape(pattern, limit)
 	return n
 }
 
-// braceCount counts the sequence starting at i up to the end (or, inside a
+// braceShape counts the patterns pattern's braces expand to, stopping
+// early once the count exceeds limit, and measures how deep the groups
+// nest, stopping once it exceeds maxGlobBraceDepth (so the count's
+// recursion is bounded too). Brace groups multiply, alternatives within a
+// group add, and braces nest; "\x" escapes and "[...]" classes are not
+// braces.
+func braceShape(pattern string, limit int) (count, depth int) {
+	var s braceScan
+	count, _ = s.sequence(pattern, 0, limit, 0)
+	return count, s.depth
+}
+
+// braceScan is one scan of a pattern's braces; depth is the deepest
+// nesting seen.
+type braceScan struct{ depth int }
+
+// sequence counts the sequence starting at i up to the end (or, inside a
 // group, up to the "," or "}" that ends this alternative), returning the
-// count and the index it stopped at.
-func braceCount(p string, i, limit int, inGroup bool) (int, int) {
+// count and the index it stopped at. level is how many groups enclose it.
+func (s *braceScan) sequence(p string, i, limit, level int) (int, int) {
 	count := 1
 	for i < len(p) {
 		switch c := p[i]; {
@@ -133,10 +160,14 @@ func braceCount(p string, i, limit int, inGroup bool) (int, int) {
 			}
 			i = j + 1
 		case c == '{':
+			s.depth = max(s.depth, level+1)
+			if s.depth > maxGlobBraceDepth {
+				return limit + 1, len(p) // too deep: no count is needed
+			}
 			sum := 0
 			i++
 			for {
-				n, j := braceCount(p, i, limit, true)
+				n, j := s.sequence(p, i, limit, level+1)
 				sum = min(sum+n, limit+1)
 				i = j
 				if i >= len(p) || p[i] == '}' {
@@ -146,7 +177,7 @@ func braceCount(p string, i, limit int, inGroup bool) (int, int) {
 				i++ // the ","
 			}
 			count = min(count*sum, limit+1)
-		case inGroup && (c == ',' || c == '}'):
+		case level > 0 && (c == ',' || c == '}'):
 			return count, i
 		default:
 			i++
@@ -168,9 +199,9 @@ func globMatches(pattern, rel string, isDir bool) bool {
 // or more path components below, never zero: "**/test*/**" is what lies
 // inside folders named test*, not a file named "testdata.go" (doublestar,
 // like bash, lets the trailing "/**" match nothing; git's wildmatch does
-// not). A pattern checkGlob would reject matches nothing.
+// not). A pattern checkGlob would reject for its braces matches nothing.
 func matchGlob(pattern, p string) bool {
-	if braceAlternatives(pattern, maxGlobAlternatives) > maxGlobAlternatives {
+	if n, depth := braceShape(pattern, maxGlobAlternatives); n > maxGlobAlternatives || depth > maxGlobBraceDepth {
 		return false
 	}
 	if strings.HasSuffix(pattern, "/**") && !strings.HasSuffix(pattern, `\/**`) {

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"errors"
 	"io/fs"
 	"slices"
 	"strconv"
@@ -170,7 +171,11 @@ func runGrep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits, shard, shards int) 
 				return nil
 			}
 			if g.depth(start, p) > shardDepth || g.mine() {
-				_ = g.search(p) // a file that vanished or is denied is skipped
+				// A file that vanished or is denied is skipped; one the
+				// file system refuses is named, as its folder would be.
+				if err := g.search(p); errors.Is(err, proto.ErrnoOSDenied) {
+					g.notes.add(sprintf("not searched: %s (%s)", quotePath(p), osDenied))
+				}
 			}
 			switch {
 			case g.late:

@@ -10,6 +10,7 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/moatdev/moat/guest/match"
 	"github.com/moatdev/moat/guest/proto"
 )
 
@@ -203,6 +204,34 @@ func TestGrepStopsAtDeadline(t *testing.T) {
 	resp = call(t, fsys, proto.Grep, `{"pattern":"hit","output_mode":"count"}`, proto.Limits{})
 	if resp.Text != "a.txt:1\nbig.txt:2000\nz.txt:1" {
 		t.Errorf("without a time limit:\n%s", resp.Text)
+	}
+}
+
+// A count stopped by the deadline in the middle of a file keeps what it
+// counted: here the deadline has passed before the file is opened, so
+// exactly the first piece (the first block is always searched) is counted.
+func TestGrepCountAtDeadlineKeepsFile(t *testing.T) {
+	fsys := fstest.MapFS{"f.txt": file(strings.Repeat("hit\n", 1000))}
+	m, err := match.Compile("hit", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ mode, want string }{
+		{proto.GrepCount, "f.txt:10\n"},
+		{proto.GrepContent, "f.txt:1: hit\nf.txt:2: hit\nf.txt:3: hit\nf.txt:4: hit\nf.txt:5: hit\nf.txt:6: hit\nf.txt:7: hit\nf.txt:8: hit\nf.txt:9: hit\nf.txt:10: hit\n"}, // known to be text: its hits are kept too
+	} {
+		g := &grepper{fsys: fsys, m: m, buf: make([]byte, grepBufSize), maxBuf: maxLineBuf, max: 100,
+			mode: c.mode, piece: 40, dl: &deadline{expires: true}, notes: &walkNotes{}}
+		if err := g.search("f.txt"); err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		if len(g.parts) == 1 {
+			got = g.parts[0].Text
+		}
+		if !g.late || got != c.want || len(g.parts) > 1 {
+			t.Errorf("%s: late %v, parts %+v; want %q", c.mode, g.late, g.parts, c.want)
+		}
 	}
 }
 

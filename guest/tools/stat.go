@@ -22,7 +22,7 @@ func stat(fsys fs.FS, a proto.StatArgs) (string, error) {
 		return "", fsError(proto.Stat, a.Path, err)
 	}
 	var b strings.Builder
-	fmtTo(&b, "path: %s\n", p)
+	fmtTo(&b, "path: %s\n", quotePath(p))
 	fmtTo(&b, "kind: %s\n", fileKind(info.Mode()))
 	if n := info.Size(); n < 1000 {
 		fmtTo(&b, "size: %d bytes\n", n)
@@ -37,7 +37,7 @@ func stat(fsys fs.FS, a proto.StatArgs) (string, error) {
 		target, err := fs.ReadLink(fsys, p)
 		switch {
 		case err == nil:
-			fmtTo(&b, "\ntarget: %s", target)
+			fmtTo(&b, "\ntarget: %s", quotePath(target))
 		case isEscape(err):
 			b.WriteString("\ntarget: outside the sandbox (not followed)")
 		default:

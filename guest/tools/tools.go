@@ -129,17 +129,18 @@ func decodeArgs(req proto.Request, v any) error {
 // cleanPath turns the model's path into an fs.FS path. The host refuses
 // escaping paths already; this is the second look, so that the guest is safe
 // even when handed a filesystem that would honour "..".
-func cleanPath(p string) (string, error) {
+func cleanPath(given string) (string, error) {
+	p := proto.PathName(given) // a name shown quoted, passed back as shown
 	if p == "" {
 		return ".", nil
 	}
 	if strings.IndexByte(p, 0) >= 0 || strings.HasPrefix(p, "/") {
-		return "", errorf("path escapes the sandbox: %s", p)
+		return "", errorf("path escapes the sandbox: %s", given)
 	}
 	c := path.Clean(p)
 	c = strings.TrimPrefix(c, "./")
-	if c == ".." || strings.HasPrefix(c, "../") || !fs.ValidPath(c) {
-		return "", errorf("path escapes the sandbox: %s", p)
+	if c == ".." || strings.HasPrefix(c, "../") || !proto.ValidPath(c) {
+		return "", errorf("path escapes the sandbox: %s", given)
 	}
 	return c, nil
 }
@@ -174,6 +175,8 @@ func fsError(tool, p string, err error) error {
 		return errorf("%s is a folder; use list_dir", p)
 	case errors.Is(err, proto.ErrnoSpecial):
 		return errorf("not a regular file: %s (named pipe, socket or device)", p)
+	case errors.Is(err, proto.ErrnoOSDenied):
+		return errorf("%s: %s (its mode or owner does not let moat read it)", osDenied, p)
 	case errors.Is(err, fs.ErrPermission), errors.Is(err, proto.ErrnoDenied):
 		return errorf("access denied by the sandbox policy: %s", p)
 	case errors.Is(err, fs.ErrNotExist):
@@ -181,6 +184,10 @@ func fsError(tool, p string, err error) error {
 	}
 	return errorf("%s %s: %s", tool, p, bareError(err))
 }
+
+// osDenied says that the host's file system, not moat's policy, refused an
+// access (proto.ErrnoOSDenied).
+const osDenied = "permission denied by the file system"
 
 // isEscape recognises the host mount's refusal of a path that leaves the
 // root (proto.ErrnoEscape), or EXDEV from a filesystem that has it (a

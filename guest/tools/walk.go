@@ -207,8 +207,11 @@ func (n *walkNotes) unreadable(p string, err error) {
 		return
 	}
 	why := bareError(err)
-	if errors.Is(err, syscall.ENAMETOOLONG) {
+	switch {
+	case errors.Is(err, syscall.ENAMETOOLONG):
 		why = "its path is longer than the file system allows"
+	case errors.Is(err, proto.ErrnoOSDenied):
+		why = osDenied
 	}
 	shown := quotePath(p)
 	if len(shown) > maxNotePath {

@@ -89,6 +89,43 @@ func TestGlobBraceBomb(t *testing.T) {
 	}
 }
 
+// Brace groups nested 2,000 deep stand for one pattern but cost doublestar
+// a scan of the rest of the pattern per level and per path, which outran
+// the call's deadline: both glob and grep's glob filter refuse them at
+// once, naming the bound, and matchGlob matches nothing with them.
+func TestGlobBraceNesting(t *testing.T) {
+	deep := strings.Repeat("{", 2000) + "a" + strings.Repeat("}", 2000)
+	fsys := fstest.MapFS{"a": file("x\n")}
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{proto.Glob, map[string]any{"pattern": deep}},
+		{proto.Grep, map[string]any{"pattern": "x", "glob": deep}},
+	} {
+		resp := call(t, fsys, c.tool, c.args, proto.Limits{})
+		if !resp.IsError || !strings.HasPrefix(resp.Text, "error: glob pattern nests {...} groups more than 10 deep: ") {
+			t.Errorf("%s with braces 2,000 deep: %.120q", c.tool, resp.Text)
+		}
+	}
+	if matchGlob(deep, "a") {
+		t.Error("matchGlob matched a pattern nested past the bound")
+	}
+	// At the bound, and with the same depth side by side, patterns work.
+	atBound := strings.Repeat("{", maxGlobBraceDepth) + "a" + strings.Repeat("}", maxGlobBraceDepth)
+	for _, p := range []string{atBound, atBound + "{b,}" + atBound, "{a,{b,{c,d}}}"} {
+		if err := checkGlob(p); err != nil {
+			t.Errorf("checkGlob(%q): %v", p, err)
+		}
+	}
+	if resp := call(t, fsys, proto.Glob, map[string]any{"pattern": atBound}, proto.Limits{}); resp.Text != "a" {
+		t.Errorf("%s: %q", atBound, resp.Text)
+	}
+	if _, depth := braceShape("{a,{b,{c,d}}}{e,{f}}", maxGlobAlternatives); depth != 3 {
+		t.Errorf("depth of {a,{b,{c,d}}}{e,{f}} = %d, want 3", depth)
+	}
+}
+
 // A megabyte of wildcard rules does not fail the search: the rules past
 // the bounds are not applied, with a note, and memory stays small.
 func TestHostileGitignore(t *testing.T) {
@@ -160,6 +197,21 @@ func TestWalkNotesUnreadableFolders(t *testing.T) {
 	}
 	if strings.Contains(resp.Text, "src") {
 		t.Errorf("a folder the deny-list refused was noted:\n%s", resp.Text)
+	}
+	// A folder the file system refuses (its mode, not the policy) is noted
+	// by glob and grep alike, and a file it refuses by grep.
+	fsys.MapFS["zz/mode/a.txt"] = file("a\n")
+	fsys.MapFS["zz/locked.txt"] = file("a\n")
+	fsys.errs["zz/mode"] = proto.ErrnoOSDenied
+	fsys.errs["zz/locked.txt"] = proto.ErrnoOSDenied
+	resp = call(t, fsys, proto.Glob, map[string]any{"pattern": "zz/**/*.txt"}, proto.Limits{})
+	notDir := "[not searched: the contents of zz/mode (permission denied by the file system)]"
+	if want := "zz/locked.txt\n[not searched: the contents of zz/deep (its path is longer than the file system allows)]\n" + notDir; resp.Text != want {
+		t.Errorf("glob, got:\n%s\nwant:\n%s", resp.Text, want)
+	}
+	resp = call(t, fsys, proto.Grep, map[string]any{"pattern": "a", "path": "zz"}, proto.Limits{})
+	if !strings.Contains(resp.Text, notDir) || !strings.Contains(resp.Text, "[not searched: zz/locked.txt (permission denied by the file system)]") {
+		t.Errorf("grep, got:\n%s", resp.Text)
 	}
 }
 
@@ -264,4 +316,18 @@ func TestWalkDirIsFSWalkDir(t *testing.T) {
 			t.Errorf("root %q:\nwalkDir    %v %v\nfs.WalkDir %v %v", root, got, gerr, want, werr)
 		}
 	}
+}
+
+// Every name as the tools show it (quotePath) reads back, through
+// proto.PathName, as the name itself: the rule the model relies on to pass
+// a shown name back to any tool.
+func FuzzShownNameRoundTrips(f *testing.F) {
+	for _, s := range []string{"a\\b.txt", "bad\xffname.txt", "a\nforged.txt", `"quoted".txt`, `"x"`, "d\u2028x", "del\x7f", `\`, `"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		if got := proto.PathName(quotePath(name)); got != name {
+			t.Fatalf("shown as %s, read back as %q, not %q", quotePath(name), got, name)
+		}
+	})
 }

@@ -5,7 +5,13 @@ package wasifs
 import (
 	"syscall"
 	"unsafe"
+
+	"github.com/moatdev/moat/guest/proto"
 )
+
+// wasiName is name as a WASI path call carries it (proto.WASIPath): wazero
+// refuses a path that is not UTF-8.
+func wasiName(name string) string { return proto.WASIPath(name) }
 
 // openRoot opens the root folder once, so that Open can hand the host a
 // path relative to it as it is: syscall.Open would clean and re-join every
@@ -35,6 +41,7 @@ func pathOpen(dirFD int32, dirflags uint32, path *byte, pathLen uint32, oflags u
 // open opens name (valid and relative) under the root folder for reading;
 // without a root descriptor, by its path from the preopen (full).
 func (f *FS) open(name string) (int, error) {
+	name = wasiName(name)
 	if f.rootFD < 0 || name == "." {
 		return syscall.Open(full(f.root, name), syscall.O_RDONLY, 0)
 	}

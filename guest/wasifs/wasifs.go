@@ -20,13 +20,16 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+
+	"github.com/moatdev/moat/guest/proto"
 )
 
 // FS is a read-only fs.FS rooted at a directory. It implements fs.StatFS,
-// fs.ReadDirFS and fs.ReadLinkFS by forwarding to os.DirFS.
+// fs.ReadDirFS and fs.ReadLinkFS as os.DirFS does, except that a name
+// need not be UTF-8 (proto.ValidPath): a file name on Unix is bytes, and
+// every name a listing shows must open.
 type FS struct {
 	root   string // with a trailing slash
-	dir    fs.FS  // os.DirFS(root)
 	rootFD int    // the root folder, open, where openat can use it; else -1
 }
 
@@ -36,13 +39,13 @@ func New(dir string) *FS {
 	if root == "" || root[len(root)-1] != '/' {
 		root += "/"
 	}
-	return &FS{root: root, dir: os.DirFS(dir), rootFD: openRoot(root)}
+	return &FS{root: root, rootFD: openRoot(root)}
 }
 
 // Open opens name for reading. The file's Read and Close are direct WASI
 // calls; Stat and ReadDir go through an os.File made on first use.
 func (f *FS) Open(name string) (fs.File, error) {
-	if !fs.ValidPath(name) {
+	if !proto.ValidPath(name) {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
 	}
 	fd, err := f.open(name)
@@ -62,17 +65,62 @@ func full(root, name string) string {
 	return root + name
 }
 
-// Stat is os.DirFS's.
-func (f *FS) Stat(name string) (fs.FileInfo, error) { return fs.Stat(f.dir, name) }
+// path is name from the preopen, for the os calls, as os.DirFS makes it.
+func (f *FS) path(op, name string) (string, error) {
+	if !proto.ValidPath(name) {
+		return "", &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
+	}
+	return full(f.root, wasiName(name)), nil
+}
 
-// ReadDir is os.DirFS's.
-func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) { return fs.ReadDir(f.dir, name) }
+// Stat is os.Stat from the preopen.
+func (f *FS) Stat(name string) (fs.FileInfo, error) {
+	p, err := f.path("stat", name)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := os.Stat(p)
+	return fi, relative(err, name)
+}
 
-// Lstat is os.DirFS's.
-func (f *FS) Lstat(name string) (fs.FileInfo, error) { return fs.Lstat(f.dir, name) }
+// ReadDir is os.ReadDir from the preopen.
+func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {
+	p, err := f.path("readdir", name)
+	if err != nil {
+		return nil, err
+	}
+	ents, err := os.ReadDir(p)
+	return ents, relative(err, name)
+}
 
-// ReadLink is os.DirFS's.
-func (f *FS) ReadLink(name string) (string, error) { return fs.ReadLink(f.dir, name) }
+// Lstat is os.Lstat from the preopen.
+func (f *FS) Lstat(name string) (fs.FileInfo, error) {
+	p, err := f.path("lstat", name)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := os.Lstat(p)
+	return fi, relative(err, name)
+}
+
+// ReadLink is os.Readlink from the preopen.
+func (f *FS) ReadLink(name string) (string, error) {
+	p, err := f.path("readlink", name)
+	if err != nil {
+		return "", err
+	}
+	t, err := os.Readlink(p)
+	return t, relative(err, name)
+}
+
+// relative names name, not the path from the preopen, in err, as
+// os.DirFS does.
+func relative(err error, name string) error {
+	if pe, ok := err.(*fs.PathError); ok {
+		pe.Path = name
+	}
+	return err
+}
 
 // file is an open descriptor. It is an fs.ReadDirFile; ReadDir fails on
 // anything but a folder, as os.File's does.
@@ -121,7 +169,7 @@ func (f *file) osFile() (*os.File, error) {
 		return nil, fs.ErrClosed
 	}
 	if f.os == nil {
-		f.os = os.NewFile(uintptr(f.fd), full(f.root, f.name))
+		f.os = os.NewFile(uintptr(f.fd), full(f.root, wasiName(f.name)))
 	}
 	return f.os, nil
 }

@@ -235,7 +235,14 @@ func (f *FS) fastResolve(name string, followFinal bool) (rel string, fi fs.FileI
 	return rel, fi, true, nil
 }
 
-func splitPath(p string) []string { return strings.Split(strings.ReplaceAll(p, `\`, "/"), "/") }
+// splitPath splits a path into the components the system will resolve:
+// on Unix a backslash is part of a name, on Windows a separator.
+func splitPath(p string) []string {
+	if backslashSeparates {
+		p = strings.ReplaceAll(p, `\`, "/")
+	}
+	return strings.Split(p, "/")
+}
 
 func allDots(s []string) bool {
 	for _, c := range s {
@@ -438,9 +445,17 @@ func (e errnoFS) Open(name string) (fs.File, error) {
 
 // errnoOf finds the errno in err; an error without one is refused as
 // proto.ErrnoDenied (fail closed) rather than reported as an I/O error.
+// The permission errnos carry the contract's meanings: EPERM and EACCES
+// are this package's refusals (ErrEscape, ErrDenied), and the same
+// numbers from the host's file system become proto.ErrnoOSDenied, so that
+// a file's mode is never reported as the sandbox's policy, nor an EPERM
+// as an escape.
 func errnoOf(err error) error {
 	var errno syscall.Errno
 	if errors.As(err, &errno) {
+		if (errno == syscall.EACCES || errno == syscall.EPERM) && !errors.Is(err, ErrDenied) && !errors.Is(err, ErrEscape) {
+			return proto.ErrnoOSDenied
+		}
 		return errno
 	}
 	if errors.Is(err, fs.ErrNotExist) {
@@ -534,9 +549,10 @@ func (m *mount) Readlink(p string) (string, experimentalsys.Errno) {
 }
 
 // guestPath turns wazero's path (relative to the mount, possibly with a
-// leading "/") into the walker's form.
+// leading "/", its bytes that are not UTF-8 escaped by the guest as
+// proto.WASIPath says) into the walker's form.
 func guestPath(p string) string {
-	p = strings.TrimLeft(p, "/")
+	p = strings.TrimLeft(proto.FromWASIPath(p), "/")
 	if p == "" {
 		return "."
 	}

@@ -8,3 +8,7 @@ const (
 	oNonblock = 0
 	oNofollow = 0
 )
+
+// backslashSeparates is true: Windows reads a backslash as a separator,
+// so the walker splits on it too, and checks each piece.
+const backslashSeparates = true

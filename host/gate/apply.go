@@ -106,14 +106,24 @@ func (g *Gate) inspect(rel string) (*snapshot, error) {
 }
 
 // read reads the target and makes sure the file read is the one inspected.
+// The open does not wait (openNonblock): a FIFO swapped in between the
+// Lstat and the open would otherwise block it until some writer came,
+// and with it every later proposal. What was opened must be a regular
+// file, the one inspected.
 func (g *Gate) read(rel string, want fs.FileInfo) ([]byte, error) {
-	f, err := g.root.OpenFile(rel, os.O_RDONLY, 0)
+	if g.beforeOpen != nil {
+		g.beforeOpen(rel)
+	}
+	f, err := g.root.OpenFile(rel, os.O_RDONLY|openNonblock, 0)
 	if err != nil {
 		return nil, refusal(ErrChanged, "", "could not be read: %s", rootError(err))
 	}
 	defer f.Close()
 	got, err := f.Stat()
-	if err != nil || !os.SameFile(got, want) {
+	switch {
+	case err == nil && !got.Mode().IsRegular():
+		return nil, refusal(ErrChanged, "Look at it again and propose the change again.", "changed while moat was reading it: it is not a regular file now (%s)", got.Mode().Type())
+	case err != nil || !os.SameFile(got, want):
 		return nil, refusal(ErrChanged, "Read it again and propose the change again.", "changed while moat was reading it")
 	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
@@ -308,7 +318,8 @@ func (g *Gate) apply(p *proposal, s *snapshot) (string, error) {
 		g.root.Remove(tmp)
 		return "", refusal(fs.ErrInvalid, "", "could not be written: %s", rootError(err))
 	}
-	if d, err := g.root.Open(path.Dir(p.rel)); err == nil { // make the rename durable
+	// Make the rename durable; not waiting on a FIFO swapped in for the folder.
+	if d, err := g.root.OpenFile(path.Dir(p.rel), os.O_RDONLY|openNonblock, 0); err == nil {
 		d.Sync()
 		d.Close()
 	}

@@ -111,6 +111,10 @@ type Gate struct {
 	audit *auditLog
 
 	mu sync.Mutex // one proposal at a time: one prompt on the terminal
+
+	// beforeOpen, when set (by tests only), runs between the check of a
+	// target and its open, where a local writer may swap it.
+	beforeOpen func(rel string)
 }
 
 // New opens the sandbox root (and the audit file) for writing.

@@ -15,3 +15,8 @@ func linkCount(fi fs.FileInfo) (uint64, bool) {
 	}
 	return uint64(st.Nlink), true
 }
+
+// openNonblock is added to every open of a path the gate did not create:
+// opening a FIFO swapped in after the check then returns at once instead
+// of waiting for a writer (it has no effect on a regular file).
+const openNonblock = syscall.O_NONBLOCK

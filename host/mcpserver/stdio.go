@@ -32,7 +32,11 @@ const idPrefixBytes = 64 << 10
 // the SDK's IOTransport) made robust against what a client may send:
 //
 //   - A line that is not JSON is answered with a JSON-RPC parse error
-//     (-32700, id null), and the session goes on.
+//     (-32700), and the session goes on. Its id is the message's when the
+//     id could be read before the fault (a client waiting on it gets its
+//     answer), else null. Valid JSON is never a parse error: a number too
+//     large for a float64 (1e400) goes to the SDK, whose error carries the
+//     id.
 //   - A line that is JSON but not a JSON-RPC message (no "jsonrpc":"2.0", an
 //     id that is an object, an empty batch, a batch in a protocol version
 //     that has none) is answered with -32600 Invalid Request, with the
@@ -319,9 +323,13 @@ func (f *lineFilter) check(line []byte, size int) bool {
 	if len(trimmed) == 0 {
 		return false // blank lines are not messages; the SDK would skip them too
 	}
-	var v any
-	if err := json.Unmarshal(trimmed, &v); err != nil {
-		f.reply(nil, jsonrpc.CodeParseError, "parse error: "+err.Error())
+	if !json.Valid(trimmed) {
+		// Only the syntax is checked here: a number no Go type can hold
+		// (1e400) is valid JSON, for the SDK to refuse with the request's
+		// id. The error carries the id whenever it comes before the fault.
+		var v any
+		err := json.Unmarshal(trimmed, &v)
+		f.reply(idOfPrefix(trimmed), jsonrpc.CodeParseError, "parse error: "+err.Error())
 		return false
 	}
 	if trimmed[0] == '[' {

@@ -118,8 +118,9 @@ func TestStdioMalformedLineAnswered(t *testing.T) {
 	s := startRaw(t, 0)
 	s.send(call(2, "a.txt"))
 	<-s.exec.entered // the call is in flight
+	// Cut short after its id: the id is read before the fault.
 	s.send(`{"jsonrpc":"2.0","id":3,"method":"tools/list"`)
-	if got := s.recv(); !strings.HasPrefix(got, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: unexpected end of JSON input"}}`) {
+	if got := s.recv(); !strings.HasPrefix(got, `{"jsonrpc":"2.0","id":3,"error":{"code":-32700,"message":"parse error: unexpected end of JSON input"}}`) {
 		t.Errorf("malformed line: %s", got)
 	}
 	s.exec.release <- struct{}{}
@@ -137,6 +138,31 @@ func TestStdioMalformedLineAnswered(t *testing.T) {
 	s.send(`{"jsonrpc":"2.0","id":4,"method":"tools/list"}`)
 	if got := s.recv(); !strings.Contains(got, `"id":4,"result":{`) {
 		t.Errorf("after the bad lines: %s", got)
+	}
+	s.close()
+}
+
+// A number JSON allows but no Go number holds (1e400) is valid JSON, not a
+// parse error: the reply carries the request's id, so the client is not
+// left waiting, and the session goes on.
+func TestStdioHugeNumberKeepsID(t *testing.T) {
+	s := startRaw(t, 0)
+	for _, tc := range []struct{ line, want string }{
+		{`{"jsonrpc":"2.0","id":12,"method":"tools/list","params":{"_meta":{"n":1e400}}}`, `{"jsonrpc":"2.0","id":12,"error":{"code":-32602,`},
+		{`{"jsonrpc":"2.0","id":"s","method":"ping","params":{"_meta":{"n":-1e400}}}`, `{"jsonrpc":"2.0","id":"s","error":{"code":-32602,`},
+		{`{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"a.txt","offset":1e400}}}`, `{"jsonrpc":"2.0","id":13,"result":{"content":[{"type":"text","text":"error: read_file arguments `},
+		{`{"jsonrpc":"2.0","id":14,"method":"tools/list","params":{"cursor":1e400`, `{"jsonrpc":"2.0","id":14,"error":{"code":-32700,`},
+		{`{"jsonrpc":"2.0","method":"tools/list","params":{"n":1e400},"id":15,`, `{"jsonrpc":"2.0","id":15,"error":{"code":-32700,`},
+		{`{"jsonrpc":"2.0","params":{"n":1e400,`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,`},
+	} {
+		s.send(tc.line)
+		if got := s.recv(); !strings.HasPrefix(got, tc.want) {
+			t.Errorf("%s:\n got %s\nwant %s", tc.line, got, tc.want)
+		}
+	}
+	s.send(`{"jsonrpc":"2.0","id":16,"method":"ping"}`)
+	if got := s.recv(); got != `{"jsonrpc":"2.0","id":16,"result":{}}` {
+		t.Errorf("ping after: %s", got)
 	}
 	s.close()
 }

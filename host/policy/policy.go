@@ -41,6 +41,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"github.com/moatdev/moat/guest/proto"
 	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
 )
@@ -152,27 +153,35 @@ func (e *PathError) Unwrap() error { return e.Err }
 // to the root, slash-separated, "." for the root itself. It never touches
 // the file system: symlinks are the confined filesystem's business.
 //
-// Backslashes are refused rather than converted, because on Windows they are
-// separators and "..\x" must not slip through as a file name; "%2e%2e" is an
-// ordinary (odd) file name here, since nothing URL-decodes paths.
-func Clean(p string) (string, error) {
+// A path argument is first read through [proto.PathName]: a name the
+// tools showed quoted (it is not UTF-8, or could be mistaken for something
+// else) is unquoted, and is checked as the name it stands for. A
+// backslash is part of a name, as it is on Unix ("a\b.txt" is one file),
+// but a path that would be absolute or leave the root were backslashes
+// separators, as on Windows ("..\x", "\\server\share", "a/../..\x"),
+// is refused on every system. "%2e%2e" is an ordinary (odd) file name
+// here, since nothing URL-decodes paths.
+func Clean(given string) (string, error) {
+	p := proto.PathName(given)
 	switch {
 	case strings.IndexByte(p, 0) >= 0:
-		return "", &PathError{Path: quoteNUL(p), Err: ErrBadChar}
+		return "", &PathError{Path: quoteNUL(given), Err: ErrBadChar}
 	case strings.HasPrefix(p, "file:") || strings.Contains(p, "://"):
-		return "", &PathError{Path: p, Err: ErrURL, Hint: "use a path relative to the workspace root"}
+		return "", &PathError{Path: given, Err: ErrURL, Hint: "use a path relative to the workspace root"}
 	case p == "~" || strings.HasPrefix(p, "~/") || strings.HasPrefix(p, "~\\"):
-		return "", &PathError{Path: p, Err: ErrHome, Hint: "only the workspace is visible; use a path relative to its root"}
+		return "", &PathError{Path: given, Err: ErrHome, Hint: "only the workspace is visible; use a path relative to its root"}
 	case strings.HasPrefix(p, "/") || strings.HasPrefix(p, "\\") || hasDrive(p):
 		// No example path: stripping the slash names a path that need not
 		// exist (root /home/me/proj, "/home/me/proj/x" is not "home/me/proj/x").
 		// [Within] maps absolute paths inside the root before this.
-		return "", &PathError{Path: p, Err: ErrAbsolute, Hint: "use a path relative to the workspace root"}
+		return "", &PathError{Path: given, Err: ErrAbsolute, Hint: "use a path relative to the workspace root"}
 	}
 	if strings.ContainsRune(p, '\\') {
-		for _, c := range strings.Split(p, "\\") {
+		// Read as Windows reads it, with both separators: any ".." is
+		// refused, so "..\x" and "a/../..\x" never escape there.
+		for _, c := range strings.FieldsFunc(p, isSeparator) {
 			if c == ".." {
-				return "", &PathError{Path: p, Err: ErrEscape}
+				return "", &PathError{Path: given, Err: ErrEscape}
 			}
 		}
 	}
@@ -180,8 +189,11 @@ func Clean(p string) (string, error) {
 		return ".", nil
 	}
 	c := path.Clean(p)
-	if c == ".." || strings.HasPrefix(c, "../") {
-		return "", &PathError{Path: p, Err: ErrEscape}
+	switch {
+	case c == ".." || strings.HasPrefix(c, "../"):
+		return "", &PathError{Path: given, Err: ErrEscape}
+	case strings.HasPrefix(c, `\`) || hasDrive(c): // "./\x", "./C:\x": absolute on Windows once cleaned
+		return "", &PathError{Path: given, Err: ErrAbsolute, Hint: "use a path relative to the workspace root"}
 	}
 	return c, nil
 }
@@ -215,6 +227,8 @@ func Within(p string, roots ...string) (string, error) {
 	}
 	return "", &PathError{Path: p, Err: ErrAbsolute, Hint: fmt.Sprintf("it is outside the workspace, whose root is %s; use a path relative to the root", roots[0])}
 }
+
+func isSeparator(r rune) bool { return r == '/' || r == '\\' }
 
 func hasDrive(p string) bool {
 	return len(p) >= 2 && p[1] == ':' && ('a' <= p[0]|0x20 && p[0]|0x20 <= 'z')

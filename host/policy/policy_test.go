@@ -2,6 +2,7 @@ package policy
 
 import (
 	"errors"
+	"path"
 	"strings"
 	"testing"
 
@@ -44,7 +45,11 @@ func TestClean(t *testing.T) {
 	}
 	bad := map[string]error{"..": ErrEscape, "../x": ErrEscape, "a/../../x": ErrEscape, "../root-evil/x": ErrEscape,
 		"/etc/passwd": ErrAbsolute, `C:\x`: ErrAbsolute, `\\server\x`: ErrAbsolute, `..\x`: ErrEscape, "a\x00b": ErrBadChar,
-		"~": ErrHome, "~/.bashrc": ErrHome, "file:///etc/passwd": ErrURL}
+		"~": ErrHome, "~/.bashrc": ErrHome, "file:///etc/passwd": ErrURL,
+		// what would leave the root read with Windows separators, mixed too
+		`a/../..\x`: ErrEscape, `a\../../x`: ErrEscape, `sub\..\..\outside`: ErrEscape, `x/..\`: ErrEscape,
+		// a quoted name is checked as the name it stands for
+		`"../x"`: ErrEscape, `"..\x2f..\x2foutside"`: ErrEscape, `"/etc/passwd"`: ErrAbsolute, `"a\x00b"`: ErrBadChar}
 	for in, want := range bad {
 		if _, err := Clean(in); !errors.Is(err, want) {
 			t.Errorf("Clean(%q) err = %v, want %v", in, err, want)
@@ -52,8 +57,27 @@ func TestClean(t *testing.T) {
 	}
 }
 
+// A backslash is a plain character of a name on Unix, and a name the tools
+// show quoted (not UTF-8, or a control character) is accepted in that form
+// and cleaned as the name it stands for.
+func TestCleanNames(t *testing.T) {
+	for in, want := range map[string]string{
+		`a\b.txt`: `a\b.txt`, `d\x/in.txt`: `d\x/in.txt`, `a\.\b`: `a\.\b`, `x\y`: `x\y`,
+		`"bad\xffname.txt"`: "bad\xffname.txt", `"\xfe dir/in.txt"`: "\xfe dir/in.txt", `"a\nb"`: "a\nb",
+		`"quoted".txt`: `"quoted".txt`, `"`: `"`, `"unterminated`: `"unterminated`,
+	} {
+		if got, err := Clean(in); err != nil || got != want {
+			t.Errorf("Clean(%s) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	// Errors name the path as the model gave it.
+	if _, err := Clean(`"..\x2fsecret"`); err == nil || !strings.Contains(err.Error(), `"..\x2fsecret"`) {
+		t.Errorf("error %v does not name the given path", err)
+	}
+}
+
 func FuzzClean(f *testing.F) {
-	for _, s := range []string{"a", "../a", "a/../../b", "/x", "..\\x", "~/x", "a\x00"} {
+	for _, s := range []string{"a", "../a", "a/../../b", "/x", "..\\x", "~/x", "a\x00", `a/../..\x`, `"..\x2f.."`, `a\b`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -63,6 +87,10 @@ func FuzzClean(f *testing.F) {
 		}
 		if c == ".." || len(c) >= 3 && c[:3] == "../" || len(c) > 0 && c[0] == '/' {
 			t.Fatalf("Clean(%q) = %q escapes", s, c)
+		}
+		// Nor does it escape, nor is it absolute, read as Windows reads it.
+		if w := path.Clean(strings.ReplaceAll(c, `\`, "/")); w == ".." || strings.HasPrefix(w, "../") || c[0] == '\\' || hasDrive(c) {
+			t.Fatalf("Clean(%q) = %q escapes with backslashes as separators", s, c)
 		}
 	})
 }

@@ -113,16 +113,16 @@ func defs() []def {
 	aboutSearch := Summary{Subject: "pattern", Quote: true, In: "path"}
 	return []def{
 		{name: proto.ListDir, title: "List folder",
-			desc: "List the entries of a folder in the workspace, sorted; folders end with \"/\", symlinks show their target.",
+			desc: "List the entries of a folder in the workspace, sorted; folders end with \"/\", symlinks show their target. A path shown in double quotes is passed back exactly as shown, quotes included.",
 			args: proto.ListDirArgs{}, paths: []string{"path"}, summary: aboutPath},
 		{name: proto.ReadFile, title: "Read file",
 			desc: "Read a text file in the workspace. Large files come in pages: use offset and limit (in lines) to read on. Binary files are refused.",
 			args: proto.ReadFileArgs{}, paths: []string{"path"}, summary: aboutPath},
 		{name: proto.Grep, title: "Search file contents",
-			desc: "Search file contents in the workspace with an RE2 regular expression; prints path:line: text per match, or file paths or counts per file (output_mode). Skips binary files (a NUL byte anywhere) and .gitignored files.",
+			desc: "Search file contents in the workspace with an RE2 regular expression; prints path:line: text per match, or file paths or counts per file (output_mode). Skips binary files (a NUL byte anywhere) and .gitignored files. A path shown in double quotes is passed back exactly as shown, quotes included.",
 			args: proto.GrepArgs{}, paths: []string{"path"}, summary: aboutSearch},
 		{name: proto.Glob, title: "Find files by pattern",
-			desc: "Find files and folders in the workspace whose paths match a glob pattern (** matches any depth).",
+			desc: "Find files and folders in the workspace whose paths match a glob pattern (** matches any depth). A path shown in double quotes is passed back exactly as shown, quotes included.",
 			args: proto.GlobArgs{}, paths: []string{"path"}, summary: aboutSearch},
 		{name: proto.Stat, title: "Describe file",
 			desc: "Describe a file or folder in the workspace: kind, size, mode, modification time, symlink target.",
@@ -324,6 +324,12 @@ func (c *Catalog) Validate(name string, raw json.RawMessage) (*Tool, json.RawMes
 	// Re-decode without UseNumber so the library sees float64 numbers.
 	var plain map[string]any
 	if err := json.Unmarshal(raw, &plain); err != nil {
+		// The syntax was checked above: what fails now is a number no
+		// float64 holds (1e400), which is valid JSON.
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return nil, nil, invalid("%s arguments hold a number out of range (%s); no argument takes one that large", name, te.Value)
+		}
 		return nil, nil, invalid("%s arguments are not valid JSON: %v", name, err)
 	}
 	for _, k := range sortedKeys(plain) {

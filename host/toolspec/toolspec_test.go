@@ -19,6 +19,7 @@ func TestValidateMessages(t *testing.T) {
 		{"read_file", `{"path":"a","limit":1.5}`, `limit must be an integer, got a number (1.5)`},
 		{"read_file", `[1]`, `read_file arguments must be a JSON object, got an array ([1])`},
 		{"read_file", `{"path":`, `read_file arguments are not valid JSON: unexpected EOF`},
+		{"read_file", `{"path":"a","offset":1e400}`, `read_file arguments hold a number out of range (number 1e400); no argument takes one that large`},
 		{"read_file", `{"path":"../x"}`, `path escapes the sandbox: ../x`},
 		{"read_file", `{"path":"/etc/passwd"}`, `absolute paths are not allowed: /etc/passwd (use a path relative to the workspace root)`},
 		{"grep", `{"pattern":"x","ignore_case":"yes"}`, `ignore_case must be a boolean, got a string ("yes")`},

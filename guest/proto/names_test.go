@@ -1,0 +1,65 @@
+package proto
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestPathName(t *testing.T) {
+	for in, want := range map[string]string{
+		`a\b.txt`: `a\b.txt`, `"bad\xffname.txt"`: "bad\xffname.txt", `"a\nb"`: "a\nb", `"\"x\""`: `"x"`,
+		`"quoted".txt`: `"quoted".txt`, `"`: `"`, `""`: "", `"bad`: `"bad`, "plain": "plain", "`raw`": "`raw`",
+	} {
+		if got := PathName(in); got != want {
+			t.Errorf("PathName(%s) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestValidPath(t *testing.T) {
+	for in, want := range map[string]bool{"a/b": true, "bad\xffname": true, "\xfe/x": true, ".": true,
+		"": false, "a/../b": false, "/a": false, "a/": false, "a//b": false, "\xff/..": false} {
+		if got := ValidPath(in); got != want {
+			t.Errorf("ValidPath(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+// FuzzWASIPath: the escape between the guest and the host's mount round
+// trips every name, always yields UTF-8, leaves a UTF-8 name without DEL
+// as it is, and decoding never makes a "/" or a NUL that was not there.
+func FuzzWASIPath(f *testing.F) {
+	for _, s := range []string{"a/b", "bad\xffname", "del\x7f", "\x7fff", "\x7f2f..\x7f00", "é\xc3", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		w := WASIPath(name)
+		if !utf8.ValidString(w) {
+			t.Fatalf("WASIPath(%q) = %q is not UTF-8", name, w)
+		}
+		if back := FromWASIPath(w); back != name {
+			t.Fatalf("FromWASIPath(WASIPath(%q)) = %q", name, back)
+		}
+		if utf8.ValidString(name) && !strings.ContainsRune(name, 0x7f) && w != name {
+			t.Fatalf("WASIPath changed a plain name %q to %q", name, w)
+		}
+		d := FromWASIPath(name)
+		if strings.Count(d, "/") > strings.Count(name, "/") || strings.Count(d, "\x00") > strings.Count(name, "\x00") {
+			t.Fatalf("FromWASIPath(%q) = %q made a separator or a NUL", name, d)
+		}
+	})
+}
+
+// A Go quoted string of any name reads back as that name.
+func FuzzPathNameQuoted(f *testing.F) {
+	for _, s := range []string{"bad\xffname", "a\nb", `"x"`, `\`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		if got := PathName(strconv.Quote(name)); got != name {
+			t.Fatalf("PathName(%s) = %q", strconv.Quote(name), got)
+		}
+	})
+}
