@@ -16,9 +16,12 @@
 package wasifs
 
 import (
+	"errors"
 	"io"
 	"io/fs"
 	"os"
+	"slices"
+	"strings"
 	"syscall"
 )
 
@@ -65,8 +68,40 @@ func full(root, name string) string {
 // Stat is os.DirFS's.
 func (f *FS) Stat(name string) (fs.FileInfo, error) { return fs.Stat(f.dir, name) }
 
-// ReadDir is os.DirFS's.
-func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) { return fs.ReadDir(f.dir, name) }
+// ReadDir is os.DirFS's, sorted by name as fs.ReadDir sorts, but on a
+// folder opened by Open (a direct WASI open, not os.Open's three host
+// calls) and sorted with each name read once: os.ReadDir's sort calls Name
+// twice a comparison, which in a folder of 100,000 entries was a large
+// part of a walk's time under wasm.
+func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {
+	d, err := f.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	list, err := d.(*file).ReadDir(-1)
+	if err != nil {
+		// os's error names the full path from the preopen; fs.ReadDir's
+		// names the path asked for.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = &fs.PathError{Op: pe.Op, Path: name, Err: pe.Err}
+		}
+	}
+	type named struct {
+		name string
+		e    fs.DirEntry
+	}
+	ents := make([]named, len(list))
+	for i, e := range list {
+		ents[i] = named{e.Name(), e}
+	}
+	slices.SortFunc(ents, func(x, y named) int { return strings.Compare(x.name, y.name) })
+	for i, e := range ents {
+		list[i] = e.e
+	}
+	return list, err
+}
 
 // Lstat is os.DirFS's.
 func (f *FS) Lstat(name string) (fs.FileInfo, error) { return fs.Lstat(f.dir, name) }
