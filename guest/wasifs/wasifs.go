@@ -70,16 +70,17 @@ func (f *FS) Stat(name string) (fs.FileInfo, error) { return fs.Stat(f.dir, name
 
 // ReadDir is os.DirFS's, sorted by name as fs.ReadDir sorts, but on a
 // folder opened by Open (a direct WASI open, not os.Open's three host
-// calls) and sorted with each name read once: os.ReadDir's sort calls Name
-// twice a comparison, which in a folder of 100,000 entries was a large
-// part of a walk's time under wasm.
+// calls), listed in the guest with fd_readdir directly (readDir), and
+// sorted with each name read once: os.ReadDir's sort calls Name twice a
+// comparison, which in a folder of 100,000 entries was a large part of a
+// walk's time under wasm.
 func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {
 	d, err := f.Open(name)
 	if err != nil {
 		return nil, err
 	}
 	defer d.Close()
-	list, err := d.(*file).ReadDir(-1)
+	list, err := f.readDir(d.(*file), name)
 	if err != nil {
 		// os's error names the full path from the preopen; fs.ReadDir's
 		// names the path asked for.
@@ -175,4 +176,25 @@ func (f *file) ReadDir(n int) ([]fs.DirEntry, error) {
 		return nil, &fs.PathError{Op: "readdirent", Path: f.name, Err: err}
 	}
 	return o.ReadDir(n)
+}
+
+// dirent is an entry of readDir's listing.
+type dirent struct {
+	fsys      *FS
+	dir, name string
+	typ       fs.FileMode
+}
+
+func (e *dirent) Name() string               { return e.name }
+func (e *dirent) IsDir() bool                { return e.typ.IsDir() }
+func (e *dirent) Type() fs.FileMode          { return e.typ }
+func (e *dirent) Info() (fs.FileInfo, error) { return e.fsys.Lstat(joinName(e.dir, e.name)) }
+func (e *dirent) String() string             { return fs.FormatDirEntry(e) }
+
+// joinName is the path of name in folder dir (both as fs.FS names).
+func joinName(dir, name string) string {
+	if dir == "." {
+		return name
+	}
+	return dir + "/" + name
 }
