@@ -3,7 +3,10 @@
 package wasifs
 
 import (
+	"encoding/binary"
 	"io/fs"
+	"slices"
+	"strings"
 	"syscall"
 	"unsafe"
 )
@@ -59,65 +62,87 @@ const direntSize = 24
 // entries a host call.
 const readDirBuf = 64 << 10
 
-// readDir lists the open folder fd (name as opened) with fd_readdir
-// directly. os.File.ReadDir allocates an entry and a name per entry and
-// locks per entry; here the names of one batch share one string and the
-// entries one slice, which under wasm halved a wide tree's walk. Entries
-// of a type the host does not give are described by Lstat, as os does.
+// readDir lists the open folder d (name as opened) with fd_readdir
+// directly, sorted by name. os.File.ReadDir allocates an entry and a name
+// per entry and locks per entry; here the names of one batch share one
+// string and the entries one slice, which under wasm took a fifth off a
+// wide tree's walk and half off the memory a wide folder's listing holds.
+// Entries of a type the host does not give are described by Lstat, as os
+// does.
 func (f *FS) readDir(d *file, name string) ([]fs.DirEntry, error) {
-	fd := d.fd
 	buf := make([]byte, readDirBuf)
-	var out []fs.DirEntry
+	in := &dirHead{fsys: f, dir: name}
+	var ents []dirent
 	var cookie uint64
+	var err error
 	for {
 		var n uint32
-		if errno := fdReaddir(int32(fd), &buf[0], uint32(len(buf)), cookie, &n); errno != 0 {
-			return out, &fs.PathError{Op: "readdirent", Path: name, Err: errno}
+		if errno := fdReaddir(int32(d.fd), &buf[0], uint32(len(buf)), cookie, &n); errno != 0 {
+			err = &fs.PathError{Op: "readdirent", Path: name, Err: errno}
+			break
 		}
-		text := string(buf[:n]) // one allocation for the names of the batch
-		var ents []dirent
-		at, complete := 0, 0
-		for at+direntSize <= len(text) {
-			namlen := int(le32(text[at+16:]))
-			if at+direntSize+namlen > len(text) {
+		// The batch's complete entries and the length of their names.
+		b := buf[:n]
+		at, count, size := 0, 0, 0
+		for at+direntSize <= len(b) {
+			namlen := int(le32(b[at+16:]))
+			if at+direntSize+namlen > len(b) {
 				break // cut off at the buffer's end: read again from its cookie
 			}
-			next := le64(text[at:])
-			typ := text[at+20]
-			nm := text[at+direntSize : at+direntSize+namlen]
 			at += direntSize + namlen
-			complete++
-			cookie = next
+			count++
+			size += namlen
+		}
+		// One string holds the names of the batch.
+		var names strings.Builder
+		names.Grow(size)
+		for at = 0; count > 0 && at+direntSize <= len(b); {
+			namlen := int(le32(b[at+16:]))
+			if at+direntSize+namlen > len(b) {
+				break
+			}
+			names.Write(b[at+direntSize : at+direntSize+namlen])
+			at += direntSize + namlen
+		}
+		all := names.String()
+		ents = slices.Grow(ents, count)
+		for at, off := 0, 0; count > 0; count-- {
+			namlen := int(le32(b[at+16:]))
+			cookie = le64(b[at:])
+			typ := b[at+20]
+			nm := all[off : off+namlen]
+			at += direntSize + namlen
+			off += namlen
 			if nm == "." || nm == ".." {
 				continue
 			}
-			ents = append(ents, dirent{fsys: f, dir: name, name: nm, typ: fileType(typ)})
-		}
-		for i := range ents {
-			e := &ents[i]
+			e := dirent{head: in, name: nm, typ: fileType(typ)}
 			if e.typ == typeUnknown {
-				info, err := f.Lstat(joinName(name, e.name))
+				info, err := f.Lstat(joinName(name, nm))
 				if err != nil {
 					continue // gone since it was listed, as os treats it
 				}
 				e.typ = info.Mode().Type()
 			}
-			out = append(out, e)
+			ents = append(ents, e)
 		}
 		if int(n) < len(buf) {
-			return out, nil // the host filled less than the buffer: the end
+			break // the host filled less than the buffer: the end
 		}
-		if complete == 0 {
+		if at == 0 {
 			buf = make([]byte, 2*len(buf)) // one entry longer than the buffer
 		}
 	}
+	slices.SortFunc(ents, func(x, y dirent) int { return strings.Compare(x.name, y.name) })
+	out := make([]fs.DirEntry, len(ents))
+	for i := range ents {
+		out[i] = &ents[i]
+	}
+	return out, err
 }
 
-func le32(s string) uint32 {
-	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
-}
-
-func le64(s string) uint64 { return uint64(le32(s)) | uint64(le32(s[4:]))<<32 }
+func le32(b []byte) uint32 { return binary.LittleEndian.Uint32(b) }
+func le64(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }
 
 // typeUnknown marks an entry whose type the host did not give.
 const typeUnknown = fs.ModeIrregular | fs.ModeTemporary

@@ -16,12 +16,9 @@
 package wasifs
 
 import (
-	"errors"
 	"io"
 	"io/fs"
 	"os"
-	"slices"
-	"strings"
 	"syscall"
 )
 
@@ -80,28 +77,7 @@ func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {
 		return nil, err
 	}
 	defer d.Close()
-	list, err := f.readDir(d.(*file), name)
-	if err != nil {
-		// os's error names the full path from the preopen; fs.ReadDir's
-		// names the path asked for.
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = &fs.PathError{Op: pe.Op, Path: name, Err: pe.Err}
-		}
-	}
-	type named struct {
-		name string
-		e    fs.DirEntry
-	}
-	ents := make([]named, len(list))
-	for i, e := range list {
-		ents[i] = named{e.Name(), e}
-	}
-	slices.SortFunc(ents, func(x, y named) int { return strings.Compare(x.name, y.name) })
-	for i, e := range ents {
-		list[i] = e.e
-	}
-	return list, err
+	return f.readDir(d.(*file), name)
 }
 
 // Lstat is os.DirFS's.
@@ -178,17 +154,24 @@ func (f *file) ReadDir(n int) ([]fs.DirEntry, error) {
 	return o.ReadDir(n)
 }
 
-// dirent is an entry of readDir's listing.
+// dirent is an entry of readDir's listing: small, for a listing of a
+// wide folder is held whole while the walk goes through it.
 type dirent struct {
-	fsys      *FS
-	dir, name string
-	typ       fs.FileMode
+	head *dirHead
+	name string
+	typ  fs.FileMode
+}
+
+// dirHead is what the entries of one listing share.
+type dirHead struct {
+	fsys *FS
+	dir  string
 }
 
 func (e *dirent) Name() string               { return e.name }
 func (e *dirent) IsDir() bool                { return e.typ.IsDir() }
 func (e *dirent) Type() fs.FileMode          { return e.typ }
-func (e *dirent) Info() (fs.FileInfo, error) { return e.fsys.Lstat(joinName(e.dir, e.name)) }
+func (e *dirent) Info() (fs.FileInfo, error) { return e.head.fsys.Lstat(joinName(e.head.dir, e.name)) }
 func (e *dirent) String() string             { return fs.FormatDirEntry(e) }
 
 // joinName is the path of name in folder dir (both as fs.FS names).
