@@ -43,3 +43,15 @@ func (f *FS) readDir(d *file, name string) ([]fs.DirEntry, error) {
 	}
 	return list, err
 }
+
+// readDirN is os.File.ReadDir natively.
+func (f *FS) readDirN(d *file, n int) ([]fs.DirEntry, error) {
+	o, err := d.osFile()
+	if err != nil {
+		return nil, &fs.PathError{Op: "readdirent", Path: d.name, Err: err}
+	}
+	return o.ReadDir(n)
+}
+
+// dirReader is the guest's (open_wasip1.go); natively os.File reads.
+type dirReader struct{}

@@ -49,7 +49,7 @@ func (f *FS) Open(name string) (fs.File, error) {
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
-	return &file{fd: fd, name: name, root: f.root}, nil
+	return &file{fd: fd, name: name, root: f.root, fsys: f}, nil
 }
 
 // full is name from the preopen. It is built only when needed: most files
@@ -92,8 +92,10 @@ type file struct {
 	fd     int
 	name   string   // as opened, for errors
 	root   string   // the FS's root: full(root, name) names the os.File, whose ReadDir entries stat by it
-	os     *os.File // made by Stat or ReadDir; owns fd from then on
+	os     *os.File // made by Stat (or natively ReadDir); owns fd from then on
 	closed bool
+	fsys   *FS
+	dir    *dirReader // the listing's state, under wasip1
 }
 
 func (f *file) Read(b []byte) (int, error) {
@@ -147,11 +149,10 @@ func (f *file) Stat() (fs.FileInfo, error) {
 }
 
 func (f *file) ReadDir(n int) ([]fs.DirEntry, error) {
-	o, err := f.osFile()
-	if err != nil {
-		return nil, &fs.PathError{Op: "readdirent", Path: f.name, Err: err}
+	if f.closed {
+		return nil, &fs.PathError{Op: "readdirent", Path: f.name, Err: fs.ErrClosed}
 	}
-	return o.ReadDir(n)
+	return f.fsys.readDirN(f, n)
 }
 
 // dirent is an entry of readDir's listing: small, for a listing of a

@@ -178,4 +178,35 @@ func TestReadDirWide(t *testing.T) {
 			t.Fatalf("entry %d: %q %v, want %q %v", i, got[i].Name(), got[i].Type(), want[i].Name(), want[i].Type())
 		}
 	}
+	// In batches of 7 on an open folder (list_dir's way): the same
+	// entries, each once, then io.EOF.
+	f, err := wasifs.New(filepath.Dir(dir)).Open(filepath.Base(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	seen := map[string]fs.FileMode{}
+	for {
+		batch, err := f.(fs.ReadDirFile).ReadDir(7)
+		for _, e := range batch {
+			if _, dup := seen[e.Name()]; dup {
+				t.Fatalf("%q listed twice", e.Name())
+			}
+			seen[e.Name()] = e.Type()
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil || len(batch) == 0 {
+			t.Fatalf("ReadDir(7): %d entries, %v", len(batch), err)
+		}
+	}
+	for _, e := range want {
+		if typ, ok := seen[e.Name()]; !ok || typ != e.Type() {
+			t.Fatalf("ReadDir(7): %q %v, want %v (listed %v)", e.Name(), typ, e.Type(), ok)
+		}
+	}
+	if len(seen) != len(want) {
+		t.Fatalf("ReadDir(7): %d entries, want %d", len(seen), len(want))
+	}
 }
