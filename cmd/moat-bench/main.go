@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -128,8 +129,15 @@ func run() int {
 	runs := flag.Int("runs", 7, "runs per measurement (the median is reported)")
 	treeDir := flag.String("tree", filepath.Join(os.TempDir(), "moat-bench-tree"), "where the generated monorepo-sized tree is made and kept between runs (delete it when done)")
 	treeScale := flag.Float64("tree-scale", 1, "size of the generated tree: 1 is 200,000 source files and a folder of 100,000 empty files; 0.05 runs quickly")
-	only := flag.String("only", "", `"scale" runs only the generated tree's rows`)
+	only := flag.String("rows", "", "measure only the rows whose name matches this regexp (default: all; the rows after the grep rows run when it matches \"one-shot latency, per-call overhead, memory\")")
+	noGNU := flag.Bool("no-gnu-grep", false, "leave GNU grep out of the cliff rows (it takes tens of seconds on some)")
 	flag.Parse()
+	rowRE, err := regexp.Compile(*only)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "moat-bench: -rows:", err)
+		return 1
+	}
+	want := func(name string) bool { return rowRE.MatchString(name) }
 	tmp, err := os.MkdirTemp("", "moat-bench-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -152,14 +160,6 @@ func run() int {
 		return append([]string{moat, "tool", "--isolate", "off", "--cache-dir", cache}, extra...)
 	}
 	fmt.Fprintf(os.Stderr, "moat-bench: %d runs per row, %s, %d CPUs\n", *runs, runtime.Version(), runtime.NumCPU())
-	if *only == "scale" {
-		rows, err := scaleRows(moat, cache, *treeDir, *treeScale, *runs)
-		if err != nil {
-			return fail(err)
-		}
-		printRows(rows)
-		return 0
-	}
 
 	// 1. grep over GOROOT/src: a full scan for each class of pattern (see
 	// guest/match), and a search with many hits stopped at the default cap.
@@ -179,6 +179,9 @@ func run() int {
 		{"grep class only", `[0-9]{4}-[0-9]{2}-[0-9]{2}`, false, false, false},
 		{"grep many hits, capped at 100", `err`, false, true, false},
 	} {
+		if !want(c.name) {
+			continue
+		}
 		fmt.Fprintln(os.Stderr, "moat-bench:", c.name)
 		args := fmt.Sprintf(`{"pattern":%q,"ignore_case":%v,"output_mode":"count","max_results":%d}`, c.pat, c.ignoreCase, proto.MaxMaxResults)
 		flags := "-c"
@@ -238,6 +241,27 @@ func run() int {
 				rows = append(rows, row{"  vs " + names[i+2], ms(in), ms(o), fmt.Sprintf("%.2fx", ratio(in, o))})
 			}
 		}
+	}
+
+	// 1b. The cliffs: a row per class of pattern that once cost 50-1000x
+	// ripgrep (guest/match), on generated text and on Go's source tree.
+	cliffRows, err := cliffs(tmp, src, moatArgs, *runs, want, !*noGNU)
+	if err != nil {
+		return fail(err)
+	}
+	rows = append(rows, cliffRows...)
+
+	// 1c. A generated monorepo-sized tree (-rows 'generated tree' alone).
+	if want("generated tree") {
+		scale, err := scaleRows(moat, cache, *treeDir, *treeScale, *runs)
+		if err != nil {
+			return fail(err)
+		}
+		rows = append(rows, scale...)
+	}
+	if !want("one-shot latency, per-call overhead, memory") {
+		printRows(rows)
+		return 0
 	}
 
 	// 2. One-shot latency.
@@ -312,16 +336,11 @@ func run() int {
 		}
 	}
 
-	// 5. The generated monorepo-sized tree.
-	scale, err := scaleRows(moat, cache, *treeDir, *treeScale, *runs)
-	if err != nil {
-		return fail(err)
-	}
-	printRows(append(rows, scale...))
+	printRows(rows)
 	return 0
 }
 
-// printRows prints the table.
+// printRows writes the table.
 func printRows(rows []row) {
 	tw := tabwriter.NewWriter(os.Stdout, 0, 2, 2, ' ', 0)
 	fmt.Fprintln(tw, "| measure\t| moat\t| compared with\t| ratio / note\t|")

@@ -97,6 +97,19 @@ func TestCorpusMatchesRegexp(t *testing.T) {
 		check(t, p, false, text)
 		check(t, p, true, text)
 	}
+	// The cliff classes, with keyword lists of 100 and 300 words, on less
+	// text: regexp deciding each line of them (the reference) is slow.
+	small := text[:min(len(text), size/32)]
+	words := []int{100, 300}
+	if runtime.GOOS == "wasip1" {
+		words = words[:1]
+	}
+	for _, words := range words {
+		for _, p := range cliffPatterns(words) {
+			check(t, p, false, small)
+		}
+	}
+	check(t, keywordList(300), true, append(keywordText(300), small...))
 }
 
 func BenchmarkNext(b *testing.B) {

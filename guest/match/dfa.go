@@ -17,9 +17,9 @@ import (
 //
 // Transitions on ASCII bytes are cached in a table indexed by byte class;
 // other runes are decoded as regexp decodes them and their transitions
-// cached in a map. The cache is bounded: when it fills it is dropped and
-// rebuilt, and when that happens too often for the text it has scanned the
-// DFA declares itself failed and the caller uses regexp.
+// cached in a map. The cache is bounded: when it fills it is cleared and
+// the scan goes on, and when that happens too often for the text it has
+// scanned the DFA declares itself failed and the caller uses regexp.
 type dfa struct {
 	prog  *syntax.Prog
 	class [256]uint8 // byte -> byte class
@@ -46,14 +46,26 @@ type dfa struct {
 	lineStart  int32 // row offset of the state at a line's start
 
 	maxStates int // maxStates, or fewer in tests
-	scanned   int // bytes scanned since the cache was last dropped
+	scanned   int // bytes scanned since the cache was last cleared
+	mark      int // offset in the buffer at hand where scanned was last brought up to date
 	threads   int // the states' threads in all
+	// lowClears counts clears in a row that came after fewer than
+	// minBytesPerState bytes per state.
+	lowClears int
 	// failed says the cache filled too fast on the current text: the
 	// caller has regexp decide the line at hand, and the next scan starts
 	// afresh. failures counts failures in a row: after maxFailures the
-	// caller lets regexp do the rest of its buffer.
+	// caller lets regexp decide the rest of its buffer, line by line.
 	failed   bool
 	failures int
+	// noFail makes the DFA go on clearing its cache however often it
+	// fills, for a line too long for regexp to decide in bounded time.
+	noFail bool
+	// stop, when set, is called every stopEvery states built and at every
+	// clear; when it returns true the scan ends with dfaStopped.
+	stop    func() bool
+	built   int
+	stopped bool
 
 	// Scratch space for building states.
 	set1, set2 sparseSet
@@ -85,16 +97,25 @@ const (
 	accelNone    = -3
 )
 
-// Cache bounds: states, their threads in all (a few MB at most) and
-// non-ASCII transitions kept before the cache is dropped, and the bytes per
-// state a scan must get through between drops for the DFA to be worth it.
+// Cache bounds: states and the cache's memory in all (its rows, its
+// states' threads and keys, its non-ASCII transitions) kept before the
+// cache is cleared. A cleared cache goes on from the state at hand (as
+// RE2's and regex-automata's do): a text whose states outnumber the cache
+// still gets a DFA, paying to rebuild states. Only when the cache has been
+// cleared minClears times in a row with fewer than minBytesPerState bytes
+// scanned per state built does the DFA give up for regexp, which then
+// decides one line at a time.
 const (
-	maxStates        = 2000
-	maxThreads       = 1 << 19
-	maxRuneTrans     = 1 << 14
-	minBytesPerState = 20
+	maxStates        = 1 << 15
+	maxCacheBytes    = 8 << 20
+	maxRuneTrans     = 1 << 15
+	minBytesPerState = 10
+	minClears        = 3
 	maxAccelEscapes  = 3
 	maxFailures      = 8
+	// stopEvery is how many states are built between two calls of the
+	// stop function: a state of a big program costs microseconds.
+	stopEvery = 256
 )
 
 // What first and matchLine found.
@@ -102,6 +123,8 @@ const (
 	dfaNoMatch = iota
 	dfaMatch
 	dfaFailed
+	// dfaStopped: the stop function said to stop (a deadline passed).
+	dfaStopped
 )
 
 // endOfLine is the rune step takes at the end of a line.
@@ -125,17 +148,16 @@ func newDFA(prog *syntax.Prog) *dfa {
 	}
 	// Byte classes: bytes that every rune instruction treats alike, alike
 	// in wordness, and '\n' alone.
+	// A repetition's copies share one rune slice ({1,1000} of \pL is a
+	// thousand instructions and one class): each distinct one is asked once.
+	ins := distinctRuneInsts(prog)
 	sigs := map[string]uint8{}
-	sig := make([]byte, 0, n+2)
+	sig := make([]byte, 0, len(ins)+2)
 	for c := 0; c < utf8.RuneSelf; c++ {
 		sig = sig[:0]
 		sig = append(sig, b2u(c == '\n'), b2u(d.usesWord && syntax.IsWordChar(rune(c))))
-		for i := range prog.Inst {
-			in := &prog.Inst[i]
-			switch in.Op {
-			case syntax.InstRune, syntax.InstRune1, syntax.InstRuneAny, syntax.InstRuneAnyNotNL:
-				sig = append(sig, b2u(in.MatchRune(rune(c))))
-			}
+		for _, in := range ins {
+			sig = append(sig, b2u(in.MatchRune(rune(c))))
 		}
 		k, ok := sigs[string(sig)]
 		if !ok {
@@ -171,8 +193,7 @@ func runeBounds(prog *syntax.Prog) []rune {
 			b = append(b, max(lo, utf8.RuneSelf), hi+1)
 		}
 	}
-	for i := range prog.Inst {
-		in := &prog.Inst[i]
+	for _, in := range distinctRuneInsts(prog) {
 		switch in.Op {
 		case syntax.InstRune1:
 			add(in.Rune[0], in.Rune[0])
@@ -194,6 +215,42 @@ func runeBounds(prog *syntax.Prog) []rune {
 	}
 	slices.Sort(b)
 	return slices.Compact(b)
+}
+
+// distinctRuneInsts returns the rune instructions of prog that test runes
+// differently: one of those sharing a rune slice and flags, one of each
+// other kind.
+func distinctRuneInsts(prog *syntax.Prog) []*syntax.Inst {
+	type key struct {
+		r    *rune
+		n    int
+		op   syntax.InstOp
+		fold bool
+	}
+	seen := map[key]bool{}
+	var out []*syntax.Inst
+	for i := range prog.Inst {
+		in := &prog.Inst[i]
+		k := key{op: in.Op}
+		switch in.Op {
+		case syntax.InstRune, syntax.InstRune1:
+			if len(in.Rune) > 0 {
+				k.r, k.n = &in.Rune[0], len(in.Rune)
+			}
+			k.fold = syntax.Flags(in.Arg)&syntax.FoldCase != 0
+			if in.Op == syntax.InstRune1 {
+				k.r, k.n = nil, int(in.Rune[0]) // Rune1 slices are per instruction
+			}
+		case syntax.InstRuneAny, syntax.InstRuneAnyNotNL:
+		default:
+			continue
+		}
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, in)
+		}
+	}
+	return out
 }
 
 // runeClass is the class of a rune beyond ASCII.
@@ -236,6 +293,9 @@ func (d *dfa) intern(s *sparseSet, flags uint8) int32 {
 		return off
 	}
 	off := int32(len(d.trans))
+	if d.built++; d.stop != nil && d.built%stopEvery == 0 && d.stop() {
+		d.stopped = true
+	}
 	d.index[string(d.key)] = off
 	d.states = append(d.states, dstate{pcs: slices.Clone(pcs), flags: flags})
 	d.threads += len(pcs)
@@ -335,21 +395,41 @@ func (d *dfa) step(off int32, r rune) int32 {
 	return d.intern(next, flags)
 }
 
-// full reports whether the cache must be dropped before adding a state.
+// full reports whether the cache must be cleared before adding a state.
 func (d *dfa) full() bool {
-	return len(d.states) >= d.maxStates || d.threads >= maxThreads || len(d.runeTrans) >= maxRuneTrans
+	return len(d.states) >= d.maxStates || len(d.runeTrans) >= maxRuneTrans || d.cacheBytes() >= maxCacheBytes
 }
 
-// dropCache empties the cache keeping the state at off, whose new row
-// offset it returns; it marks the DFA failed when the cache fills too fast.
-func (d *dfa) dropCache(off int32, scanned int) int32 {
-	if d.scanned+scanned < minBytesPerState*len(d.states) {
+// cacheBytes estimates the cache's memory: rows, threads with their keys,
+// the map entries of states and non-ASCII transitions.
+func (d *dfa) cacheBytes() int {
+	return 4*len(d.trans) + 7*d.threads + 64*len(d.states) + 24*len(d.runeTrans)
+}
+
+// dropCache clears the cache keeping the state at off, whose new row
+// offset it returns; i is the offset reached in the buffer at hand. It
+// marks the DFA failed when the cache fills too fast (see minClears) or
+// stopped when told to stop.
+func (d *dfa) dropCache(off int32, i int) int32 {
+	since := d.scanned + i - d.mark
+	if since < minBytesPerState*len(d.states) {
+		d.lowClears++
+	} else {
+		d.lowClears = 0
+	}
+	if d.stop != nil && d.stop() {
+		d.stopped = true
+		return 0
+	}
+	if d.lowClears >= minClears && !d.noFail {
+		d.lowClears = 0
 		d.failed = true
 		d.failures++
 		return 0
 	}
 	st := d.states[int(off)/d.stride]
 	d.reset()
+	d.mark = i
 	s := &d.set1
 	s.clear()
 	for _, pc := range st.pcs {
@@ -372,6 +452,8 @@ func (d *dfa) first(buf []byte) (int, int) {
 		d.failed = false
 		d.reset()
 	}
+	d.mark = 0
+	d.stopped = false
 	trans := d.trans
 	class := &d.class
 	s := d.lineStart
@@ -431,8 +513,8 @@ func (d *dfa) first(buf []byte) (int, int) {
 		switch ns {
 		case transUnknown:
 			if d.full() {
-				if s = d.dropCache(s, i); d.failed {
-					return i, dfaFailed
+				if s = d.dropCache(s, i); d.failed || d.stopped {
+					return i, d.giveUp()
 				}
 			}
 			r := rune(c)
@@ -456,8 +538,8 @@ func (d *dfa) first(buf []byte) (int, int) {
 			var ok bool
 			if ns, ok = d.runeTrans[key]; !ok {
 				if d.full() {
-					if s = d.dropCache(s, i); d.failed {
-						return i, dfaFailed
+					if s = d.dropCache(s, i); d.failed || d.stopped {
+						return i, d.giveUp()
 					}
 					key = uint64(uint32(s))<<32 | uint64(rc)
 				}
@@ -467,8 +549,11 @@ func (d *dfa) first(buf []byte) (int, int) {
 			}
 		}
 		if ns == transMatch {
-			d.scanned += i
+			d.scanned += i - d.mark
 			return i, dfaMatch
+		}
+		if d.stopped {
+			return i, d.giveUp()
 		}
 		s = ns
 		// The state may skip ahead (a state that skips to the next byte
@@ -477,13 +562,22 @@ func (d *dfa) first(buf []byte) (int, int) {
 		i = d.accelerate(s, buf, i+w, &cache)
 		trans = d.trans
 	}
-	d.scanned += n
+	d.scanned += n - d.mark
 	d.failures = 0
 	// The last line, if buf does not end with '\n', ends here.
 	if n > 0 && buf[n-1] != '\n' && d.endStep(s) == transMatch {
 		return n - 1, dfaMatch
 	}
 	return 0, dfaNoMatch
+}
+
+// giveUp is what first returns when the DFA failed or was stopped.
+func (d *dfa) giveUp() int {
+	if d.stopped {
+		d.failed = true // the next scan starts afresh
+		return dfaStopped
+	}
+	return dfaFailed
 }
 
 // endStep is the transition at the end of a line not followed by '\n',

@@ -25,9 +25,15 @@
 //     with the Prog's own Inst.MatchRune, so Unicode classes and case
 //     folding are regexp's by construction; it only needs "is there a
 //     match", so leftmost-first order and captures do not arise. When its
-//     state cache overflows too often it gives up and regexp does the work;
+//     state cache fills it is cleared and the scan goes on; only when that
+//     happens three times in a row too fast (under 10 bytes per state) does
+//     it give up and regexp decide, line by line;
+//   - a large literal set (a keyword list, more than 8 literals) is found
+//     with Aho-Corasick (ac.go), exactly when the pattern is that set and
+//     nothing more, else as a prefilter;
 //   - regexp decides a line only where the DFA cannot (a program too big
-//     for it, or a cache that overflowed). Confirming each of the DFA's
+//     for it, or a cache that kept filling), and only a line short enough
+//     for it to decide in bounded time. Confirming each of the DFA's
 //     lines with regexp too was measured first: regexp's per-call cost in
 //     the guest made that 2-6x slower for patterns with many hit lines
 //     (the alternation and case-insensitive rows of the benchmarks), so
@@ -52,7 +58,9 @@ package match
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"regexp"
 	"regexp/syntax"
 	"strings"
@@ -77,11 +85,53 @@ type Matcher struct {
 	// dfa decides whether a line matches; nil when the pattern's program is
 	// too big for it (regexp then does the work).
 	dfa *dfa
+	// minLen is the fewest bytes a match spans: shorter lines cannot
+	// match, and a pattern with a large one is searched line by line.
+	minLen int
+	// dotRunes, when not 0, says the pattern is only "." repeated: a line
+	// matches when it holds at least this many runes (`.{1000}.{1000}`,
+	// whose DFA states would hold a thread per rune counted).
+	dotRunes int
+	// dotNoFFFD: the "." of dotRunes does not match U+FFFD (grep's strict
+	// form), so the runes are counted in runs between those.
+	dotNoFFFD bool
+	// progLen is the size of the DFA's program, for what regexp costs.
+	progLen int
+	// stop, when set, is asked now and then during long work whether to
+	// give up (a deadline); stopped records that it said so.
+	stop    func() bool
+	stopped bool
+	// lastLine, lastLen and lastAt remember the line an exact prefilter
+	// last found and where in it, for Start.
+	lastLine        *byte
+	lastLen, lastAt int
+	// pieces holds the matchers of Piece, by notBegin + 2*notEnd.
+	pieces [4]*Matcher
 }
 
-// maxProgInsts bounds the programs the DFA takes on: the states of a bigger
-// one are costly to build and would blow the cache anyway.
-const maxProgInsts = 2000
+// maxProgInsts bounds the programs the DFA takes on. A state costs time in
+// proportion to its threads, not to the program, so big programs (a
+// keyword list, a repetition counted to 1000) are the DFA's too; this
+// only bounds the memory of its scratch sets.
+const maxProgInsts = 1 << 16
+
+// maxRegexpLine is the longest line regexp decides (when the DFA has
+// failed) or searches for a match's start: regexp has no clock check and
+// runs at some KB/s in the guest, so longer lines are left to the DFA,
+// which is told never to fail on them and looks at the clock.
+const maxRegexpLine = 4 << 10
+
+// maxRegexpWork bounds the line length times program size of a line
+// regexp decides: its NFA may run every instruction at every byte.
+const maxRegexpWork = 1 << 20
+
+// minLenLines is the minimum match length from which a search goes line
+// by line, skipping lines too short to match (`.{1000}.{1000}`).
+const minLenLines = 64
+
+// startWindow is how far around the end of the first match Start looks
+// for its start on a line longer than maxRegexpLine.
+const startWindow = 2 << 10
 
 // Compile builds a matcher for an RE2 pattern with Go regexp semantics,
 // applied to each line alone: no match spans a newline, ^ and \A match at
@@ -95,6 +145,11 @@ func Compile(pattern string, ignoreCase bool) (*Matcher, error) {
 	if err != nil {
 		return nil, errors.New("invalid pattern: " + err.Error())
 	}
+	if r, ok := surrogate(tree); ok {
+		// UTF-8 text cannot hold one, and regexp is not consistent about
+		// them (^\x{D800} and \x{D800} disagree): refused, as ripgrep does.
+		return nil, fmt.Errorf("invalid pattern: it names U+%04X, a UTF-16 surrogate, which is not a character (no UTF-8 text holds one)", r)
+	}
 	tree = withoutNewlines(tree)
 	expr := tree.String()
 	re, err := regexp.Compile(expr)
@@ -107,14 +162,148 @@ func Compile(pattern string, ignoreCase bool) (*Matcher, error) {
 		return m, nil
 	}
 	// The program regexp runs: the same parse and simplification of the
-	// same string (regexp.Compile does exactly this).
-	if t, err := syntax.Parse(expr, syntax.Perl); err == nil {
+	// same string (regexp.Compile does exactly this), less a leading or
+	// trailing .* (which changes no line's answer, and doubles the
+	// threads of every state of the DFA).
+	if t, err := syntax.Parse(stripDotStar(tree).String(), syntax.Perl); err == nil {
 		if prog, err := syntax.Compile(t.Simplify()); err == nil && len(prog.Inst) <= maxProgInsts {
 			m.dfa = newDFA(prog)
+			m.progLen = len(prog.Inst)
 		}
 	}
 	m.pre = newPrefilter(tree)
+	m.minLen = minBytes(tree)
+	if n, ok := dotRunes(tree); ok && n > 0 {
+		m.dotRunes, m.minLen = n, n
+		m.dotNoFFFD = hasOp(tree, syntax.OpCharClass) // the strict "."
+	}
 	return m, nil
+}
+
+// dotRunes reports whether re is "." (any rune but '\n') repeated and
+// concatenated, and the fewest runes it matches: a line holding that many
+// holds a match (any run of exactly that many is one).
+func dotRunes(re *syntax.Regexp) (int, bool) {
+	switch re.Op {
+	case syntax.OpAnyCharNotNL:
+		return 1, true
+	case syntax.OpCharClass:
+		// grep's strict form of "." (every rune but '\n' and U+FFFD, for
+		// lines with invalid bytes) counts too: see runsOf.
+		if r := re.Rune; len(r) == 6 && r[0] == 0 && r[1] == '\n'-1 && r[2] == '\n'+1 &&
+			r[3] == utf8.RuneError-1 && r[4] == utf8.RuneError+1 && r[5] == utf8.MaxRune {
+			return 1, true
+		}
+	case syntax.OpCapture:
+		return dotRunes(re.Sub[0])
+	case syntax.OpStar, syntax.OpQuest:
+		_, ok := dotRunes(re.Sub[0])
+		return 0, ok
+	case syntax.OpPlus:
+		return dotRunes(re.Sub[0])
+	case syntax.OpRepeat:
+		n, ok := dotRunes(re.Sub[0])
+		return min(n*re.Min, 1<<20), ok
+	case syntax.OpConcat:
+		total := 0
+		for _, sub := range re.Sub {
+			n, ok := dotRunes(sub)
+			if !ok {
+				return 0, false
+			}
+			total = min(total+n, 1<<20)
+		}
+		return total, true
+	}
+	return 0, false
+}
+
+// SetStop makes long searches ask stop, now and then, whether to give up:
+// Next then reports no further line and Stopped reports true. grep passes
+// its deadline, so that no single line or piece outlasts it.
+func (m *Matcher) SetStop(stop func() bool) {
+	m.stop = stop
+	if m.dfa != nil {
+		m.dfa.stop = stop
+	}
+}
+
+// Piece returns the matcher for a piece of a line too long to hold whole:
+// notBegin when the piece does not start the line (^ cannot match at its
+// start), notEnd when it does not end it ($ cannot match at its end).
+func (m *Matcher) Piece(notBegin, notEnd bool) *Matcher {
+	k := b2i(notBegin) + 2*b2i(notEnd)
+	if k == 0 {
+		return m
+	}
+	if m.pieces[k] == nil {
+		t, err := syntax.Parse(m.expr, syntax.Perl)
+		if err == nil {
+			t = withoutAnchors(t, notBegin, notEnd)
+			m.pieces[k], err = Compile(t.String(), false)
+		}
+		if err != nil {
+			m.pieces[k] = m // cannot happen: expr compiled once already
+		}
+		m.pieces[k].SetStop(m.stop)
+	}
+	return m.pieces[k]
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// withoutAnchors makes line-start (notBegin) or line-end (notEnd)
+// assertions fail.
+func withoutAnchors(re *syntax.Regexp, notBegin, notEnd bool) *syntax.Regexp {
+	for i, sub := range re.Sub {
+		re.Sub[i] = withoutAnchors(sub, notBegin, notEnd)
+	}
+	switch {
+	case notBegin && (re.Op == syntax.OpBeginLine || re.Op == syntax.OpBeginText),
+		notEnd && (re.Op == syntax.OpEndLine || re.Op == syntax.OpEndText):
+		return &syntax.Regexp{Op: syntax.OpNoMatch}
+	}
+	return re
+}
+
+// Stopped reports whether a search gave up because stop said so: the
+// lines it did not report are undecided, not known not to match.
+func (m *Matcher) Stopped() bool { return m.stopped }
+
+// minBytes returns the fewest bytes a match of re spans (a rune is at
+// least one byte), capped at 1<<20.
+func minBytes(re *syntax.Regexp) int {
+	const capLen = 1 << 20
+	switch re.Op {
+	case syntax.OpLiteral:
+		return len(re.Rune)
+	case syntax.OpCharClass, syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		return 1
+	case syntax.OpCapture, syntax.OpPlus:
+		return minBytes(re.Sub[0])
+	case syntax.OpRepeat:
+		return min(capLen, re.Min*minBytes(re.Sub[0]))
+	case syntax.OpConcat:
+		n := 0
+		for _, sub := range re.Sub {
+			n = min(capLen, n+minBytes(sub))
+		}
+		return n
+	case syntax.OpAlternate:
+		n := capLen
+		for _, sub := range re.Sub {
+			n = min(n, minBytes(sub))
+		}
+		return n
+	case syntax.OpNoMatch:
+		return capLen
+	}
+	return 0
 }
 
 // Regexp is the compiled regexp that decides every hit: the pattern
@@ -122,7 +311,8 @@ func Compile(pattern string, ignoreCase bool) (*Matcher, error) {
 func (m *Matcher) Regexp() *regexp.Regexp { return m.re }
 
 // Start returns where the match Regexp().FindIndex(line) finds starts, or
-// -1 when line holds none. It is cheaper: the leftmost match starts at the
+// -1 when line holds none (on a line longer than maxRegexpLine, a match
+// near where the first one ends; see below). It is cheaper: the leftmost match starts at the
 // same place whatever the repetitions prefer, so it asks a copy of the
 // pattern whose repetitions are all non-greedy, which stops at the
 // shortest match instead of running on to the longest (for `[^ ]{200,}`
@@ -137,6 +327,35 @@ func (m *Matcher) Start(line []byte) int {
 	re := m.lazy
 	if re == nil {
 		re = m.re
+	}
+	if len(line) > maxRegexpLine && m.pre != nil && m.pre.exact {
+		// Every occurrence of the set is a match: the one Next found when
+		// it found this line, or the first one.
+		if len(line) == m.lastLen && &line[0] == m.lastLine {
+			return m.lastAt
+		}
+		return m.pre.index(line)
+	}
+	if len(line) > maxRegexpLine && m.dfa != nil {
+		// regexp over a line of megabytes takes minutes in the guest: the
+		// DFA finds where the first match ends, and regexp looks for its
+		// start in a window around that. This is a hint for showing the
+		// match, exact when the match is shorter than startWindow.
+		m.dfa.noFail = true
+		end, res := m.dfa.first(line)
+		m.dfa.noFail = false
+		switch res {
+		case dfaStopped:
+			m.stopped = true
+			return -1
+		case dfaNoMatch:
+			return -1
+		}
+		lo, hi := max(0, end-startWindow), min(len(line), end+startWindow)
+		if loc := re.FindIndex(line[lo:hi]); loc != nil {
+			return lo + loc[0]
+		}
+		return end
 	}
 	if loc := re.FindIndex(line); loc != nil {
 		return loc[0]
@@ -182,64 +401,139 @@ func (m *Matcher) nextCandidate(buf []byte) (int, int, bool) {
 			return 0, 0, false
 		}
 		s, e := lineAround(buf, from+i)
-		line := buf[s:e]
-		res := dfaFailed
-		if m.dfa != nil {
-			res = m.dfa.matchLine(line)
-		}
-		if res == dfaMatch || res == dfaFailed && m.re.Match(line) {
+		if m.pre.exact {
+			if e > s {
+				m.lastLine, m.lastLen, m.lastAt = &buf[s], e-s, from+i-s
+			}
 			return s, e, true
+		}
+		if m.lineMatches(buf[s:e]) {
+			return s, e, true
+		}
+		if m.stopped {
+			return 0, 0, false
 		}
 		from = e + 1
 	}
 	return 0, 0, false
+}
+
+// lineMatches decides one line (no '\n' in it): the DFA, unless it has
+// failed too often in this buffer, else decideLine.
+func (m *Matcher) lineMatches(line []byte) bool {
+	if len(line) < m.minLen {
+		return false
+	}
+	if m.dotRunes > 0 {
+		if m.dotNoFFFD {
+			return longestRun(line) >= m.dotRunes
+		}
+		return utf8.RuneCount(line) >= m.dotRunes // an invalid byte is a rune, U+FFFD, as for regexp
+	}
+	if m.dfa != nil && m.dfa.failures < maxFailures {
+		switch m.dfa.matchLine(line) {
+		case dfaMatch:
+			return true
+		case dfaNoMatch:
+			return false
+		case dfaStopped:
+			m.stopped = true
+			return false
+		}
+	}
+	return m.decideLine(line)
+}
+
+// decideLine decides a line the DFA gave up on: regexp, on a line short
+// enough for it to decide in bounded time, else the DFA told not to fail.
+func (m *Matcher) decideLine(line []byte) bool {
+	if len(line) < m.minLen {
+		return false
+	}
+	if m.dfa == nil || len(line) <= maxRegexpLine && len(line)*m.progLen <= maxRegexpWork {
+		return m.re.Match(line)
+	}
+	m.dfa.noFail = true
+	res := m.dfa.matchLine(line)
+	m.dfa.noFail = false
+	if res == dfaStopped {
+		m.stopped = true
+	}
+	return res == dfaMatch
 }
 
 // scan finds the first line the DFA (or, without one, regexp) says
-// matches. Where the DFA gives up, regexp decides that line and the DFA
-// goes on after it; after maxFailures in a row, regexp does the rest of
-// buf.
+// matches. Where the DFA gives up, decideLine decides that line and the
+// DFA goes on after it; after maxFailures in a row, the rest of buf is
+// decided line by line.
 func (m *Matcher) scan(buf []byte) (int, int, bool) {
-	if m.dfa == nil {
-		return m.scanRegexp(buf)
+	if m.dfa == nil || m.minLen >= minLenLines || m.dotRunes > 0 {
+		return m.scanLines(buf)
 	}
 	for from := 0; from < len(buf); {
 		if m.dfa.failures >= maxFailures {
+			s, e, ok := m.scanLines(buf[from:])
 			m.dfa.failures = 0 // the next buffer may suit the DFA better
-			s, e, ok := m.scanRegexp(buf[from:])
 			return s + from, e + from, ok
 		}
 		i, res := m.dfa.first(buf[from:])
-		if res == dfaNoMatch {
+		switch res {
+		case dfaNoMatch:
+			return 0, 0, false
+		case dfaStopped:
+			m.stopped = true
 			return 0, 0, false
 		}
 		s, e := lineAround(buf, from+i)
-		if res == dfaMatch || m.re.Match(buf[s:e]) {
+		if res == dfaMatch || m.decideLine(buf[s:e]) {
 			return s, e, true
+		}
+		if m.stopped {
+			return 0, 0, false
 		}
 		from = e + 1
 	}
 	return 0, 0, false
 }
 
-// scanRegexp is scan with regexp alone.
-func (m *Matcher) scanRegexp(buf []byte) (int, int, bool) {
-	loc := m.re.FindIndex(buf)
-	if loc == nil {
-		return 0, 0, false
+// scanLines decides buf line by line (lineMatches), skipping the lines too
+// short to match, asking stop every stopBytes of lines regexp decided.
+func (m *Matcher) scanLines(buf []byte) (int, int, bool) {
+	const stopBytes = 16 << 10
+	work := 0
+	for s := 0; s < len(buf); {
+		e := bytes.IndexByte(buf[s:], '\n')
+		if e < 0 {
+			e = len(buf)
+		} else {
+			e += s
+		}
+		if e-s >= m.minLen {
+			if m.lineMatches(buf[s:e]) {
+				return s, e, true
+			}
+			if m.stopped {
+				return 0, 0, false
+			}
+			if m.dfa == nil || m.dfa.failures >= maxFailures {
+				if work += e - s + 64; work >= stopBytes {
+					work = 0
+					if m.stop != nil && m.stop() {
+						m.stopped = true
+						return 0, 0, false
+					}
+				}
+			}
+		}
+		s = e + 1
 	}
-	if loc[0] == len(buf) && loc[0] > 0 && buf[loc[0]-1] == '\n' {
-		// An empty match after the last newline: not a line.
-		return 0, 0, false
-	}
-	s, e := lineAround(buf, loc[0])
-	return s, e, true
+	return 0, 0, false
 }
 
 // lineAround returns the bounds of the line of b holding offset i, without
 // its newline.
 func lineAround(b []byte, i int) (start, end int) {
-	start = bytes.LastIndexByte(b[:i], '\n') + 1
+	start = LastNewline(b[:i]) + 1
 	end = bytes.IndexByte(b[i:], '\n')
 	if end < 0 {
 		return start, len(b)
@@ -296,4 +590,119 @@ func withoutNewlines(re *syntax.Regexp) *syntax.Regexp {
 		re.Rune = out
 	}
 	return re
+}
+
+// surrogate returns a UTF-16 surrogate code point (U+D800-U+DFFF) that the
+// pattern names: a literal one, or a class that starts or ends on one.
+func surrogate(re *syntax.Regexp) (rune, bool) {
+	isSur := func(r rune) bool { return 0xD800 <= r && r <= 0xDFFF }
+	switch re.Op {
+	case syntax.OpLiteral:
+		for _, r := range re.Rune {
+			if isSur(r) {
+				return r, true
+			}
+		}
+	case syntax.OpCharClass:
+		for _, r := range re.Rune {
+			if isSur(r) {
+				return r, true
+			}
+		}
+	}
+	for _, sub := range re.Sub {
+		if r, ok := surrogate(sub); ok {
+			return r, true
+		}
+	}
+	return 0, false
+}
+
+// stripDotStar returns re without the repetitions of any rune but '\n',
+// zero or more times, that begin or end it: a line holds a match of
+// `.*x.*` where it holds one of x (both can take .* as empty, and x's
+// assertions see the same text around it). re itself is not changed.
+func stripDotStar(re *syntax.Regexp) *syntax.Regexp {
+	if re.Op != syntax.OpConcat || len(re.Sub) < 2 {
+		return re
+	}
+	sub := re.Sub
+	for len(sub) > 1 && isDotStar(sub[0]) {
+		sub = sub[1:]
+	}
+	for len(sub) > 1 && isDotStar(sub[len(sub)-1]) {
+		sub = sub[:len(sub)-1]
+	}
+	if len(sub) == len(re.Sub) {
+		return re
+	}
+	c := *re
+	c.Sub = sub
+	return &c
+}
+
+// isDotStar reports whether re is x* for an x matching every rune but '\n'.
+func isDotStar(re *syntax.Regexp) bool {
+	if re.Op != syntax.OpStar {
+		return false
+	}
+	x := re.Sub[0]
+	switch x.Op {
+	case syntax.OpAnyCharNotNL:
+		return true
+	case syntax.OpCharClass:
+		r := x.Rune
+		return len(r) == 4 && r[0] == 0 && r[1] == '\n'-1 && r[2] == '\n'+1 && r[3] == utf8.MaxRune
+	}
+	return false
+}
+
+// longestRun returns the most runes in a row in line that are not U+FFFD
+// (an invalid byte decodes as one).
+func longestRun(line []byte) int {
+	best, run := 0, 0
+	for i := 0; i < len(line); {
+		r, w := utf8.DecodeRune(line[i:])
+		i += w
+		if r == utf8.RuneError {
+			run = 0
+			continue
+		}
+		run++
+		best = max(best, run)
+	}
+	return best
+}
+
+// hasOp reports whether op occurs in re.
+func hasOp(re *syntax.Regexp, op syntax.Op) bool {
+	if re.Op == op {
+		return true
+	}
+	for _, sub := range re.Sub {
+		if hasOp(sub, op) {
+			return true
+		}
+	}
+	return false
+}
+
+// LastNewline is bytes.LastIndexByte(b, '\n'), eight bytes at a time:
+// under wasm LastIndexByte is a byte loop, and a hit at the end of a line
+// of megabytes looks back over all of it (grep's reads do too).
+func LastNewline(b []byte) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := len(b)
+	for ; i >= 8; i -= 8 {
+		w := binary.LittleEndian.Uint64(b[i-8:]) ^ ('\n' * ones)
+		if (w-ones)&^w&highs != 0 {
+			break // a zero byte, a newline, among these eight
+		}
+	}
+	for i--; i >= 0; i-- {
+		if b[i] == '\n' {
+			return i
+		}
+	}
+	return -1
 }

@@ -57,6 +57,9 @@ func check(t testing.TB, pattern string, ignoreCase bool, text []byte) {
 	}
 	re, err := regexp.Compile(ref)
 	m, merr := Compile(pattern, ignoreCase)
+	if merr != nil && strings.Contains(merr.Error(), "surrogate") {
+		return // refused on purpose (TestSurrogatesRefused)
+	}
 	if (err == nil) != (merr == nil) {
 		t.Fatalf("Compile(%q): %v; regexp: %v", pattern, merr, err)
 	}
@@ -170,6 +173,13 @@ func FuzzMatchesRegexp(f *testing.F) {
 		f.Add(p, false, tricky)
 		f.Add(p, true, "x\n\xff\n"+tricky[:40])
 	}
+	// The cliff classes of issue 22 (see cliffPatterns).
+	for _, p := range cliffPatterns(20) {
+		if len(p) <= 200 {
+			f.Add(p, false, tricky)
+			f.Add(p, true, cliffText)
+		}
+	}
 	f.Fuzz(func(t *testing.T, pattern string, ignoreCase bool, text string) {
 		if len(pattern) > 200 || len(text) > 4000 {
 			return
@@ -260,4 +270,100 @@ func TestRequiredSet(t *testing.T) {
 			t.Errorf("requiredSet(%q) = %q, want %q", p, got, want)
 		}
 	}
+}
+
+// TestSurrogatesRefused: a pattern naming a UTF-16 surrogate is refused
+// with a clear error (regexp answers ^\x{D800} and \x{D800} differently);
+// classes that merely span them are fine.
+func TestSurrogatesRefused(t *testing.T) {
+	for _, p := range []string{`^\x{D800}`, `\x{DFFF}`, `[\x{D800}-\x{DBFF}]`, `[^\x{DC00}]`, `a|\x{D834}x`} {
+		if _, err := Compile(p, false); err == nil || !strings.Contains(err.Error(), "surrogate") {
+			t.Errorf("Compile(%q) = %v, want a surrogate error", p, err)
+		}
+	}
+	for _, p := range []string{`[\x{D000}-\x{E000}]`, `[^a]`, `.`, `[^\x{D800}-\x{DFFF}]`} {
+		if _, err := Compile(p, false); err != nil {
+			t.Errorf("Compile(%q): %v", p, err)
+		}
+	}
+}
+
+// cliffPatterns are the classes of pattern that once cost 50-1000x
+// ripgrep or ended in a host error (issue 22): many DFA states, leading
+// [\s\S]*, repetitions counted to 1000, programs far over 2,000
+// instructions, keyword lists (words of them), long-line literals and
+// non-ASCII classes.
+func cliffPatterns(words int) []string {
+	return []string{`[a-q][^u-z]{13}x`, `[\s\S]*x.{30}y`, `(\w+\s*){1,500}`, `.{1000}.{1000}`, `.{10}.{10}`,
+		`(\pL|\d){1,1000}x`, `\w{1,1000}x`, `\w{1,5}x`, `(?i)endmark`, `[^\x00-\x7f]`,
+		keywordList(words), `\b(` + keywordList(words) + `)\b`, `(?i)(` + keywordList(words) + `)`, `^(` + keywordList(words) + `)$`}
+}
+
+// cliffText holds lines for the cliff patterns: letters in runs, an x
+// then a y 30 runes on, a keyword or two, Latin-1 bytes, the Kelvin sign.
+var cliffText = "abcdefghijklmnopqrstx and more\nqqqqqqqqqqqqqqx\n" +
+	"x" + strings.Repeat("-", 30) + "y end\n" + strings.Repeat("w", 40) + "x\n" +
+	"caf\xe9 cr\xe8me\n" + string(keywordText(20)[:200]) + "\nENDMARK endmark \u212Aey\n"
+
+// TestStripDotStar: a leading or trailing .* is dropped for the DFA only
+// where it changes no line's answer.
+func TestStripDotStar(t *testing.T) {
+	for p, want := range map[string]string{
+		`[\s\S]*x.{30}y`: `(?-s:x.{30}y)`,
+		`.*a.*`:          `a`,
+		`(?s).*^a$.*`:    `(?m:^a$)`,
+		`.*`:             `(?-s:.*)`,
+		`a.*b`:           `(?-s:a.*b)`,
+		`.+a`:            `(?-s:.+a)`,
+	} {
+		tree, err := syntax.Parse(p, syntax.Perl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := stripDotStar(withoutNewlines(tree)).String(); got != want {
+			t.Errorf("stripDotStar(%q) = %q, want %q", p, got, want)
+		}
+		check(t, p, false, []byte(tricky))
+	}
+}
+
+// TestDotRunes: a pattern of "." alone is decided by counting runes, with
+// invalid bytes one rune each as for regexp.
+func TestDotRunes(t *testing.T) {
+	text := []byte(strings.Repeat("a", 1999) + "\n" + strings.Repeat("é", 2000) + "\n" + strings.Repeat("\xff", 2000) + "\n" + strings.Repeat("b", 2500) + "\nshort\n")
+	for _, p := range []string{`.{1000}.{1000}`, `.{1000,}.{1000}`, `(.{10}){20}.{900}.{900}`, `.+.{999}.{1000}`, `..*.{3}`} {
+		m, err := Compile(p, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.dotRunes == 0 {
+			t.Errorf("%s: not counted as dots", p)
+		}
+		check(t, p, false, text)
+	}
+	if m, _ := Compile(`.{10}x`, false); m.dotRunes != 0 {
+		t.Error(".{10}x counted as dots")
+	}
+}
+
+// TestDotRunesStrict: grep's strict "." (not U+FFFD) counts runs between
+// U+FFFD runes.
+func TestDotRunesStrict(t *testing.T) {
+	p := `[^\n\x{FFFD}]{1000}[^\n\x{FFFD}]{1000}`
+	m, err := Compile(p, false)
+	if err != nil || m.dotRunes != 2000 || !m.dotNoFFFD {
+		t.Fatalf("%v %d %v", err, m.dotRunes, m.dotNoFFFD)
+	}
+	text := []byte(strings.Repeat("a", 1500) + "\xff" + strings.Repeat("a", 1500) + "\n" + strings.Repeat("é", 2000) + "\uFFFD\n" + strings.Repeat("b", 999) + "\uFFFD" + strings.Repeat("b", 1001) + "\n")
+	check(t, p, false, text)
+}
+
+func FuzzLastNewline(f *testing.F) {
+	f.Add([]byte("abc\ndef"))
+	f.Add([]byte("0123456789abcdef\n0123456789abcdef"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := LastNewline(b), bytes.LastIndexByte(b, '\n'); got != want {
+			t.Fatalf("LastNewline(%q) = %d, want %d", b, got, want)
+		}
+	})
 }

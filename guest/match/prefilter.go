@@ -3,6 +3,7 @@ package match
 import (
 	"bytes"
 	"regexp/syntax"
+	"slices"
 	"unicode"
 	"unicode/utf8"
 )
@@ -18,8 +19,13 @@ import (
 // U+212A and 's' the long s U+017F under (?i), so they (and non-ASCII
 // runes) end a literal rather than be compared bytewise.
 type prefilter struct {
-	one  *finder // the only literal, when it is not case-folded
-	lits []plit
+	one *finder // the only literal, when it is not case-folded
+	// ac finds a large set (more than maxLits literals) instead.
+	ac *acMatcher
+	// exact says every occurrence of a literal is a match: the pattern is
+	// the set of literals, nothing more.
+	exact bool
+	lits  []plit
 	// scan is the bytes to look for: each literal's rarest byte, both
 	// cases of it for a folded literal.
 	scan []byte
@@ -46,10 +52,14 @@ type lit struct {
 	fold bool
 }
 
-// Bounds on a prefilter: literals in a set, distinct bytes to scan for,
-// and how common (by byteRank) a one-byte literal may be and still help.
+// Bounds on a prefilter: literals in a set scanned for by their rare
+// bytes (a larger set goes to Aho-Corasick, up to maxExpand literals of
+// maxExpandBytes in all), distinct bytes to scan for, and how common (by
+// byteRank) a one-byte literal may be and still help.
 const (
 	maxLits        = 8
+	maxExpand      = 1 << 14
+	maxExpandBytes = 256 << 10
 	maxScanBytes   = 4
 	maxOneByteRank = 200
 )
@@ -62,8 +72,29 @@ func newPrefilter(re *syntax.Regexp) *prefilter {
 		return nil
 	}
 	p := &prefilter{}
+	if len(set) > maxLits {
+		return newACPrefilter(set, re)
+	}
+	all, whole, ok := expand(re)
+	exact := ok && whole && sameLits(all, set)
+	if ok && whole && !exact && foldedK(all) {
+		// The pattern is a set of strings that the scan below would find
+		// only in part (a folded k or s, whose other forms are not ASCII):
+		// with those forms listed (foldVariants) the set is found whole,
+		// and its finds are the matches. The scan compares bytes beyond
+		// ASCII as they are, so it takes them; a larger set goes to
+		// Aho-Corasick.
+		if len(all) > maxLits {
+			if ac := newACPrefilter(all, re); ac != nil && ac.exact {
+				return ac
+			}
+		} else {
+			set, exact = all, true
+		}
+	}
 	if len(set) == 1 && !set[0].fold && (len(set[0].b) > 1 || int(byteRank[set[0].b[0]]) <= maxOneByteRank) {
 		p.one = newFinder(set[0].b)
+		p.exact = exact
 		return p
 	}
 	for _, l := range set {
@@ -93,6 +124,7 @@ func newPrefilter(re *syntax.Regexp) *prefilter {
 		return nil
 	}
 	p.initSkip()
+	p.exact = exact
 	return p
 }
 
@@ -196,6 +228,9 @@ func (p *prefilter) index(b []byte) int {
 	if p.one != nil {
 		return p.one.index(b)
 	}
+	if p.ac != nil {
+		return p.ac.index(b)
+	}
 	var pos [maxScanBytes]int
 	misses := 0
 	for k, c := range p.scan {
@@ -266,6 +301,12 @@ func equalFold(s, lit []byte) bool {
 // alternations (the union of their branches' sets); anything else has no
 // literal, which is always safe.
 func requiredSet(re *syntax.Regexp) ([]lit, bool) {
+	if set, _, ok := expand(re); ok && len(set) > maxLits {
+		// A finite set of strings, too many to scan for one by one: its
+		// literals themselves (an alternation's prefixes factored out by
+		// the parser would otherwise leave only the short prefixes).
+		return set, true
+	}
 	switch re.Op {
 	case syntax.OpLiteral:
 		l := searchable(re.Rune, re.Flags&syntax.FoldCase != 0)
@@ -288,7 +329,7 @@ func requiredSet(re *syntax.Regexp) ([]lit, bool) {
 		var all []lit
 		for _, sub := range re.Sub {
 			set, ok := requiredSet(sub)
-			if !ok || len(all)+len(set) > maxLits {
+			if !ok || len(all)+len(set) > maxExpand {
 				return nil, false
 			}
 			all = append(all, set...)
@@ -342,6 +383,257 @@ func searchable(runes []rune, fold bool) lit {
 func asciiOrbit(r rune) bool {
 	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
 		if f >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// newACPrefilter is the prefilter of a large set: Aho-Corasick over its
+// literals, folded if any is. It is exact when re is that set and nothing
+// more, with every literal whole and of one folding (see expand).
+func newACPrefilter(set []lit, re *syntax.Regexp) *prefilter {
+	fold := false
+	for _, l := range set {
+		fold = fold || l.fold
+		if len(l.b) == 1 && foldRank(l.b[0], l.fold) > maxOneByteRank {
+			return nil // a common byte: the DFA's scan does better
+		}
+	}
+	lits := make([][]byte, len(set))
+	for i, l := range set {
+		lits[i] = l.b
+		if fold {
+			lits[i] = bytes.Clone(l.b)
+			for j, c := range lits[i] {
+				lits[i][j] = lower(c) // ASCII only: the Kelvin sign stays itself
+			}
+		}
+	}
+	ac := newAC(lits, fold)
+	if ac == nil {
+		return nil
+	}
+	all, exact, ok := expand(re)
+	for _, l := range all {
+		if fold && !l.fold && hasLetter([]rune(string(l.b))) {
+			exact = false // a case-sensitive string searched for folded
+		}
+	}
+	return &prefilter{ac: ac, exact: ok && exact && len(all) == len(set)}
+}
+
+// expand returns the strings re matches when they are few (maxExpand, of
+// maxExpandBytes in all), as the literals to search for: ok is false when
+// re is not such a set. exact says that finding any of the literals
+// bytewise (folded ones ignoring ASCII case) is finding a match of re:
+// false when a literal had to be cut to a searchable part, or one string
+// mixes folded and unfolded parts.
+func expand(re *syntax.Regexp) (set []lit, exact, ok bool) {
+	strs, ok := expandRunes(re)
+	if !ok || len(strs) == 0 {
+		return nil, false, false
+	}
+	exact = true
+	for _, s := range strs {
+		if len(s.r) == 0 {
+			return nil, false, false // the empty string: no literal at all
+		}
+		l := searchable(s.r, s.fold)
+		if s.fold && foldSearchable(s) {
+			l = lit{b: []byte(string(s.r)), fold: true}
+		}
+		if len(l.b) == 0 {
+			return nil, false, false
+		}
+		if len(l.b) != len(string(s.r)) || s.mixed {
+			exact = false
+		}
+		set = append(set, l)
+	}
+	return set, exact, true
+}
+
+// A runeStr is one string of an expansion.
+type runeStr struct {
+	r           []rune
+	fold, mixed bool // folded (in part: mixed)
+	// variants: every folded 'k' and 's' in r has its other forms listed
+	// as strings of their own (foldVariants).
+	variants bool
+}
+
+// expandRunes lists the strings re matches, or ok false when they are not
+// few or re is more than literals, small classes, concatenations,
+// alternations, optional parts and groups.
+func expandRunes(re *syntax.Regexp) ([]runeStr, bool) {
+	switch re.Op {
+	case syntax.OpLiteral:
+		if re.Flags&syntax.FoldCase != 0 {
+			return foldVariants(re.Rune)
+		}
+		return []runeStr{{r: re.Rune}}, true
+	case syntax.OpEmptyMatch:
+		return []runeStr{{variants: true}}, true
+	case syntax.OpNoMatch:
+		return nil, true
+	case syntax.OpCharClass:
+		// An ASCII letter in both cases is one folded string (as the
+		// parser writes (?i)x inside a factored alternation), so that it
+		// joins folded literals without loss.
+		var out []runeStr
+		in := func(r rune) bool {
+			for i := 0; i+1 < len(re.Rune); i += 2 {
+				if re.Rune[i] <= r && r <= re.Rune[i+1] {
+					return true
+				}
+			}
+			return false
+		}
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			if len(out)+int(re.Rune[i+1]-re.Rune[i]) >= 2*maxLits {
+				return nil, false
+			}
+			for r := re.Rune[i]; r <= re.Rune[i+1]; r++ {
+				lo, up := rune(lower(byte(r))), rune(upper(byte(r)))
+				switch {
+				case r >= utf8.RuneSelf || lo == up || !in(lo) || !in(up):
+					out = append(out, runeStr{r: []rune{r}, variants: true})
+				case r == lo:
+					v := true
+					switch r {
+					case 'k':
+						v = in('\u212A')
+					case 's':
+						v = in('\u017F')
+					}
+					out = append(out, runeStr{r: []rune{r}, fold: true, variants: v})
+				}
+			}
+		}
+		return out, true
+	case syntax.OpCapture:
+		return expandRunes(re.Sub[0])
+	case syntax.OpQuest:
+		sub, ok := expandRunes(re.Sub[0])
+		return append(sub, runeStr{variants: true}), ok && len(sub) < maxExpand
+	case syntax.OpAlternate:
+		var out []runeStr
+		for _, sub := range re.Sub {
+			s, ok := expandRunes(sub)
+			if !ok || len(out)+len(s) > maxExpand {
+				return nil, false
+			}
+			out = append(out, s...)
+		}
+		return out, true
+	case syntax.OpConcat:
+		out := []runeStr{{variants: true}}
+		size := 0
+		for _, sub := range re.Sub {
+			s, ok := expandRunes(sub)
+			if !ok || len(out)*len(s) > maxExpand {
+				return nil, false
+			}
+			next := make([]runeStr, 0, len(out)*len(s))
+			size = 0
+			for _, a := range out {
+				for _, b := range s {
+					r := append(append(make([]rune, 0, len(a.r)+len(b.r)), a.r...), b.r...)
+					size += len(r)
+					mixed := a.mixed || b.mixed || a.fold && !b.fold && hasLetter(b.r) || b.fold && !a.fold && hasLetter(a.r)
+					variants := (a.variants || !a.fold) && (b.variants || !b.fold)
+					next = append(next, runeStr{r: r, fold: a.fold || b.fold, mixed: mixed, variants: variants})
+				}
+			}
+			if size > maxExpandBytes {
+				return nil, false
+			}
+			out = next
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// foldVariants expands a case-folded literal for a folding search: ASCII
+// letters are found in either case by the search itself, but 'k' and 's'
+// also match the Kelvin sign and the long s, so each of those gives a
+// second string with that rune in its place (at most maxExpand strings;
+// past that, the literal stands as it is and is cut to what a folding
+// search finds, see expand).
+func foldVariants(runes []rune) ([]runeStr, bool) {
+	out := []runeStr{{fold: true, variants: true}}
+	for _, r := range runes {
+		var alt rune
+		switch r {
+		case 'k', 'K':
+			alt = '\u212A'
+		case 's', 'S':
+			alt = '\u017F'
+		}
+		if alt == 0 || 2*len(out) > maxExpand {
+			for i := range out {
+				out[i].r = append(out[i].r, r)
+				out[i].variants = out[i].variants && alt == 0
+			}
+			continue
+		}
+		n := len(out)
+		for i := 0; i < n; i++ {
+			v := runeStr{r: append(slices.Clone(out[i].r), alt), fold: true, variants: out[i].variants}
+			out[i].r = append(out[i].r, r)
+			out = append(out, v)
+		}
+	}
+	return out, true
+}
+
+// foldSearchable reports whether a folding bytewise search for s finds
+// exactly what regexp's (?i) does: every rune ASCII, or the Kelvin sign or
+// long s, and foldVariants listed those forms of every 'k' and 's'.
+func foldSearchable(s runeStr) bool {
+	if !s.variants {
+		return false
+	}
+	for _, r := range s.r {
+		if (r >= utf8.RuneSelf || r == '\n') && r != '\u212A' && r != '\u017F' {
+			return false
+		}
+	}
+	return true
+}
+
+// hasLetter reports whether runes hold an ASCII letter, whose case a
+// folding search would ignore.
+func hasLetter(runes []rune) bool {
+	for _, r := range runes {
+		if r < utf8.RuneSelf && lower(byte(r)) != upper(byte(r)) {
+			return true
+		}
+	}
+	return false
+}
+
+// foldedK reports whether a set holds a folded literal with a k or an s,
+// which the scan cuts (their other forms are not ASCII) and Aho-Corasick,
+// given those forms (foldVariants), finds whole.
+func foldedK(set []lit) bool {
+	for _, l := range set {
+		if l.fold && bytes.ContainsAny(l.b, "kKsS") {
+			return true
+		}
+	}
+	return false
+}
+
+// sameLits reports whether two literal sets are the same, in order.
+func sameLits(a, b []lit) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].fold != b[i].fold || !bytes.Equal(a[i].b, b[i].b) {
 			return false
 		}
 	}

@@ -182,6 +182,11 @@ type GrepArgs struct {
 	Context       int    `json:"context,omitempty" jsonschema:"lines of context to show before and after each matching line"`
 	BeforeContext int    `json:"before_context,omitempty" jsonschema:"lines of context before each matching line (overrides context)"`
 	AfterContext  int    `json:"after_context,omitempty" jsonschema:"lines of context after each matching line (overrides context)"`
+	// BeforeGiven and AfterGiven say the arguments named before_context
+	// and after_context (the guest's decoder sets them), so that an
+	// explicit 0 overrides context as ripgrep's -B0 and -A0 override -C.
+	BeforeGiven bool `json:"-"`
+	AfterGiven  bool `json:"-"`
 }
 
 // GlobArgs are the arguments of glob.

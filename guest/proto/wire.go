@@ -83,7 +83,7 @@ func (a *GrepArgs) fields() []field {
 	return []field{{name: "pattern", s: &a.Pattern}, {name: "path", s: &a.Path}, {name: "glob", s: &a.Glob},
 		{name: "ignore_case", b: &a.IgnoreCase}, {name: "max_results", i: &a.MaxResults},
 		{name: "output_mode", s: &a.OutputMode}, {name: "context", i: &a.Context},
-		{name: "before_context", i: &a.BeforeContext}, {name: "after_context", i: &a.AfterContext}}
+		{name: "before_context", i: &a.BeforeContext, set: &a.BeforeGiven}, {name: "after_context", i: &a.AfterContext, set: &a.AfterGiven}}
 }
 
 func (l *Limits) fields() []field {
@@ -99,6 +99,7 @@ type field struct {
 	i    *int
 	i64  *int64
 	b    *bool
+	set  *bool // when not nil, set true if the member is present
 }
 
 // keyIs matches a member name as encoding/json does: exactly, or else
@@ -205,6 +206,9 @@ func (d *decoder) fields(fs []field) error {
 		}
 		if err := d.field(f); err != nil {
 			return errors.New(f.name + ": " + err.Error())
+		}
+		if f.set != nil {
+			*f.set = true
 		}
 		return nil
 	})

@@ -2,7 +2,6 @@ package tools
 
 import (
 	"io/fs"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -106,7 +105,7 @@ func runGrep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits, shard, shards int) 
 	if err != nil {
 		return nil, errorf("%s", err.Error())
 	}
-	strict, err := strictRegexp(a.Pattern, a.IgnoreCase)
+	strict, err := newStrict(a.Pattern, a.IgnoreCase)
 	if err != nil {
 		return nil, err
 	}
@@ -131,6 +130,14 @@ func runGrep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits, shard, shards int) 
 		g.notes.keep = maxShardNotes
 	}
 	g.before, g.after = grepContext(a)
+	if g.dl != nil {
+		// The matcher looks at the clock inside long work too (a line of
+		// megabytes, a DFA rebuilding its states, regexp deciding lines).
+		m.SetStop(g.dl.passed)
+		if strict != nil {
+			strict.stop = g.dl.passed
+		}
+	}
 	switch {
 	case info.Mode().IsRegular():
 		// A file named explicitly is searched even if ignored or not
@@ -141,7 +148,11 @@ func runGrep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits, shard, shards int) 
 				return nil, fsError(tool, a.Path, err)
 			}
 			if g.late {
-				g.notes.timeUp(noteFileTimeUp)
+				note := noteFileTimeUp
+				if g.withheld {
+					note = noteFileTimeUpWithheld
+				}
+				g.notes.timeUp(note)
 			}
 		}
 	case info.IsDir():
@@ -183,6 +194,11 @@ func runGrep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits, shard, shards int) 
 // noteFileTimeUp is the note of a grep of one file stopped at its deadline.
 const noteFileTimeUp = "the time limit was reached before the whole file was searched, so the results are incomplete; narrow the pattern"
 
+// noteFileTimeUpWithheld is noteFileTimeUp when the file had hits that
+// cannot be shown: it was not read to its end for NUL bytes (binary files
+// show no lines).
+const noteFileTimeUpWithheld = "the time limit was reached before the whole file was searched; lines matched, but they are not shown because the rest of the file was not checked for binary content; narrow the pattern or search a smaller file"
+
 // skipEntry tells WalkDir to go past an entry it could not read.
 func skipEntry(d fs.DirEntry) error {
 	if d != nil && d.IsDir() {
@@ -206,7 +222,7 @@ func globMatch(pattern, p string) bool {
 type grepper struct {
 	fsys   fs.FS
 	m      *match.Matcher
-	strict *regexp.Regexp // see strictRegexp; nil when it is not needed
+	strict *strictMatcher // see strictMatcher; nil when it is not needed
 	buf    []byte
 	maxBuf int // how far buf may grow (maxLineBuf, less in tests)
 	max    int
@@ -230,11 +246,14 @@ type grepper struct {
 	shard, shards int // this instance's share of a sharded grep
 	files         int // units dealt so far, in walk order
 
-	dl     *deadline
-	piece  int  // bytes searched between looks at the clock (grepPiece, less in tests)
-	late   bool // the deadline passed in the middle of a file: the walk stops
-	notes  *walkNotes
-	stopAt string // the file at which more was set: the walk stopped there
+	dl    *deadline
+	piece int  // bytes searched between looks at the clock (grepPiece, less in tests)
+	late  bool // the deadline passed in the middle of a file: the walk stops
+	// withheld: a file had hits but was stopped at the deadline before it
+	// could be read to its end for NUL bytes, so they are not shown.
+	withheld bool
+	notes    *walkNotes
+	stopAt   string // the file at which more was set: the walk stopped there
 }
 
 // shardDepth is the depth (below grep's path) of the units a sharded grep
@@ -277,10 +296,17 @@ func (g *grepper) search(p string) error {
 	if err != nil {
 		return err
 	}
-	if g.late {
-		// Stopped in the middle: whether the file is binary is not known,
-		// so none of its lines is shown.
+	if g.late && (!sc.hit || sc.unknown) {
+		// Stopped in the middle, with no hit, or before the file could
+		// be read to its end for NUL bytes (then whether it is binary is
+		// not known, so none of its lines is shown).
+		if sc.unknown {
+			g.withheld = true
+		}
 		return nil
+	}
+	if g.late && sc.pending && nulAt < 0 {
+		g.cut(&sc) // the last hit's after-context ends where the search stopped
 	}
 	if nulAt >= 0 {
 		g.stop = false // a binary file's hits never count

@@ -118,7 +118,12 @@ func takeParts(a proto.GrepArgs, lim proto.Limits, parts []proto.GrepPart, more 
 // first maxNotes of list and a count of the others.
 func (ans *grepAnswer) finish(a proto.GrepArgs, list []walkNote, moreNotes int, late string) string {
 	b := &ans.b
-	if ans.n == 0 && !ans.more {
+	switch {
+	case ans.n > 0 || ans.more || late == noteFileTimeUpWithheld:
+		// Hits to show, or some found that the note explains.
+	case late != "":
+		fmtTo(b, "no matches for %s in %s before the time limit\n", a.Pattern, displayPath(a.Path))
+	default:
 		fmtTo(b, "no matches for %s in %s\n", a.Pattern, displayPath(a.Path))
 	}
 	if ans.more {
@@ -146,17 +151,18 @@ func grepMode(a proto.GrepArgs) string {
 }
 
 // grepContext returns how many lines of context to show before and after
-// each hit: before_context and after_context override context, as ripgrep's
-// -B and -A override -C. Only content mode shows context.
+// each hit: before_context and after_context, when given (0 too), override
+// context, as ripgrep's -B and -A override -C. Only content mode shows
+// context.
 func grepContext(a proto.GrepArgs) (before, after int) {
 	if grepMode(a) != proto.GrepContent {
 		return 0, 0
 	}
 	before, after = a.Context, a.Context
-	if a.BeforeContext > 0 {
+	if a.BeforeGiven || a.BeforeContext > 0 {
 		before = a.BeforeContext
 	}
-	if a.AfterContext > 0 {
+	if a.AfterGiven || a.AfterContext > 0 {
 		after = a.AfterContext
 	}
 	return min(before, proto.MaxContext), min(after, proto.MaxContext)

@@ -8,10 +8,12 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"io/fs"
 	"slices"
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/moatdev/moat/guest/match"
 	"github.com/moatdev/moat/guest/proto"
 )
 
@@ -23,14 +25,18 @@ type fileScan struct {
 	blockLine int  // number of the block's first line
 	last      bool // the block ends the file
 	midLine   bool // the block starts in the middle of a line longer than the buffer
+	pieces    bool // a line longer than the largest buffer was met (and noted)
+	unknown   bool // stopped at the deadline before the whole file was read for NUL bytes
 	tailHit   bool // the last line of the block before had a hit
 	hit       bool // the file has a hit (and so must be checked for NUL bytes)
-	head      bool // the file was skipped unsearched: a NUL in its first bytes
-	done      bool // nothing more to find in this file (files_with_matches)
-	count     int  // matching lines (count mode)
-	lastOut   int  // number of the last line written to out
-	lastHit   int  // number of the last matching line
-	pending   bool // the last hit's cut is not recorded yet (its after-context may follow)
+	// checkedBefore: the bytes before the block of the first hit were read for NUL bytes.
+	checkedBefore bool
+	head          bool // the file was skipped unsearched: a NUL in its first bytes
+	done          bool // nothing more to find in this file (files_with_matches)
+	count         int  // matching lines (count mode)
+	lastOut       int  // number of the last line written to out
+	lastHit       int  // number of the last matching line
+	pending       bool // the last hit's cut is not recorded yet (its after-context may follow)
 	// ring holds the last lines before the block, cut to what is shown, for
 	// before-context that reaches into an earlier block.
 	ring [][]byte
@@ -56,11 +62,11 @@ func (g *grepper) searchFile(p string) (sc fileScan, nulAt int64, err error) {
 			// Every read, not only every piece: a line with no end (a
 			// sparse file's hole, a minified bundle) is read a whole
 			// buffer at a time, up to maxLineBuf, with no piece between.
-			g.late = true
-			return sc, -1, nil
+			return g.stopLate(sc, f, g.buf[:carry], off)
 		}
-		if carry == len(g.buf) && len(g.buf) < g.maxBuf {
-			nb := make([]byte, min(2*len(g.buf), g.maxBuf))
+		if carry == len(g.buf) && len(g.buf) < g.maxBuf+1 {
+			// +1: a line of exactly maxBuf bytes fits with its newline.
+			nb := make([]byte, min(2*len(g.buf), g.maxBuf+1))
 			copy(nb, g.buf[:carry])
 			g.buf = nb
 		}
@@ -87,18 +93,29 @@ func (g *grepper) searchFile(p string) (sc fileScan, nulAt int64, err error) {
 		}
 		block, rest := data, data[len(data):]
 		if !eof {
-			if nl := bytes.LastIndexByte(data, '\n'); nl >= 0 {
+			if nl := match.LastNewline(data); nl >= 0 {
 				block, rest = data[:nl+1], data[nl+1:]
-			} else if len(g.buf) < g.maxBuf {
+			} else if len(g.buf) < g.maxBuf+1 {
 				carry = len(data) // a line longer than the buffer: grow it
 				continue
+			} else if !sc.pieces {
+				// One line fills the largest buffer: it is searched in
+				// pieces, each decided with its anchors where they can be.
+				// (A run of NUL bytes, a sparse file's hole, is no line:
+				// the file is binary and shows nothing.)
+				sc.pieces = true
+				if bytes.IndexByte(data, 0) < 0 {
+					size := sprintf("%d bytes", g.maxBuf)
+					if g.maxBuf >= 1<<20 {
+						size = sprintf("%d MiB", g.maxBuf>>20)
+					}
+					g.notes.add(sprintf("%s has a line longer than %s: it was searched in pieces, so a match that crosses from one piece to the next is not found", quotePath(p), size))
+				}
 			}
-			// else: one line fills the largest buffer; search it as a piece.
 		}
 		hadHit := sc.hit
 		if !g.searchPieces(&sc, block, eof) {
-			g.late = true
-			return sc, -1, nil
+			return g.stopLate(sc, f, data, off)
 		}
 		if sc.hit && !hadHit {
 			// The first hit: the file is binary if a NUL is anywhere in
@@ -111,6 +128,7 @@ func (g *grepper) searchFile(p string) (sc fileScan, nulAt int64, err error) {
 					return sc, at, err
 				}
 			}
+			sc.checkedBefore = true
 		}
 		if eof {
 			return sc, -1, nil
@@ -147,7 +165,7 @@ func (g *grepper) searchPieces(sc *fileScan, block []byte, last bool) bool {
 		piece = grepPiece
 	}
 	for len(block) > piece {
-		cut := bytes.LastIndexByte(block[:piece], '\n') + 1
+		cut := match.LastNewline(block[:piece]) + 1
 		if cut == 0 {
 			i := bytes.IndexByte(block[piece:], '\n')
 			if i < 0 {
@@ -161,6 +179,9 @@ func (g *grepper) searchPieces(sc *fileScan, block []byte, last bool) bool {
 		g.searchBlock(sc, block[:cut], false)
 		sc.midLine = false // the next piece starts a line
 		block = block[cut:]
+		if g.late {
+			return false
+		}
 		if g.stop || sc.done {
 			return true
 		}
@@ -169,7 +190,56 @@ func (g *grepper) searchPieces(sc *fileScan, block []byte, last bool) bool {
 		}
 	}
 	g.searchBlock(sc, block, last)
+	if g.late {
+		return false
+	}
 	return last || !g.dl.passed() // a file read whole in one block costs no look
+}
+
+// lateNULScan is how much of a file grep stopped at its deadline still
+// reads for a NUL byte, to know whether it may show the hits it found:
+// IndexByte takes milliseconds over it; the reads stop sooner when half
+// the deadline's margin is spent (deadline.graceLeft).
+const lateNULScan = 64 << 20
+
+// stopLate ends the search of a file at the deadline. Hits found so far
+// are kept when the file is known not to be binary: data (read from
+// offset off) and up to lateNULScan bytes more are looked at for a NUL
+// byte; past that, sc.unknown says the hits cannot be shown.
+func (g *grepper) stopLate(sc fileScan, f fs.File, data []byte, off int64) (fileScan, int64, error) {
+	g.late = true
+	if !sc.hit {
+		return sc, -1, nil
+	}
+	if i := bytes.IndexByte(data, 0); i >= 0 {
+		return sc, off + int64(i), nil
+	}
+	if off > 0 && !sc.checkedBefore {
+		if at, err := g.nulBefore(sc.path, off); err != nil || at >= 0 {
+			return sc, at, err
+		}
+	}
+	base := off + int64(len(data))
+	for left := int64(lateNULScan); ; {
+		if !g.dl.graceLeft() || left <= 0 {
+			var one [1]byte
+			n, _ := io.ReadFull(f, one[:])
+			sc.unknown = n > 0
+			return sc, -1, nil
+		}
+		n, err := f.Read(g.buf[:min(int64(len(g.buf)), left)])
+		if i := bytes.IndexByte(g.buf[:n], 0); i >= 0 {
+			return sc, base + int64(i), nil
+		}
+		base += int64(n)
+		left -= int64(n)
+		if errors.Is(err, io.EOF) {
+			return sc, -1, nil
+		}
+		if err != nil {
+			return sc, -1, err
+		}
+	}
 }
 
 // nulBefore returns the offset of the first NUL byte among the first n
@@ -211,14 +281,15 @@ func (g *grepper) searchBlock(sc *fileScan, block []byte, last bool) {
 	sc.last = last
 	tail := false // the block's last line has a hit
 	for pos := 0; pos < len(block) && !g.stop && !sc.done; {
-		s, e, ok := g.m.Next(block[pos:])
+		start, end, ok := g.next(sc, block, pos)
 		if !ok {
 			break
 		}
-		start, end := pos+s, pos+e
 		pos = end + 1
-		if g.strict != nil && !utf8.Valid(block[start:end]) && !g.strict.Match(strictLine(block[start:end])) {
-			continue // matched only by taking an invalid byte for U+FFFD (see strictRegexp)
+		if g.strict != nil && !utf8.Valid(block[start:end]) {
+			if hit, ok := g.strict.matches(block[start:end]); ok && !hit {
+				continue // matched only by taking an invalid byte for U+FFFD (see strictMatcher)
+			}
 		}
 		tail = end == len(block)
 		if start == 0 && sc.midLine && sc.tailHit {
@@ -233,6 +304,10 @@ func (g *grepper) searchBlock(sc *fileScan, block []byte, last bool) {
 		default:
 			g.hitLine(sc, block, start, end, start+g.hitOffset(block[start:end], start == 0 && sc.midLine))
 		}
+	}
+	if g.m.Stopped() {
+		g.late = true // the deadline passed inside the block
+		return
 	}
 	if n := len(block); n > 0 && block[n-1] != '\n' {
 		// A piece of a line longer than the largest buffer: the next
@@ -257,6 +332,46 @@ func (g *grepper) searchBlock(sc *fileScan, block []byte, last bool) {
 	if g.before > 0 {
 		g.keepTail(sc, block)
 	}
+}
+
+// next finds the first matching line of block at or after pos. A block
+// that starts inside a line longer than the largest buffer begins with the
+// rest of that line, where ^ cannot match; one that ends inside such a line
+// ends with a piece of it, where $ cannot match: those two are decided by
+// the pattern without those anchors (match.Matcher.Piece).
+func (g *grepper) next(sc *fileScan, block []byte, pos int) (start, end int, ok bool) {
+	head := -1 // the end of the line's rest that starts the block
+	if sc.midLine {
+		if head = bytes.IndexByte(block, '\n'); head < 0 {
+			head = len(block)
+		}
+	}
+	tail := len(block) // the start of the unfinished line that ends it
+	if !sc.last && len(block) > 0 && block[len(block)-1] != '\n' {
+		tail = match.LastNewline(block) + 1
+	}
+	if head < 0 && tail == len(block) {
+		s, e, ok := g.m.Next(block[pos:])
+		return pos + s, pos + e, ok
+	}
+	if pos == 0 && head >= 0 {
+		if _, _, ok := g.m.Piece(true, head == len(block) && tail == 0).Next(block[:head]); ok {
+			return 0, head, true
+		}
+		pos = head + 1
+	}
+	if pos < tail {
+		if s, e, ok := g.m.Next(block[pos:tail]); ok {
+			return pos + s, pos + e, true
+		}
+		pos = tail
+	}
+	if pos == tail && tail < len(block) && (head < 0 || tail > 0) {
+		if _, _, ok := g.m.Piece(false, true).Next(block[tail:]); ok {
+			return tail, len(block), true
+		}
+	}
+	return 0, 0, false
 }
 
 // hitLine writes one matching line with its context: first the rest of

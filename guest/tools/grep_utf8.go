@@ -2,9 +2,10 @@ package tools
 
 import (
 	"bytes"
-	"regexp"
 	"regexp/syntax"
 	"unicode/utf8"
+
+	"github.com/moatdev/moat/guest/match"
 )
 
 // Go's regexp reads each invalid UTF-8 byte as U+FFFD, so "." and [^x]
@@ -12,19 +13,30 @@ import (
 // byte. ripgrep matches no invalid byte with anything, and moat answers as
 // ripgrep does: a line that is valid UTF-8 is decided by the pattern as
 // written; a line holding invalid bytes is decided by a strict form of the
-// pattern (strictRegexp) run on the line with each real U+FFFD replaced by
-// a stand-in (strictLine). The strict form matches the stand-in wherever
+// pattern (strictMatcher) run on the line with each real U+FFFD replaced by
+// a stand-in the line does not hold. The strict form matches the stand-in wherever
 // the pattern matches U+FFFD, and U+FFFD (now only ever an invalid byte)
 // nowhere.
 
-// fffdStandIn stands in for a real U+FFFD in a line with invalid bytes: a
-// noncharacter, which no text has any business holding.
-const fffdStandIn = '\U0010FFFE'
+// standIns are the runes that may stand in for a real U+FFFD in a line
+// with invalid bytes: noncharacters, which no text has business holding.
+// A line takes the first one it does not hold, so that a real one (a
+// U+10FFFE in the text) is never taken for a U+FFFD; a line holding all
+// of them is decided by the pattern as written.
+const standIns = "\U0010FFFE\U0010FFFF\uFFFE\uFFFF\uFDD0\uFDD1\uFDD2\uFDD3\uFDD4\uFDD5\uFDD6\uFDD7"
 
-// strictRegexp returns the strict form of the pattern, or nil when the
-// pattern cannot match U+FFFD or the stand-in at all (then it is strict
-// already).
-func strictRegexp(pattern string, ignoreCase bool) (*regexp.Regexp, error) {
+// strictMatcher decides lines holding invalid bytes with the strict form
+// of the pattern for each stand-in a line needs (see strictFFFD), compiled
+// by package match the first time a line needs it.
+type strictMatcher struct {
+	tree *syntax.Regexp // the pattern as parsed; never changed
+	m    map[rune]*match.Matcher
+	stop func() bool
+}
+
+// newStrict returns the strict matcher of the pattern, or nil when the
+// pattern cannot match U+FFFD at all (then it is strict already).
+func newStrict(pattern string, ignoreCase bool) (*strictMatcher, error) {
 	flags := syntax.Perl
 	if ignoreCase {
 		flags |= syntax.FoldCase
@@ -33,34 +45,76 @@ func strictRegexp(pattern string, ignoreCase bool) (*regexp.Regexp, error) {
 	if err != nil {
 		return nil, errorf("invalid pattern: %v", err)
 	}
-	if !strictFFFD(tree) {
+	if !strictFFFD(cloneTree(tree), standInAt(0)) {
 		return nil, nil
 	}
-	re, err := regexp.Compile(tree.String())
-	if err != nil {
-		return nil, errorf("invalid pattern: %v", err)
-	}
-	return re, nil
+	return &strictMatcher{tree: tree, m: map[rune]*match.Matcher{}}, nil
 }
 
-// strictLine returns line with each real U+FFFD replaced by the stand-in
-// (a copy, only when there is one).
-func strictLine(line []byte) []byte {
-	const fffd = "\uFFFD"
-	if !bytes.Contains(line, []byte(fffd)) {
-		return line
+// standInAt is the i-th stand-in.
+func standInAt(i int) rune {
+	for _, r := range standIns {
+		if i == 0 {
+			return r
+		}
+		i--
 	}
-	return bytes.ReplaceAll(line, []byte(fffd), utf8.AppendRune(nil, fffdStandIn))
+	return -1
+}
+
+// matches reports whether a line holding invalid bytes matches as
+// ripgrep would have it; ok is false when no stand-in is free in it (the
+// caller keeps the pattern's own answer).
+func (s *strictMatcher) matches(line []byte) (hit, ok bool) {
+	in := rune(-1)
+	for _, r := range standIns {
+		if !bytes.ContainsRune(line, r) {
+			in = r
+			break
+		}
+	}
+	if in < 0 {
+		return false, false
+	}
+	m := s.m[in]
+	if m == nil {
+		t := cloneTree(s.tree)
+		strictFFFD(t, in)
+		var err error
+		if m, err = match.Compile(t.String(), false); err != nil {
+			return false, false // cannot happen: the pattern compiled once already
+		}
+		m.SetStop(s.stop)
+		s.m[in] = m
+	}
+	const fffd = "\uFFFD"
+	if bytes.Contains(line, []byte(fffd)) {
+		line = bytes.ReplaceAll(line, []byte(fffd), utf8.AppendRune(nil, in))
+	}
+	_, _, found := m.Next(line)
+	return found, true
+}
+
+// cloneTree returns a deep copy of re, for strictFFFD to rewrite.
+func cloneTree(re *syntax.Regexp) *syntax.Regexp {
+	c := *re
+	c.Rune = append([]rune(nil), re.Rune...)
+	c.Sub = nil
+	for _, sub := range re.Sub {
+		c.Sub = append(c.Sub, cloneTree(sub))
+	}
+	return &c
 }
 
 // strictFFFD rewrites re in place so that what matched U+FFFD matches the
-// stand-in instead, and reports whether anything could match either.
-func strictFFFD(re *syntax.Regexp) bool {
+// stand-in in instead (which the line does not hold), and reports whether
+// anything could match either.
+func strictFFFD(re *syntax.Regexp, in rune) bool {
 	changed := false
 	for _, sub := range re.Sub {
-		changed = strictFFFD(sub) || changed
+		changed = strictFFFD(sub, in) || changed
 	}
-	const bad, in = utf8.RuneError, fffdStandIn
+	const bad = utf8.RuneError
 	switch re.Op {
 	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
 		re.Rune = []rune{0, bad - 1, bad + 1, utf8.MaxRune}

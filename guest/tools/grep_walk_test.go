@@ -184,7 +184,9 @@ func TestGrepStopsAtDeadline(t *testing.T) {
 	total := len(big) / (64 << 10)
 	for _, c := range []struct{ args, want string }{
 		{`{"pattern":"hit"}`, "a.txt:1: hit first\n[" + noteWalkTimeUp + "]"},
-		{`{"pattern":"hit","path":"big.txt"}`, "no matches for hit in big.txt\n[" + noteFileTimeUp + "]"},
+		// Hits were found, but the file could not be read to its end
+		// for NUL bytes in time: not shown, and not "no matches" either.
+		{`{"pattern":"hit","path":"big.txt"}`, "[" + noteFileTimeUpWithheld + "]"},
 	} {
 		reads = 0
 		resp = call(t, fsys, proto.Grep, c.args, lim)
@@ -215,5 +217,23 @@ func TestWalkNotesCountDifferentNotes(t *testing.T) {
 	n.write(&b)
 	if want := "[a]\n[b]\n[c]\n[d]\n[e]\n[and 3 more notes like these]\n[time]\n"; b.String() != want {
 		t.Errorf("got %q, want %q", b.String(), want)
+	}
+}
+
+// A file read whole before its search passes the deadline shows the hits
+// found so far with the note, never "no matches" (issue 22).
+func TestGrepDeadlineKeepsHits(t *testing.T) {
+	big := strings.Repeat("hit\n"+strings.Repeat("filler line\n", 100), 160) // 190 KB: one buffer
+	reads := 0
+	fsys := slowReadFS{MapFS: fstest.MapFS{"big.txt": file(big)}, delay: 20 * time.Millisecond, reads: &reads}
+	lim := proto.Limits{MaxResults: 1000, TimeLimit: int64(50 * time.Millisecond)}
+	for _, c := range []struct{ args, prefix string }{
+		{`{"pattern":"hit","path":"big.txt"}`, "big.txt:1: hit\nbig.txt:102: hit\n"},
+		{`{"pattern":"hit","path":"big.txt","output_mode":"count"}`, "big.txt:"},
+	} {
+		resp := call(t, fsys, proto.Grep, c.args, lim)
+		if resp.IsError || !strings.HasPrefix(resp.Text, c.prefix) || !strings.HasSuffix(resp.Text, "\n["+noteFileTimeUp+"]") {
+			t.Errorf("%s:\n%s", c.args, resp.Text)
+		}
 	}
 }

@@ -274,6 +274,7 @@ func deadlineMargin(limit time.Duration) time.Duration {
 // never expires.
 type deadline struct {
 	end     time.Time
+	grace   time.Time // end plus half the margin: for finishing touches after end
 	n       int
 	expires bool
 }
@@ -284,7 +285,8 @@ func newDeadline(lim proto.Limits) *deadline {
 		return nil
 	}
 	limit := time.Duration(lim.TimeLimit)
-	return &deadline{end: time.Now().Add(limit - deadlineMargin(limit))}
+	end := time.Now().Add(limit - deadlineMargin(limit))
+	return &deadline{end: end, grace: end.Add(deadlineMargin(limit) / 2)}
 }
 
 // expired reports whether the deadline has passed, looking at the clock
@@ -313,4 +315,11 @@ func (d *deadline) passed() bool {
 		d.expires = !time.Now().Before(d.end)
 	}
 	return d.expires
+}
+
+// graceLeft reports whether work that finishes an answer after the
+// deadline (grep reading the rest of a file for NUL bytes) may go on:
+// until half the margin before the host's own deadline is spent.
+func (d *deadline) graceLeft() bool {
+	return d == nil || time.Now().Before(d.grace)
 }

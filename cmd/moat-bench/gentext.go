@@ -1,0 +1,105 @@
+package main
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// The generated inputs of the cliff rows: text made of pseudo-words (the
+// same every run: a fixed seed), the keyword lists searched in it, a file
+// of a few very long lines, and Latin-1 text.
+
+// genWords returns n pseudo-words, built from syllables so that they look
+// like words of a language: letters at something like English rates.
+func genWords(r *rand.Rand, n int) []string {
+	onsets := []string{"", "b", "c", "d", "f", "g", "h", "l", "m", "n", "p", "r", "s", "t", "v", "w", "st", "tr", "ch", "th", "pl", "gr", "qu", "x", "z", "k", "j", "y"}
+	vowels := []string{"a", "e", "i", "o", "u", "ea", "ou", "ai", "io", "y"}
+	codas := []string{"", "", "n", "r", "s", "t", "l", "nd", "st", "ng", "x", "ck", "m"}
+	seen := map[string]bool{}
+	var out []string
+	for len(out) < n {
+		var b strings.Builder
+		for k := 1 + r.IntN(3); k > 0; k-- {
+			b.WriteString(onsets[r.IntN(len(onsets))])
+			b.WriteString(vowels[r.IntN(len(vowels))])
+			b.WriteString(codas[r.IntN(len(codas))])
+		}
+		if w := b.String(); len(w) > 1 && !seen[w] {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// genText returns about size bytes of lines of words (Zipf-distributed, so
+// a few are common and most rare), with capitals, digits and punctuation.
+func genText(size int) []byte {
+	r := rand.New(rand.NewPCG(1, 2))
+	words := genWords(r, 20000)
+	z := rand.NewZipf(r, 1.1, 2, uint64(len(words)-1))
+	var b bytes.Buffer
+	b.Grow(size + 200)
+	for b.Len() < size {
+		for n := r.IntN(16); n > 0; n-- {
+			w := words[z.Uint64()]
+			switch r.IntN(20) {
+			case 0:
+				w = strings.ToUpper(w[:1]) + w[1:]
+			case 1:
+				w += ","
+			case 2:
+				w += "."
+			case 3:
+				b.WriteString(string(rune('0' + r.IntN(10))))
+			}
+			b.WriteString(w)
+			b.WriteByte(' ')
+		}
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}
+
+// keywords returns a list of n words of the text's vocabulary (every
+// tenth also its capitalised form), as an alternation.
+func keywords(n int) string {
+	r := rand.New(rand.NewPCG(1, 2))
+	words := genWords(r, 20000)
+	pick := rand.New(rand.NewPCG(3, uint64(n)))
+	var out []string
+	for _, i := range pick.Perm(len(words))[:n] {
+		out = append(out, words[i])
+	}
+	return strings.Join(out, "|")
+}
+
+// writeInputs writes the cliff rows' inputs under dir: text.txt (size
+// bytes of genText), long.txt (10 lines of 5 MB, each ending in
+// "ENDMARK"), latin1.txt (genText with some letters as Latin-1 bytes).
+func writeInputs(dir string, size int) error {
+	text := genText(size)
+	if err := os.WriteFile(filepath.Join(dir, "text.txt"), text, 0o644); err != nil {
+		return err
+	}
+	var long bytes.Buffer
+	for i := 0; i < 10; i++ {
+		for long.Len() < (i+1)*5<<20 {
+			long.WriteString("the quick brown fox jumps over the lazy dog ")
+		}
+		long.WriteString("ENDMARK\n")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "long.txt"), long.Bytes(), 0o644); err != nil {
+		return err
+	}
+	latin := bytes.Clone(text[:min(len(text), 20<<20)])
+	for i := 997; i < len(latin); i += 4099 {
+		if latin[i] >= 'a' && latin[i] <= 'z' {
+			latin[i] = 0xe9 // é in Latin-1: an invalid byte in UTF-8
+		}
+	}
+	return os.WriteFile(filepath.Join(dir, "latin1.txt"), latin, 0o644)
+}
