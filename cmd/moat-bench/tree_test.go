@@ -13,7 +13,7 @@ import (
 
 // BenchmarkGeneratedTree runs the scale rows' calls (the guest's tool code,
 // natively) on a small generated tree, so that `make bench-once` keeps the
-// generator and the calls working; `moat-bench -only scale` measures them
+// generator and the calls working; `moat-bench -rows 'generated tree'` measures them
 // at full size beside grep, rg and ls.
 func BenchmarkGeneratedTree(b *testing.B) {
 	dir := filepath.Join(b.TempDir(), "tree")
