@@ -6,7 +6,7 @@ require (
 	github.com/aymanbagabas/go-udiff v0.4.1 // unified diffs for the write gate (a maintained port of gopls' diff; the brief asks for a well-kept diff library)
 	github.com/bmatcuk/doublestar/v4 v4.10.4 // ** globbing for glob, grep's glob filter and the deny-list; pure Go, so it runs in the WASI guest
 	github.com/google/jsonschema-go v0.4.3 // JSON Schemas derived from the argument structs, and their validation; the MCP SDK uses the same types
-	github.com/landlock-lsm/go-landlock v0.11.2 // Landlock in the sandbox child on every thread: TSYNC on ABI 8, else libpsx in cgo builds (Go's own all-threads syscall refuses cgo), with best-effort downgrade of the network (ABI 4) and scope (ABI 6) rules
+	github.com/landlock-lsm/go-landlock v0.11.2 // the sandbox child's Landlock rule set (NewRulesetFD), with best-effort downgrade of the network (ABI 4) and scope (ABI 6) rules to what the kernel has; the child enforces it on every thread itself, without /proc (isolate/landlock_linux.go)
 	github.com/modelcontextprotocol/go-sdk v1.8.0 // moat mcp: the official MCP Go SDK (stdio transport, tool annotations, elicitation)
 	github.com/ollama/ollama v0.17.4 // the official Ollama client (package api) for the native /api/chat, /api/tags and /api/show
 	github.com/peterbourgon/ff/v3 v3.4.0 // ffcli.Command describes the subcommands and ff.PlainParser reads config lines; cmd/moat/flags.go applies flags, MOAT_* and the file itself, to take flags anywhere and name file:line in errors

@@ -20,6 +20,9 @@ type Report struct {
 	Threads    int           // the child's threads when inspected
 	NoNewPrivs int           // how many of them have no_new_privs
 	Seccomp    int           // how many of them run under a seccomp filter
+	NoCaps     int           // how many of them hold no capability in any set (CapInh, CapPrm, CapEff, CapBnd, CapAmb all zero)
+	CapsSeen   string        // one thread's sets when some thread holds a capability
+	Keyring    string        // the child's session keyring: "fresh: ..." when it is its own and empty
 	Landlock   string        // what the Landlock step did
 	Filter     string        // what the seccomp step did
 	Root       []string      // the entries of the child's / as seen through /proc/PID/root
@@ -45,7 +48,7 @@ func Check(ctx context.Context, cfg runner.Config) (*Report, error) {
 	return check(ctx, cfg, probeSpec{})
 }
 
-func check(ctx context.Context, cfg runner.Config, spec probeSpec) (*Report, error) {
+func check(ctx context.Context, cfg runner.Config, spec probeSpec, edit ...func(*Plan)) (*Report, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -58,6 +61,9 @@ func check(ctx context.Context, cfg runner.Config, spec probeSpec) (*Report, err
 	plan, err := hostPlan(cfg)
 	if err != nil {
 		return nil, err
+	}
+	for _, e := range edit {
+		e(&plan)
 	}
 	c, err := spawn(ctx, hello{Plan: plan, Probe: &spec})
 	if err != nil {
@@ -97,7 +103,13 @@ func check(ctx context.Context, cfg runner.Config, spec probeSpec) (*Report, err
 				rep.Seccomp++
 			}
 		}
+		if caps := capSets(string(b)); caps == "" {
+			rep.NoCaps++
+		} else {
+			rep.CapsSeen = caps
+		}
 	}
+	rep.Keyring = keyringReport(c.keyringErr, c.ready.Keyring)
 	if ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid)); err == nil {
 		for _, e := range ents {
 			if e.Name() == "0" || e.Name() == "1" || e.Name() == "2" {
@@ -114,4 +126,40 @@ func check(ctx context.Context, cfg runner.Config, spec probeSpec) (*Report, err
 		sort.Strings(rep.Root)
 	}
 	return rep, nil
+}
+
+// capSets is "" when a /proc/PID/task/TID/status shows no capability in
+// any of the five sets, else those sets as the file spells them.
+func capSets(status string) string {
+	var held []string
+	for _, l := range strings.Split(status, "\n") {
+		k, v, _ := strings.Cut(l, ":")
+		v = strings.TrimSpace(v)
+		switch k {
+		case "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb":
+			if strings.Trim(v, "0") != "" {
+				held = append(held, k+" "+v)
+			}
+		}
+	}
+	return strings.Join(held, ", ")
+}
+
+// keyringReport says what became of the child's session keyring: joinErr
+// is the parent's forking thread's, seen what the child saw of its own.
+func keyringReport(joinErr error, seen *keyringState) string {
+	mine, mineErr := sessionKeyringID()
+	switch {
+	case joinErr != nil:
+		return "not joined: keyctl was refused here (" + errName(joinErr) + "), so the child cannot reach a keyring either"
+	case seen == nil:
+		return "not reported by the child"
+	case seen.Err != "":
+		return "not read in the child: " + seen.Err
+	case mineErr == nil && seen.ID == mine:
+		return fmt.Sprintf("shared: the child has this process's session keyring %d (%d keys)", mine, seen.Keys)
+	case seen.Keys != 0:
+		return fmt.Sprintf("not empty: the child's session keyring %d holds %d keys", seen.ID, seen.Keys)
+	}
+	return fmt.Sprintf("fresh: an empty anonymous session keyring of its own (%d; this process's is %d)", seen.ID, mine)
 }

@@ -7,14 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -36,15 +33,14 @@ func MaybeChild(ctx context.Context, args []string) (int, bool) {
 type runnerFunc func(context.Context, runner.Config) (engine.Executor, error)
 
 // runChild is the child's whole life: read the plan, apply it, build the
-// runner, serve calls until stdin closes.
+// runner, serve calls until stdin closes. A cgo build's child runs it
+// twice: the first image applies the plan and re-executes itself, and the
+// second, locked by its C constructor (cgo_linux.go), takes up from there.
 func runChild(ctx context.Context, in *os.File, outf *os.File, build runnerFunc) int {
 	// The mount steps change this thread's view first; keep the main
 	// goroutine on it. The mount namespace is shared by all threads, and
 	// pivot_root moves every thread's root and cwd with it.
 	runtime.LockOSThread()
-	// Before anything else: drop what the parent's parent left open.
-	closeInherited()
-
 	r := bufio.NewReader(in)
 	out := bufio.NewWriter(outf)
 	send := func(v any) bool {
@@ -55,28 +51,56 @@ func runChild(ctx context.Context, in *os.File, outf *os.File, build runnerFunc)
 		out.Write(append(b, '\n'))
 		return out.Flush() == nil
 	}
-	line, err := r.ReadBytes('\n')
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "moat: this entry point is only for moat's own sandbox child")
-		return 2
-	}
-	var h hello
-	if err := json.Unmarshal(line, &h); err != nil {
-		send(ready{Step: "read plan", Err: err.Error()})
-		return 1
-	}
-	st, err := apply(h.Plan)
-	if err != nil {
+	fail := func(err error) int {
 		rd := ready{Err: err.Error()}
 		var se *StepError
 		if errors.As(err, &se) {
-			rd.Step = se.Step
+			rd.Step, rd.Err = se.Step, se.Err.Error()
 		}
 		send(rd)
 		return 1
 	}
+	var h hello
+	var st applied
+	if line, reason := secondImage(); line != nil {
+		if err := json.Unmarshal(line, &h); err != nil {
+			return fail(&StepError{Step: "read plan", Err: err})
+		}
+		llErr, err := lockedBefore()
+		if err != nil {
+			return fail(&StepError{Step: "lock", Err: err})
+		}
+		abi, _ := LandlockABI()
+		st.landlock = landlockState(ruleset{fd: -1, abi: abi, paths: h.Plan.Landlock, reason: reason}, llErr)
+	} else {
+		// Before anything else: drop what the parent's parent left open.
+		closeInherited()
+		// A cgo build re-executes itself once set up: hold this binary
+		// open while its path can still be reached.
+		exe := -1
+		if cgoLinked {
+			exe, _ = unix.Open("/proc/self/exe", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		}
+		// The parent writes nothing after its hello until it has read
+		// ready, so nothing past this line is buffered in r: a second
+		// image reads the calls from stdin as this one would.
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "moat: this entry point is only for moat's own sandbox child")
+			return 2
+		}
+		if err := json.Unmarshal(line, &h); err != nil {
+			return fail(&StepError{Step: "read plan", Err: err})
+		}
+		if st, err = apply(h.Plan, line, exe); err != nil {
+			return fail(err)
+		}
+	}
+	if err := finish(h.Plan, &st); err != nil {
+		return fail(err)
+	}
 	if h.Probe != nil {
-		send(ready{OK: true, Landlock: st.landlock, Seccomp: st.seccomp, Probe: runProbes(h.Plan, *h.Probe, strings.HasPrefix(st.landlock, "applied"))})
+		send(ready{OK: true, Landlock: st.landlock, Seccomp: st.seccomp, Keyring: st.keyring, Probe: runProbes(h.Plan, *h.Probe, strings.HasPrefix(st.landlock, "applied"))})
 		if h.Probe.Hold {
 			io.Copy(io.Discard, r)
 		}
@@ -88,7 +112,7 @@ func runChild(ctx context.Context, in *os.File, outf *os.File, build runnerFunc)
 		return 1
 	}
 	defer rn.Close()
-	if !send(ready{OK: true, Landlock: st.landlock, Seccomp: st.seccomp}) {
+	if !send(ready{OK: true, Landlock: st.landlock, Seccomp: st.seccomp, Keyring: st.keyring}) {
 		return 1
 	}
 	for {
@@ -161,45 +185,18 @@ func openDescriptors() []int {
 }
 
 // applied says what the best-effort steps did.
-type applied struct{ landlock, seccomp string }
-
-// procDir is where the child mounts its own /proc, only for libpsx (see
-// landlockNeedsProc): psx lists /proc/PID/task to find every thread.
-const procDir = "/proc"
-
-// viewDir holds the child's view (the binds) when it needs a /proc beside
-// it; the child chroots into it after Landlock.
-const viewDir = "/view"
-
-// mountProc mounts a procfs of the child's own PID namespace, in which it
-// is the only process, showing only process folders (subset=pid, Linux
-// 5.8; without it on older kernels). The kernel allows it only while the
-// host's /proc is still fully visible in this mount namespace, so it is
-// done before the old root is detached. Landlock then leaves nothing of it
-// readable but the listing of /proc/1/task, and it cannot be unmounted
-// afterwards (Landlock and seccomp both forbid umount), so it is only
-// mounted when Landlock is about to go through psx.
-func mountProc() error {
-	if err := os.Mkdir(procDir, 0o555); err != nil {
-		return err
-	}
-	const flags = unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC | unix.MS_RDONLY
-	err := unix.Mount("proc", procDir, "proc", flags, "hidepid=invisible,subset=pid")
-	if err == unix.EINVAL {
-		err = unix.Mount("proc", procDir, "proc", flags, "")
-	}
-	if err != nil {
-		unix.Rmdir(procDir)
-	}
-	return err
+type applied struct {
+	landlock, seccomp string
+	keyring           *keyringState
 }
 
 // apply performs the plan, in bubblewrap's order: mount namespace private,
-// scratch tmpfs, pivot_root, binds from the old root (and the child's own
-// /proc where libpsx needs one), detach the old root, read-only root,
-// limits, no_new_privs, Landlock (then chroot into the view, when /proc was
-// mounted), seccomp.
-func apply(p Plan) (applied, error) {
+// scratch tmpfs, pivot_root, binds from the old root, detach the old root,
+// read-only root, limits, no_new_privs, then the lock (every capability
+// dropped, Landlock enforced; lockSandbox, on every thread, in the way
+// the build allows). hello is the plan's own line and exe this binary,
+// for a cgo build's re-execution; there apply does not return on success.
+func apply(p Plan, hello []byte, exe int) (applied, error) {
 	var st applied
 	step := func(name string, err error) error {
 		if err != nil {
@@ -235,39 +232,31 @@ func apply(p Plan) (applied, error) {
 	if err := step("chdir /", unix.Chdir("/")); err != nil {
 		return st, err
 	}
-	// Where libpsx will need a /proc (see mountProc), the child's view is
-	// built one folder down, in viewDir, and the child chroots into it
-	// once Landlock is on: /proc stays mounted (it cannot be unmounted
-	// under Landlock) but out of the child's sight.
-	abi, _ := LandlockABI()
-	needProc := len(p.Landlock) > 0 && landlockNeedsProc(abi)
-	view := ""
-	if needProc {
-		view = viewDir
-		if err := step("mkdir "+view, os.Mkdir(view, 0o755)); err != nil {
-			return st, err
-		}
-	}
 	// 5. Read-only binds of what the child may see.
 	for _, m := range p.Mounts[1:] {
 		if m.Kind != "bind" || !filepath.IsAbs(m.Target) || !filepath.IsAbs(m.Source) {
 			return st, step("plan", fmt.Errorf("unsupported mount %+v", m))
 		}
-		if err := step("mkdir "+m.Target, os.Mkdir(view+m.Target, 0o755)); err != nil {
+		if err := step("mkdir "+m.Target, os.Mkdir(m.Target, 0o755)); err != nil {
 			return st, err
 		}
-		if err := bindReadOnly(filepath.Join("/", p.OldRoot, m.Source), view+m.Target, m.Target); err != nil {
+		if err := bindReadOnly(filepath.Join("/", p.OldRoot, m.Source), m.Target, m.Target); err != nil {
 			return st, err
 		}
 	}
-	// 5b. The child's own /proc for libpsx, while the host's is still
-	// visible (the kernel's condition for mounting one); if it cannot be
-	// had, Landlock says why it is off.
-	procErr := errors.New("not needed")
-	if needProc {
-		procErr = mountProc()
+	// 5b. A cgo build re-executes itself from the host's tree, where the
+	// dynamic loader finds its libraries (lockSandbox): hold it, detached,
+	// by a descriptor that the exec closes.
+	oldRoot := -1
+	if cgoLinked {
+		fd, err := unix.Open("/"+p.OldRoot, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return st, step("hold the host tree", err)
+		}
+		oldRoot = fd
+		defer unix.Close(fd)
 	}
-	// 6. Detach the host's whole tree: from here on it is unreachable.
+	// 6. Detach the host's whole tree: from here on no path reaches it.
 	if err := step("umount old root", unix.Unmount("/"+p.OldRoot, unix.MNT_DETACH)); err != nil {
 		return st, err
 	}
@@ -298,44 +287,32 @@ func apply(p Plan) (applied, error) {
 			return st, step("no_new_privs", fmt.Errorf("still unset after prctl (%v)", err))
 		}
 	}
-	// 10. Landlock, best effort: an extra wall, never the only one.
-	switch {
-	case len(p.Landlock) == 0:
-	case needProc && procErr != nil:
-		st.landlock = fmt.Sprintf("not applied: Landlock ABI %d binds one thread at a time, and in this cgo binary libpsx reaches every thread through /proc, which the sandbox could not mount (%v); a kernel with Landlock ABI 8 or a build with CGO_ENABLED=0 needs no /proc", abi, errName(procErr))
-	default:
-		paths := make([]string, len(p.Landlock))
-		for i, l := range p.Landlock {
-			paths[i] = view + l
-		}
-		st.landlock = strings.ReplaceAll(landlockRestrict(paths), view+"/", "/")
+	// 10. The lock, once no mount is left to make: no capability on any
+	// thread, and Landlock (best effort: an extra wall, never the only
+	// one) on every thread.
+	rs := landlockRuleset(p.Landlock)
+	llErr, err := lockSandbox(exe, oldRoot, rs, hello, os.Environ())
+	if err != nil {
+		return st, err
 	}
-	if needProc {
-		if procErr == nil && !strings.HasPrefix(st.landlock, "applied") {
-			// Without Landlock nothing keeps /proc closed: take it away.
-			if err := step("umount /proc", unix.Unmount(procDir, unix.MNT_DETACH)); err != nil {
-				return st, err
-			}
-		}
-		// 10b. Into the view: only the binds, as pivot_root made it
-		// elsewhere. chroot is allowed under Landlock; seccomp forbids
-		// it (and so a second one, the classic way out) from step 11.
-		if err := step("chroot "+view, unix.Chroot(view)); err != nil {
-			return st, err
-		}
-		if err := step("chdir /", unix.Chdir("/")); err != nil {
-			return st, err
-		}
-	}
-	// 11. seccomp last, as bubblewrap does: after it no mount can change.
+	st.landlock = landlockState(rs, llErr)
+	return st, nil
+}
+
+// finish is the setup both images end with: note the session keyring
+// (joined fresh by the parent's forking thread, see spawn) while keyctl
+// may still be called, then seccomp last, as bubblewrap does: after it no
+// mount can change and only the allow-list's calls are left.
+func finish(p Plan, st *applied) error {
+	st.keyring = readKeyring()
 	if p.Seccomp {
 		s, err := installSeccomp()
 		if err != nil {
-			return st, step("seccomp", err)
+			return &StepError{Step: "seccomp", Err: err}
 		}
 		st.seccomp = s
 	}
-	return st, nil
+	return nil
 }
 
 var rlimitByName = map[string]int{"CORE": unix.RLIMIT_CORE, "FSIZE": unix.RLIMIT_FSIZE, "NOFILE": unix.RLIMIT_NOFILE}
@@ -383,106 +360,6 @@ func bindReadOnly(src, dst, name string) error {
 		return &StepError{Step: "remount " + name + " read-only", Err: err}
 	}
 	return nil
-}
-
-// runProbes tries, from inside the child, what a compromised guest would.
-// With Landlock on, it also checks Landlock's claim to hold on every
-// thread: see landlockThreads.
-func runProbes(p Plan, spec probeSpec, landlockOn bool) []ProbeResult {
-	var res []ProbeResult
-	add := func(name string, err error, ok string) {
-		if err != nil {
-			res = append(res, ProbeResult{Name: name, Blocked: true, Detail: errName(err)})
-		} else {
-			res = append(res, ProbeResult{Name: name, Blocked: false, Detail: ok})
-		}
-	}
-	for _, d := range []string{"/etc", "/home", "/proc", "/dev", "/tmp"} {
-		_, err := os.Stat(d)
-		add("stat "+d, err, "present")
-	}
-	if spec.Dial != "" {
-		c, err := net.DialTimeout("tcp", spec.Dial, 5*time.Second)
-		if err == nil {
-			c.Close()
-		}
-		add("connect "+spec.Dial, err, "connected")
-	}
-	if spec.HostPID > 0 {
-		add(fmt.Sprintf("signal host pid %d", spec.HostPID), unix.Kill(spec.HostPID, 0), "signalled")
-	}
-	pid := os.Getpid()
-	res = append(res, ProbeResult{Name: "own pid", Blocked: pid == 1, Detail: fmt.Sprint(pid)})
-	add("write "+InsideRoot, os.WriteFile(filepath.Join(InsideRoot, ".moat-probe"), []byte("x"), 0o600), "written")
-	add("mkdir in /", os.Mkdir("/moat-probe", 0o700), "created")
-	add("remount "+InsideRoot+" rw", unix.Mount("none", InsideRoot, "", unix.MS_REMOUNT|unix.MS_BIND, ""), "remounted")
-	add("unshare mount namespace", unix.Unshare(unix.CLONE_NEWNS), "unshared")
-	if spec.ReadPath != "" {
-		_, err := os.ReadFile(spec.ReadPath)
-		add("read "+spec.ReadPath, err, "read")
-	}
-	if landlockOn {
-		res = append(res, landlockThreads(probeThreads))
-		if abi, _ := LandlockABI(); abi >= 4 {
-			// Any address and a fixed port: only Landlock refuses this in
-			// the child's network namespace.
-			add("bind tcp *:8080", bindTCP(8080), "bound")
-		}
-	}
-	v, err := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0)
-	res = append(res, ProbeResult{Name: "no_new_privs", Blocked: err == nil && v == 1, Detail: fmt.Sprint(v)})
-	return res
-}
-
-// bindTCP binds a TCP socket to port on every address.
-func bindTCP(port int) error {
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(fd)
-	return unix.Bind(fd, &unix.SockaddrInet4{Port: port})
-}
-
-// probeThreads is how many threads landlockThreads holds at once: more
-// than the child's runtime has started before Landlock (about five), so
-// both those and new ones are tried.
-const probeThreads = 16
-
-// landlockThreads lists "/" (the child's view root, outside every Landlock
-// rule, so only Landlock can refuse it) from n goroutines each locked to
-// its own OS thread at the same time. A thread that Landlock did not reach
-// would list it.
-func landlockThreads(n int) ProbeResult {
-	var ready, done sync.WaitGroup
-	release := make(chan struct{})
-	denied := make([]string, n)
-	ready.Add(n)
-	done.Add(n)
-	for i := 0; i < n; i++ {
-		go func() {
-			defer done.Done()
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			ready.Done()
-			<-release
-			_, err := os.ReadDir("/")
-			if err != nil {
-				denied[i] = errName(err)
-			}
-		}()
-	}
-	ready.Wait()
-	close(release)
-	done.Wait()
-	count, detail := 0, ""
-	for _, d := range denied {
-		if d != "" {
-			count++
-			detail = d
-		}
-	}
-	return ProbeResult{Name: fmt.Sprintf("landlock: list / from %d threads at once", n), Blocked: count == n, Detail: fmt.Sprintf("%s on %d of %d threads", detail, count, n)}
 }
 
 // errName is the errno's symbolic name where there is one (stable across

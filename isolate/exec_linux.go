@@ -41,6 +41,9 @@ type child struct {
 	done    chan struct{} // closed once the child is reaped
 	waitErr error
 	ready   ready
+	// keyringErr is why the forking thread could not join a fresh
+	// session keyring (a container whose seccomp profile forbids keyctl).
+	keyringErr error
 }
 
 // spawn starts the child for plan and reads its ready line.
@@ -51,7 +54,10 @@ type child struct {
 // no thread of the child is ever without it. The same thread must outlive
 // the child, because Pdeathsig fires when the forking thread exits, not the
 // process; it waits for the child and then exits with its goroutine (a
-// locked thread is never reused), taking its no_new_privs with it.
+// locked thread is never reused), taking its no_new_privs with it. The
+// same thread joins a fresh anonymous session keyring before the fork, for
+// the same reason: the child's threads all descend from it
+// (keyring_linux.go).
 func spawn(ctx context.Context, h hello) (*child, error) {
 	p := h.Plan
 	inR, inW, err := os.Pipe()
@@ -90,6 +96,7 @@ func spawn(ctx context.Context, h hello) (*child, error) {
 			close(c.done)
 			return
 		}
+		c.keyringErr = joinFreshKeyring()
 		if err := cmd.Start(); err != nil {
 			started <- &StepError{Step: "clone", Err: err}
 			close(c.done)

@@ -18,13 +18,16 @@
 // nosuid, nodev, noexec binds: the sandbox root at /sandbox and the compiled
 // module cache at /cache. There is no /proc, /dev, /etc or /tmp in its view,
 // its network namespace has only a down loopback, its PID namespace holds
-// only itself, it has no_new_privs on every thread (inherited from the
-// thread that forked it), a seccomp filter (synchronised to all threads)
-// that refuses every mount-table and namespace syscall, no descriptor it
-// was not meant to have, and Landlock wherever the kernel has it (files
-// read-only beneath its two binds, TCP bind and connect denied, abstract
-// unix sockets and signals scoped), on every thread in every build
-// (landlock_linux.go).
+// only itself, it has no descriptor it was not meant to have, a fresh
+// empty session keyring (keyring_linux.go), no_new_privs on every thread
+// (both inherited from the thread that forked it), and once its mounts are
+// made no capability in any set and Landlock wherever the kernel has it
+// (files read-only beneath its two binds, TCP bind and connect denied,
+// abstract unix sockets and signals scoped), on every thread in every
+// build and without /proc (landlock_linux.go, nocgo_linux.go,
+// cgo_linux.go). Last comes a seccomp allow-list, synchronised to all
+// threads, under which every call not listed in syscalls_linux.go fails
+// with ENOSYS.
 //
 // It does NOT protect against kernel bugs reachable from an unprivileged
 // user namespace, and it does not limit CPU or memory beyond what

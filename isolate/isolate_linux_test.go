@@ -94,21 +94,6 @@ func TestCloneFlagValues(t *testing.T) {
 	}
 }
 
-func TestSeccompProgramShape(t *testing.T) {
-	prog := seccompProgram(unix.AUDIT_ARCH_X86_64)
-	if len(prog) > 255 {
-		t.Fatalf("program of %d instructions: jumps cannot reach its tail", len(prog))
-	}
-	for i, ins := range prog {
-		if ins.Code&0x07 != unix.BPF_JMP {
-			continue
-		}
-		if int(ins.Jt)+i+1 >= len(prog) || int(ins.Jf)+i+1 >= len(prog) {
-			t.Errorf("instruction %d jumps past the end", i)
-		}
-	}
-}
-
 // sandboxWithEscapes builds a root holding links to a secret outside it,
 // absolute and relative, and returns the root and the secret's text.
 func sandboxWithEscapes(t *testing.T) (root, secretPath, secret string) {
@@ -125,6 +110,10 @@ func sandboxWithEscapes(t *testing.T) (root, secretPath, secret string) {
 	must(t, os.Symlink(secretPath, filepath.Join(root, "abs-link")))
 	must(t, os.Symlink("../secret.txt", filepath.Join(root, "rel-link")))
 	must(t, os.Symlink("/etc/hostname", filepath.Join(root, "etc-link")))
+	// A file its owner made unreadable: refused to the owner, and so to
+	// the child, which runs as the owner with no capability.
+	must(t, os.WriteFile(filepath.Join(root, "mode000"), []byte(secret), 0o000))
+	must(t, os.Chmod(filepath.Join(root, "mode000"), 0o000))
 	return root, secretPath, secret
 }
 
@@ -141,9 +130,18 @@ func must(t *testing.T, err error) {
 func TestCheck(t *testing.T) {
 	needUserns(t)
 	root, _, _ := sandboxWithEscapes(t)
-	rep, err := check(context.Background(), runner.Config{Root: root, Resolver: confine.Unconfined}, probeSpec{ReadPath: InsideRoot + "/abs-link"})
+	rep, err := check(context.Background(), runner.Config{Root: root, Resolver: confine.Unconfined}, probeSpec{Read: []string{InsideRoot + "/abs-link", InsideRoot + "/mode000"}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if rep.Threads == 0 || rep.NoCaps != rep.Threads {
+		t.Errorf("no capability on %d of %d threads; one holds %s", rep.NoCaps, rep.Threads, rep.CapsSeen)
+	}
+	if !strings.HasPrefix(rep.Keyring, "fresh: ") {
+		t.Errorf("session keyring: %s", rep.Keyring)
+	}
+	if !strings.HasPrefix(rep.Filter, fmt.Sprintf("allow-list, %d calls", len(allowedNumbers())+1)) {
+		t.Errorf("seccomp: %s", rep.Filter)
 	}
 	for _, ns := range rep.Namespaces {
 		if !ns.Own {
@@ -161,11 +159,18 @@ func TestCheck(t *testing.T) {
 	}
 	want := map[string]string{
 		"stat /etc": "ENOENT", "stat /home": "ENOENT", "stat /proc": "ENOENT", "stat /dev": "ENOENT",
-		"write " + InsideRoot: "EROFS", "mkdir in /": "EROFS",
-		"remount " + InsideRoot + " rw": "EPERM", "unshare mount namespace": "EPERM",
-		"read " + InsideRoot + "/abs-link":           "ENOENT",
-		"signal host pid " + fmt.Sprint(os.Getpid()): "ESRCH",
-		"own pid": "1", "no_new_privs": "1",
+		"write " + InsideRoot: "EROFS",
+		// Not on the seccomp allow-list: refused before the kernel
+		// looks at the arguments.
+		"mkdir in /": "ENOSYS", "remount " + InsideRoot + " rw": "ENOSYS", "unshare mount namespace": "ENOSYS",
+		"signal host pid " + fmt.Sprint(os.Getpid()): "ENOSYS",
+		"keyctl read session keyring":                "ENOSYS", "add_key to session keyring": "ENOSYS", "request_key": "ENOSYS",
+		"open_tree_attr /": "ENOSYS", "getppid": "ENOSYS", "socket AF_PACKET": "ENOSYS", "io_uring_setup": "ENOSYS",
+		"read " + InsideRoot + "/abs-link": "ENOENT",
+		// With every capability dropped, the owner's own mode 000 holds
+		// (CAP_DAC_OVERRIDE in the namespace would have read it).
+		"read " + InsideRoot + "/mode000": "EACCES",
+		"own pid":                         "1",
 	}
 	seen := map[string]bool{}
 	for _, p := range rep.Probes {
@@ -188,38 +193,8 @@ func TestCheck(t *testing.T) {
 			t.Errorf("probe %q did not run", name)
 		}
 	}
-	t.Logf("landlock: %s; seccomp: %s; probes: %+v", rep.Landlock, rep.Filter, rep.Probes)
-	if abi, err := LandlockABI(); err != nil || abi < 1 {
-		return // the kernel has none: nothing more to hold it to
-	}
-	if strings.Contains(rep.Landlock, "could not mount") {
-		// A container that masks parts of the host's /proc forbids a new
-		// one; the doctor says so, and there is nothing more to check.
-		t.Skipf("Landlock needs a /proc for libpsx in this cgo build, and this environment forbids mounting one: %s", rep.Landlock)
-	}
-	if !strings.HasPrefix(rep.Landlock, "applied") {
-		t.Errorf("the kernel has Landlock but the child did not apply it: %s", rep.Landlock)
-	}
-	threads := false
-	for _, p := range rep.Probes {
-		if strings.HasPrefix(p.Name, "landlock: list / from") {
-			threads = true
-			if p.Detail != fmt.Sprintf("EACCES on %d of %d threads", probeThreads, probeThreads) {
-				t.Errorf("Landlock did not reach every thread: %s", p.Detail)
-			}
-		}
-		if p.Name == "bind tcp *:8080" && p.Detail != "EACCES" {
-			t.Errorf("TCP bind: %s, want Landlock's EACCES", p.Detail)
-		}
-		if strings.HasPrefix(p.Name, "connect ") && !strings.Contains(p.Detail, "EACCES") {
-			if abi, _ := LandlockABI(); abi >= 4 {
-				t.Errorf("TCP connect refused with %s, not by Landlock's network rule (EACCES)", p.Detail)
-			}
-		}
-	}
-	if !threads {
-		t.Errorf("the every-thread Landlock probe did not run")
-	}
+	t.Logf("landlock: %s; seccomp: %s; keyring: %s; probes: %+v", rep.Landlock, rep.Filter, rep.Keyring, rep.Probes)
+	assertLandlock(t, rep, false)
 }
 
 // TestSymlinkEscapeStoppedByIsolationAlone switches the confined filesystem
@@ -341,7 +316,7 @@ func TestExecutorCancel(t *testing.T) {
 	}
 }
 
-// TestUnprivileged runs TestCheck again as nobody (uid 65534, no groups),
+// TestUnprivileged runs TestCheck and the lock tests again as nobody (uid 65534, no groups),
 // the way a normal user runs moat. It needs root to switch users.
 func TestUnprivileged(t *testing.T) {
 	if os.Getenv("MOAT_ISOLATE_UNPRIVILEGED") == "1" {
@@ -374,7 +349,7 @@ func TestUnprivileged(t *testing.T) {
 	src.Close()
 	must(t, dst.Close())
 	must(t, err)
-	cmd := exec.Command(bin, "-test.run=^(TestCheck|TestSymlinkEscapeStoppedByIsolationAlone|TestExecutorProtocol)$", "-test.v")
+	cmd := exec.Command(bin, "-test.run=^(TestCheck|TestLocksWithoutSeccomp|TestKeyringFresh|TestSymlinkEscapeStoppedByIsolationAlone|TestExecutorProtocol)$", "-test.v")
 	tmp := filepath.Join(dir, "tmp")
 	must(t, os.Mkdir(tmp, 0o777))
 	must(t, os.Chmod(tmp, 0o1777))
@@ -389,8 +364,10 @@ func TestUnprivileged(t *testing.T) {
 	if strings.Contains(string(out), "--- SKIP: TestCheck") {
 		t.Skipf("the kernel refuses unprivileged user namespaces here")
 	}
-	if !strings.Contains(string(out), "--- PASS: TestCheck") {
-		t.Errorf("TestCheck did not pass as uid 65534")
+	for _, name := range []string{"TestCheck", "TestLocksWithoutSeccomp", "TestKeyringFresh"} {
+		if !strings.Contains(string(out), "--- PASS: "+name) {
+			t.Errorf("%s did not pass as uid 65534", name)
+		}
 	}
 }
 

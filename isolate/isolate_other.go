@@ -32,6 +32,9 @@ type Report struct {
 	Threads    int
 	NoNewPrivs int
 	Seccomp    int
+	NoCaps     int
+	CapsSeen   string
+	Keyring    string
 	Landlock   string
 	Filter     string
 	Root       []string

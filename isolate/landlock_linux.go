@@ -5,8 +5,14 @@ package isolate
 // file system, no TCP bind or connect (ABI 4), and no abstract unix
 // sockets or signals to anything outside the sandbox (ABI 6), each where
 // the kernel has it. ARCHITECTURE.md places it among the layers.
+//
+// The rule set is built here, with go-landlock's best-effort downgrade to
+// what the kernel knows; lockSandbox enforces it on every thread, in the
+// way the build allows (nocgo_linux.go, cgo_linux.go). Neither way needs
+// a /proc.
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -25,45 +31,63 @@ func LandlockABI() (int, error) {
 	return int(v), nil
 }
 
-// landlockNeedsProc reports whether restricting every thread will go
-// through libpsx, which finds the threads by listing /proc/PID/task: a
-// binary with cgo (the default `go build` where a C compiler is present),
-// on a kernel before ABI 8 (LANDLOCK_RESTRICT_SELF_TSYNC). Go's own
-// all-threads syscall refuses to run in a cgo binary, because threads
-// started by C code are invisible to it; psx tracks those too.
-func landlockNeedsProc(abi int) bool { return cgoLinked && abi >= 1 && abi < 8 }
+// ruleset is a Landlock rule set ready to enforce: fd is -1 when there is
+// none (no paths asked for, or no Landlock in the kernel), and then
+// reason says why.
+type ruleset struct {
+	fd     int
+	flags  uint32
+	abi    int
+	paths  []string
+	reason string
+}
 
-// landlockRestrict applies the rules on every thread of the process and
-// says what it did, for the doctor and the tests. It never fails the
-// setup: Landlock is an extra wall, never the only one.
-//
-// go-landlock's best-effort mode downgrades the V11 rule set to what the
-// kernel knows, so each restriction below is in force exactly when the
-// kernel's ABI has it; the text names them from the ABI.
-func landlockRestrict(paths []string) string {
+// errNotLocked is lockedBefore's answer in a process its constructor did
+// not lock.
+var errNotLocked = errors.New("not the sandbox child's second image")
+
+// landlockRuleset builds the rule set for paths (the child's view). It
+// never fails the setup: Landlock is an extra wall, never the only one.
+func landlockRuleset(paths []string) ruleset {
+	rs := ruleset{fd: -1, paths: paths}
+	if len(paths) == 0 {
+		return rs
+	}
 	abi, err := LandlockABI()
+	rs.abi = abi
 	if err != nil || abi < 1 {
-		return fmt.Sprintf("not applied: the kernel has no Landlock (%v)", err)
+		rs.reason = fmt.Sprintf("not applied: the kernel has no Landlock (%v)", err)
+		return rs
 	}
 	read := landlock.AccessFSSet(llsys.AccessFSReadFile | llsys.AccessFSReadDir)
 	// No network rules: every TCP (and, from ABI 10, UDP) bind and
 	// connect is denied. Scoped: both IPC scopes.
-	if err := landlock.V11.BestEffort().Restrict(landlock.PathAccess(read, paths...)); err != nil {
-		return fmt.Sprintf("not applied: %v", err)
+	fd, flags, err := landlock.V11.BestEffort().NewRulesetFD(landlock.PathAccess(read, paths...))
+	if err != nil {
+		rs.reason = fmt.Sprintf("not applied: %v", err)
+		return rs
 	}
-	what := []string{"files read-only beneath " + strings.Join(paths, " and ")}
-	if abi >= 4 {
+	rs.fd, rs.flags = fd, flags
+	return rs
+}
+
+// landlockState says what enforcing rs did, for the doctor and the tests:
+// enforceErr is the enforcement's result.
+func landlockState(rs ruleset, enforceErr error) string {
+	switch {
+	case len(rs.paths) == 0:
+		return ""
+	case rs.reason != "":
+		return rs.reason
+	case enforceErr != nil:
+		return fmt.Sprintf("not applied: landlock_restrict_self: %s", errName(enforceErr))
+	}
+	what := []string{"files read-only beneath " + strings.Join(rs.paths, " and ")}
+	if rs.abi >= 4 {
 		what = append(what, "TCP bind and connect denied")
 	}
-	if abi >= 6 {
+	if rs.abi >= 6 {
 		what = append(what, "abstract unix sockets and signals scoped to the sandbox")
 	}
-	how := "Go's all-threads syscall"
-	switch {
-	case abi >= 8:
-		how = "LANDLOCK_RESTRICT_SELF_TSYNC"
-	case cgoLinked:
-		how = "libpsx, as this binary links cgo"
-	}
-	return fmt.Sprintf("applied (ABI %d, all threads via %s): %s", abi, how, strings.Join(what, "; "))
+	return fmt.Sprintf("applied (ABI %d, %s): %s", rs.abi, lockHow(), strings.Join(what, "; "))
 }

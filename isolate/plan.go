@@ -69,7 +69,7 @@ type Plan struct {
 	Rlimits    []Rlimit
 	Env        []string // the child's whole environment
 	NoNewPrivs bool
-	Seccomp    bool     // refuse mount-table and namespace syscalls on every thread
+	Seccomp    bool     // the seccomp allow-list on every thread, installed last
 	Landlock   []string // paths (child's view) readable under Landlock; all else denied
 	// Runner is the config the child builds its runner with: the parent's,
 	// with Root and CacheDir rewritten to the paths in the child's view.

@@ -1,8 +1,8 @@
 package isolate
 
-// The seccomp filter: the child's one layer that holds on every kernel,
-// build and thread, because SECCOMP_FILTER_FLAG_TSYNC reaches every thread
-// in one call. seccomp is not a Linux security module; Landlock, which is,
+// The seccomp filter, an allow-list: the child's one layer that holds on
+// every kernel, build and thread, because SECCOMP_FILTER_FLAG_TSYNC
+// reaches every thread in one call. seccomp is not a Linux security module; Landlock, which is,
 // lives in landlock_linux.go.
 
 import (
@@ -34,29 +34,18 @@ func auditArch() uint32 {
 	return 0
 }
 
-// deniedSyscalls change the mount table or enter or create namespaces. A
-// root-in-namespace child could otherwise remount its read-only binds
-// read-write: the binds were made inside the namespace, so their flags are
-// not locked. Landlock forbids this too, where the kernel has it; this
-// filter holds everywhere.
-var deniedSyscalls = []uintptr{
-	unix.SYS_MOUNT, unix.SYS_UMOUNT2, unix.SYS_PIVOT_ROOT, unix.SYS_CHROOT,
-	unix.SYS_MOUNT_SETATTR, unix.SYS_MOVE_MOUNT, unix.SYS_OPEN_TREE,
-	unix.SYS_FSOPEN, unix.SYS_FSCONFIG, unix.SYS_FSMOUNT, unix.SYS_FSPICK,
-	unix.SYS_UNSHARE, unix.SYS_SETNS, unix.SYS_PTRACE, unix.SYS_BPF,
-	unix.SYS_PERF_EVENT_OPEN, unix.SYS_KEXEC_LOAD, unix.SYS_INIT_MODULE,
-	unix.SYS_FINIT_MODULE, unix.SYS_DELETE_MODULE, unix.SYS_SWAPON, unix.SYS_SWAPOFF,
-}
-
-// namespaceCloneFlags in clone(2)'s flags are refused; clone3 is answered
-// ENOSYS (its flags sit behind a pointer BPF cannot follow) and Go and libc
-// fall back to clone.
+// namespaceCloneFlags in clone(2)'s flags are refused even with
+// CLONE_THREAD; clone3 is not on the allow-list (its flags sit behind a
+// pointer BPF cannot follow) and Go and glibc fall back to clone.
 const namespaceCloneFlags = unix.CLONE_NEWNS | unix.CLONE_NEWUSER | unix.CLONE_NEWNET | unix.CLONE_NEWPID |
 	unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWCGROUP | unix.CLONE_NEWTIME
 
-// seccompProgram builds the filter: wrong architecture kills the process;
-// the denied syscalls get EPERM; everything else is allowed.
-func seccompProgram(arch uint32) []unix.SockFilter {
+// seccompProgram builds the filter: a wrong architecture kills the
+// process; the allowed syscalls (syscalls_linux.go) pass; clone passes
+// only to start a thread; everything else fails with ENOSYS, the answer
+// for a syscall this kernel does not have, so callers fall back rather
+// than retry.
+func seccompProgram(arch uint32, allowed []uintptr) []unix.SockFilter {
 	const (
 		ldAbs = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
 		jeq   = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
@@ -64,11 +53,13 @@ func seccompProgram(arch uint32) []unix.SockFilter {
 		jset  = unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K
 		ret   = unix.BPF_RET | unix.BPF_K
 	)
+	const (
+		toAllow = iota
+		toENOSYS
+		toClone
+	)
 	// Jumps to the shared tail are patched once its position is known.
-	type patch struct {
-		at     int
-		target int // 0 eperm, 1 enosys, 2 clone
-	}
+	type patch struct{ at, target int }
 	var prog []unix.SockFilter
 	var patches []patch
 	emit := func(code uint16, k uint32) { prog = append(prog, unix.SockFilter{Code: code, K: k}) }
@@ -81,30 +72,47 @@ func seccompProgram(arch uint32) []unix.SockFilter {
 	emit(ret, unix.SECCOMP_RET_KILL_PROCESS)
 	emit(ldAbs, seccompNr)
 	if arch == unix.AUDIT_ARCH_X86_64 {
-		jumpTo(jge, x32SyscallBit, 0) // the x32 ABI's numbers would bypass the list
+		jumpTo(jge, x32SyscallBit, toENOSYS) // the x32 ABI's numbers alias the allowed ones
 	}
-	for _, nr := range deniedSyscalls {
-		jumpTo(jeq, uint32(nr), 0)
+	for _, nr := range allowed {
+		jumpTo(jeq, uint32(nr), toAllow)
 	}
-	jumpTo(jeq, unix.SYS_CLONE3, 1)
-	jumpTo(jeq, unix.SYS_CLONE, 2)
-	emit(ret, unix.SECCOMP_RET_ALLOW)
-	tails := [3]int{}
-	tails[0] = len(prog)
-	emit(ret, unix.SECCOMP_RET_ERRNO|uint32(unix.EPERM))
-	tails[1] = len(prog)
+	jumpTo(jeq, unix.SYS_CLONE, toClone)
+	var tails [3]int
+	tails[toENOSYS] = len(prog)
 	emit(ret, unix.SECCOMP_RET_ERRNO|uint32(unix.ENOSYS))
-	tails[2] = len(prog)
-	emit(ldAbs, seccompArg0)
-	prog = append(prog, unix.SockFilter{Code: jset, Jt: 0, Jf: 1, K: namespaceCloneFlags})
-	emit(ret, unix.SECCOMP_RET_ERRNO|uint32(unix.EPERM))
+	tails[toAllow] = len(prog)
 	emit(ret, unix.SECCOMP_RET_ALLOW)
-	// The shared tail sits after every jump, so each jump is forward, and
-	// the whole program is far shorter than the 255 a jump can span.
+	// clone: a thread of this process, in its namespaces, or EPERM.
+	tails[toClone] = len(prog)
+	emit(ldAbs, seccompArg0)
+	prog = append(prog, unix.SockFilter{Code: jset, Jt: 2, Jf: 0, K: namespaceCloneFlags})
+	prog = append(prog, unix.SockFilter{Code: jset, Jt: 0, Jf: 1, K: unix.CLONE_THREAD})
+	emit(ret, unix.SECCOMP_RET_ALLOW)
+	emit(ret, unix.SECCOMP_RET_ERRNO|uint32(unix.EPERM))
+	// The shared tail sits after every jump, so each jump is forward; the
+	// program must stay shorter than the 255 a jump can span
+	// (TestSeccompProgramShape).
 	for _, p := range patches {
 		prog[p.at].Jt = uint8(tails[p.target] - p.at - 1)
 	}
 	return prog
+}
+
+// syscallGroup is one group of the allow-list: what needs the calls, and
+// their numbers.
+type syscallGroup struct {
+	group string
+	nrs   []uintptr
+}
+
+// allowedNumbers is the allow-list flattened, in its order.
+func allowedNumbers() []uintptr {
+	var nrs []uintptr
+	for _, g := range allowedSyscalls {
+		nrs = append(nrs, g.nrs...)
+	}
+	return nrs
 }
 
 // installSeccomp loads the filter on every thread (TSYNC).
@@ -113,7 +121,8 @@ func installSeccomp() (string, error) {
 	if arch == 0 {
 		return "not applied: no filter for " + runtime.GOARCH, nil
 	}
-	prog := seccompProgram(arch)
+	nrs := allowedNumbers()
+	prog := seccompProgram(arch, nrs)
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
 	r, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&fprog)))
 	runtime.KeepAlive(prog)
@@ -123,5 +132,5 @@ func installSeccomp() (string, error) {
 	if r != 0 {
 		return "", fmt.Errorf("thread %d could not be synchronised", r)
 	}
-	return fmt.Sprintf("applied (%d syscalls refused, all threads)", len(deniedSyscalls)), nil
+	return fmt.Sprintf("allow-list, %d calls (every other call fails with ENOSYS; clone only starts threads)", len(nrs)+1), nil
 }

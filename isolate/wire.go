@@ -20,7 +20,16 @@ type ready struct {
 	Err      string        `json:"err,omitempty"`
 	Landlock string        `json:"landlock,omitempty"` // what the Landlock step did
 	Seccomp  string        `json:"seccomp,omitempty"`  // what the seccomp step did
+	Keyring  *keyringState `json:"keyring,omitempty"`  // the session keyring just before seccomp
 	Probe    []ProbeResult `json:"probe,omitempty"`
+}
+
+// keyringState is what the child saw of its session keyring just before
+// seccomp, for the doctor and the tests.
+type keyringState struct {
+	ID   int    `json:"id,omitempty"`
+	Keys int    `json:"keys"`
+	Err  string `json:"err,omitempty"`
 }
 
 // reply answers one request. Err is a runner failure (the guest could not
@@ -38,10 +47,10 @@ type reply struct {
 // doctor and the tests use it. The parent alone writes the hello, so this
 // is no way in for the model.
 type probeSpec struct {
-	Dial     string `json:"dial,omitempty"`      // a TCP address of the parent's to connect to
-	HostPID  int    `json:"host_pid,omitempty"`  // a host process to signal (signal 0)
-	ReadPath string `json:"read_path,omitempty"` // a path (child's view) that must not be readable
-	Hold     bool   `json:"hold,omitempty"`      // stay alive until stdin closes, so /proc can be inspected
+	Dial    string   `json:"dial,omitempty"`     // a TCP address of the parent's to connect to
+	HostPID int      `json:"host_pid,omitempty"` // a host process to signal (signal 0)
+	Read    []string `json:"read,omitempty"`     // paths (child's view) that must not be readable
+	Hold    bool     `json:"hold,omitempty"`     // stay alive until stdin closes, so /proc can be inspected
 }
 
 // ProbeResult is one escape attempt from inside the child. Blocked is true

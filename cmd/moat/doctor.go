@@ -52,15 +52,16 @@ model server what it has.
 
 Output: one line per layer, "NAME  STATE  DETAIL", columns padded with
 spaces, then a summary line. NAME is one of: guest runtime, resolver,
-namespace user|mnt|net|pid|ipc|uts, no_new_privs, seccomp, landlock,
-sandbox view, escape probes, ollama (server, with --api openai), model.
-STATE is one of:
+namespace user|mnt|net|pid|ipc|uts, no_new_privs, seccomp, capabilities,
+keyring, landlock, sandbox view, escape probes, ollama (server, with --api
+openai), model. STATE is one of:
   ok       the layer is active
   off      an optional layer is not active (DETAIL says why and what enables it)
   FAIL     a layer that must work does not
   missing  the model server or a model is not there (the sandbox works without)
-The namespace, no_new_privs and seccomp lines are FAIL when they do not hold
-under --isolate require, and off under auto or off.
+The namespace, no_new_privs, seccomp, capabilities and keyring lines are
+FAIL when they do not hold under --isolate require, and off under auto or
+off. The summary names every sandbox layer that is off, and why.
 
 Exit status: 0 when the sandbox layers are fine (even if Ollama is
 missing), 1 when a required layer is broken, 2 usage.`,
@@ -104,7 +105,11 @@ type doctor struct {
 	cache   *cacheChoice // the compile cache, and why it is not the one asked for
 	failed  int
 	missing bool
+	off     []string // the sandbox layers that are off, each "name (why)", for the summary
 }
+
+// layerOff notes a sandbox layer that is off, and why, for the summary.
+func (d *doctor) layerOff(name, why string) { d.off = append(d.off, name+" ("+why+")") }
 
 func (d *doctor) line(name, state, format string, args ...any) {
 	if state == stFail {
@@ -126,8 +131,13 @@ func (d *doctor) run(ctx context.Context, cfg runner.Config, mode isolate.Mode, 
 	}
 
 	sandbox := "sandbox layers ok"
-	if d.failed > 0 {
+	switch {
+	case d.failed > 0 && len(d.off) > 0:
+		sandbox = "sandbox layers BROKEN; off: " + strings.Join(d.off, "; ")
+	case d.failed > 0:
 		sandbox = "sandbox layers BROKEN"
+	case len(d.off) > 0:
+		sandbox = "sandbox layers partly off: " + strings.Join(d.off, "; ")
 	}
 	llm := "Ollama ok"
 	if d.missing {
@@ -199,32 +209,62 @@ func (d *doctor) isolation(ctx context.Context, cfg runner.Config, mode isolate.
 		for _, n := range isolate.NamespaceNames {
 			d.line("namespace "+n, absent, "unavailable: %s", reason)
 		}
-		for _, n := range []string{"no_new_privs", "seccomp", "landlock", "sandbox view", "escape probes"} {
+		for _, n := range []string{"no_new_privs", "seccomp", "capabilities", "keyring", "landlock", "sandbox view", "escape probes"} {
 			d.line(n, absent, "needs the isolated child, which cannot start here")
+		}
+		if absent == stOff {
+			d.layerOff("OS isolation", reason)
 		}
 		return
 	}
-	inactive := func(ok bool) string {
+	if mode == isolate.Off {
+		d.layerOff("OS isolation", "--isolate off: available here, not used")
+	}
+	// layer prints one line of the child's: ok when it holds (off under
+	// --isolate off), else absent; an absent layer under auto goes into
+	// the summary with its detail.
+	layer := func(name string, ok bool, format string, args ...any) {
+		detail := fmt.Sprintf(format, args...)
 		switch {
 		case !ok:
-			return absent
+			d.line(name, absent, "%s", detail)
+			if absent == stOff && mode != isolate.Off {
+				d.layerOff(name, detail)
+			}
 		case mode == isolate.Off:
-			return stOff
+			d.line(name, stOff, "%s%s", detail, why)
+		default:
+			d.line(name, stOK, "%s", detail)
 		}
-		return stOK
 	}
 	for _, ns := range rep.Namespaces {
 		switch {
 		case ns.Err != "":
-			d.line("namespace "+ns.Name, absent, "could not be compared: %s", ns.Err)
+			layer("namespace "+ns.Name, false, "could not be compared: %s", ns.Err)
 		case ns.Own:
-			d.line("namespace "+ns.Name, inactive(true), "the child has its own%s", why)
+			layer("namespace "+ns.Name, true, "the child has its own")
 		default:
-			d.line("namespace "+ns.Name, absent, "the child shares the host's")
+			layer("namespace "+ns.Name, false, "the child shares the host's")
 		}
 	}
-	d.line("no_new_privs", inactive(rep.Threads > 0 && rep.NoNewPrivs == rep.Threads), "set on %d of %d threads of the child%s", rep.NoNewPrivs, rep.Threads, why)
-	d.line("seccomp", inactive(rep.Threads > 0 && rep.Seccomp == rep.Threads), "filter on %d of %d threads: %s%s", rep.Seccomp, rep.Threads, rep.Filter, why)
+	layer("no_new_privs", rep.Threads > 0 && rep.NoNewPrivs == rep.Threads, "set on %d of %d threads of the child", rep.NoNewPrivs, rep.Threads)
+	layer("seccomp", rep.Threads > 0 && rep.Seccomp == rep.Threads, "filter on %d of %d threads: %s", rep.Seccomp, rep.Threads, rep.Filter)
+	if rep.NoCaps == rep.Threads && rep.Threads > 0 {
+		layer("capabilities", true, "none left on %d of %d threads (inheritable, permitted, effective, bounding, ambient)", rep.NoCaps, rep.Threads)
+	} else {
+		layer("capabilities", false, "held on %d of %d threads: %s", rep.Threads-rep.NoCaps, rep.Threads, rep.CapsSeen)
+	}
+	switch {
+	case strings.HasPrefix(rep.Keyring, "fresh: "):
+		layer("keyring", true, "%s; keyctl, add_key and request_key refused", rep.Keyring)
+	case strings.HasPrefix(rep.Keyring, "not joined: "):
+		// The host refuses keyrings to this process: the child has none
+		// to reach either. Optional even under require.
+		d.line("keyring", stOff, "%s", rep.Keyring)
+		d.layerOff("keyring", rep.Keyring)
+	default:
+		layer("keyring", false, "%s", rep.Keyring)
+	}
 	abi, _ := isolate.LandlockABI()
 	if strings.HasPrefix(rep.Landlock, "applied") {
 		// The child's own probe from many threads at once backs the claim.
@@ -234,12 +274,13 @@ func (d *doctor) isolation(ctx context.Context, cfg runner.Config, mode isolate.
 				checked, ok = "; checked: "+p.Detail, p.Blocked
 			}
 		}
-		d.line("landlock", inactive(ok), "%s%s%s", rep.Landlock, checked, why)
+		layer("landlock", ok, "%s%s", rep.Landlock, checked)
 	} else {
 		// Optional even under require: the layers above already hold.
 		d.line("landlock", stOff, "kernel ABI %d; %s", abi, rep.Landlock)
+		d.layerOff("landlock", fmt.Sprintf("kernel ABI %d; %s", abi, rep.Landlock))
 	}
-	d.line("sandbox view", inactive(strings.Join(rep.Root, ",") == "sandbox"), "/ holds only: %s%s", strings.Join(rep.Root, " "), why)
+	layer("sandbox view", strings.Join(rep.Root, ",") == "sandbox", "/ holds only: %s", strings.Join(rep.Root, " "))
 	var open []string
 	for _, p := range rep.Probes {
 		if !p.Blocked {
@@ -247,9 +288,9 @@ func (d *doctor) isolation(ctx context.Context, cfg runner.Config, mode isolate.
 		}
 	}
 	if len(open) > 0 {
-		d.line("escape probes", absent, "%d of %d got through: %s", len(open), len(rep.Probes), strings.Join(open, "; "))
+		layer("escape probes", false, "%d of %d got through: %s", len(open), len(rep.Probes), strings.Join(open, "; "))
 	} else {
-		d.line("escape probes", inactive(true), "%d of %d blocked (host /etc /home /proc, 127.0.0.1 connect and bind, host pids, writes, remount, a listing from many threads)%s", len(rep.Probes), len(rep.Probes), why)
+		layer("escape probes", true, "%d of %d blocked (host /etc /home /proc, 127.0.0.1 connect, host pids, writes, remount, keyrings, calls outside the seccomp allow-list, a listing from many threads)", len(rep.Probes), len(rep.Probes))
 	}
 }
 
