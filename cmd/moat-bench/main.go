@@ -127,6 +127,8 @@ func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Micros
 
 func run() int {
 	runs := flag.Int("runs", 7, "runs per measurement (the median is reported)")
+	treeDir := flag.String("tree", filepath.Join(os.TempDir(), "moat-bench-tree"), "where the generated monorepo-sized tree is made and kept between runs (delete it when done)")
+	treeScale := flag.Float64("tree-scale", 1, "size of the generated tree: 1 is 200,000 source files and a folder of 100,000 empty files; 0.05 runs quickly")
 	only := flag.String("rows", "", "measure only the rows whose name matches this regexp (default: all; the rows after the grep rows run when it matches \"one-shot latency, per-call overhead, memory\")")
 	noGNU := flag.Bool("no-gnu-grep", false, "leave GNU grep out of the cliff rows (it takes tens of seconds on some)")
 	flag.Parse()
@@ -248,6 +250,15 @@ func run() int {
 		return fail(err)
 	}
 	rows = append(rows, cliffRows...)
+
+	// 1c. A generated monorepo-sized tree (-rows 'generated tree' alone).
+	if want("generated tree") {
+		scale, err := scaleRows(moat, cache, *treeDir, *treeScale, *runs)
+		if err != nil {
+			return fail(err)
+		}
+		rows = append(rows, scale...)
+	}
 	if !want("one-shot latency, per-call overhead, memory") {
 		printRows(rows)
 		return 0

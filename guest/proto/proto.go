@@ -172,7 +172,8 @@ func Tools() []string {
 
 // ListDirArgs are the arguments of list_dir.
 type ListDirArgs struct {
-	Path string `json:"path" jsonschema:"folder to list, relative to the workspace root; \".\" is the root"`
+	Path   string `json:"path" jsonschema:"folder to list, relative to the workspace root; \".\" is the root"`
+	Offset int    `json:"offset,omitempty" jsonschema:"first entry to list, counting from 1 in name order (default 1); a folder longer than one page says the offset of the next"`
 }
 
 // ReadFileArgs are the arguments of read_file.

@@ -69,17 +69,56 @@ func TestListDirCap(t *testing.T) {
 	}
 	got := call(t, fsys, proto.ListDir, map[string]any{"path": "d"}, proto.Limits{}).Text
 	lines := strings.Split(got, "\n")
-	if len(lines) != maxListEntries+1 || lines[0] != "f00001" || lines[maxListEntries-1] != fmt.Sprintf("f%05d", maxListEntries) ||
-		lines[maxListEntries] != "... 234 more entries" {
-		t.Errorf("got %d lines: first %q, last two %q", len(lines), lines[0], lines[len(lines)-2:])
+	if len(lines) != maxListEntries+2 || lines[0] != "f00001" || lines[maxListEntries-1] != fmt.Sprintf("f%05d", maxListEntries) ||
+		lines[maxListEntries] != "... 234 more entries" || lines[maxListEntries+1] != "[offset 1001 lists the next 234]" {
+		t.Errorf("got %d lines: first %q, last three %q", len(lines), lines[0], lines[len(lines)-3:])
 	}
 	// A larger host cap raises it; a smaller one does not lower it.
 	got = call(t, fsys, proto.ListDir, map[string]any{"path": "d"}, proto.Limits{MaxResults: maxListEntries + 200}).Text
-	if !strings.HasSuffix(got, "\n... 34 more entries") {
+	if !strings.HasSuffix(got, "\n... 34 more entries\n[offset 1201 lists the next 34]") {
 		t.Errorf("MaxResults above the cap: got ...%q", got[len(got)-40:])
 	}
-	if got := call(t, fsys, proto.ListDir, map[string]any{"path": "d"}, proto.Limits{MaxResults: 2}).Text; strings.Count(got, "\n") != maxListEntries {
+	if got := call(t, fsys, proto.ListDir, map[string]any{"path": "d"}, proto.Limits{MaxResults: 2}).Text; strings.Count(got, "\n") != maxListEntries+1 {
 		t.Errorf("MaxResults 2 lowered the list_dir cap: %d lines", strings.Count(got, "\n"))
+	}
+}
+
+// TestListDirPages pages through a folder wider than a page: the pages
+// join up to every entry once, in name order, whatever order the folder
+// lists them in, and an offset past the end says how many there are.
+func TestListDirPages(t *testing.T) {
+	fsys := fstest.MapFS{}
+	const n = 3*maxListEntries + 17
+	for i := range n {
+		fsys[fmt.Sprintf("d/f%05d", (i*7919)%n)] = file("") // a scrambled order
+	}
+	var all []string
+	for offset := 1; ; {
+		got := call(t, fsys, proto.ListDir, map[string]any{"path": "d", "offset": offset}, proto.Limits{}).Text
+		lines := strings.Split(got, "\n")
+		if len(lines) > 2 && strings.HasPrefix(lines[len(lines)-1], "[offset ") {
+			all = append(all, lines[:len(lines)-2]...)
+			if _, err := fmt.Sscanf(lines[len(lines)-1], "[offset %d", &offset); err != nil {
+				t.Fatalf("page note %q: %v", lines[len(lines)-1], err)
+			}
+			continue
+		}
+		all = append(all, lines...)
+		break
+	}
+	if len(all) != n {
+		t.Fatalf("pages hold %d entries, want %d", len(all), n)
+	}
+	for i, l := range all {
+		if want := fmt.Sprintf("f%05d", i); l != want {
+			t.Fatalf("entry %d is %q, want %q", i, l, want)
+		}
+	}
+	if got := call(t, fsys, proto.ListDir, map[string]any{"path": "d", "offset": n + 1}, proto.Limits{}).Text; got != fmt.Sprintf("(no entries from offset %d: the folder has %d)", n+1, n) {
+		t.Errorf("past the end: %q", got)
+	}
+	if got := call(t, fsys, proto.ListDir, map[string]any{"path": "d", "offset": -1}, proto.Limits{}).Text; !strings.Contains(got, "offset must be 1 or more") {
+		t.Errorf("negative offset: %q", got)
 	}
 }
 

@@ -41,13 +41,18 @@ func glob(fsys fs.FS, a proto.GlobArgs, lim proto.Limits) (string, error) {
 	var keep []string
 	total := 0
 	notes := &walkNotes{}
+	// matchGlob's preparation of the pattern, done once, not per path.
+	pat, dirPat := globPattern(a.Pattern), strings.HasSuffix(a.Pattern, "/")
 	err = walkTree(fsys, start, lim.NoIgnore, newDeadline(lim), notes, func(p string, d fs.DirEntry) error {
 		isDir := d.IsDir()
 		rel := p
 		if start != "." {
 			rel = p[len(start)+1:]
 		}
-		if !globMatches(a.Pattern, rel, isDir) {
+		if isDir && dirPat {
+			rel += "/"
+		}
+		if ok, _ := doublestar.Match(pat, rel); !ok {
 			return nil
 		}
 		total++
@@ -204,9 +209,15 @@ func matchGlob(pattern, p string) bool {
 	if n, depth := braceShape(pattern, maxGlobAlternatives); n > maxGlobAlternatives || depth > maxGlobBraceDepth {
 		return false
 	}
+	ok, _ := doublestar.Match(globPattern(pattern), p)
+	return ok
+}
+
+// globPattern is the doublestar pattern matchGlob matches for pattern
+// (checked by checkGlob).
+func globPattern(pattern string) string {
 	if strings.HasSuffix(pattern, "/**") && !strings.HasSuffix(pattern, `\/**`) {
 		pattern += "/*"
 	}
-	ok, _ := doublestar.Match(pattern, p)
-	return ok
+	return pattern
 }

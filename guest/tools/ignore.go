@@ -61,6 +61,18 @@ type ignorer struct {
 	rules map[string]*ignoreFile // folder ("." for the root) -> its rules
 	total int                    // rules loaded so far
 	notes *walkNotes
+	// chainDir's ignore files, deepest first: a walk asks about every
+	// entry of a folder in turn, and looking each of its ancestors up in
+	// rules for every entry was most of a wide tree's walk.
+	chainDir string
+	chain    []dirRules
+	chained  bool // chain is chainDir's
+}
+
+// dirRules is one folder's ignore file in a chain.
+type dirRules struct {
+	dir string
+	f   *ignoreFile
 }
 
 // newIgnorer loads the .gitignore files of start's ancestors, which apply
@@ -95,6 +107,7 @@ func (ig *ignorer) enter(dir string) {
 		return
 	}
 	ig.rules[dir] = nil
+	ig.chained = false // a folder's rules may change any chain below it
 	name := joinPath(dir, ".gitignore")
 	info, err := fs.Stat(ig.fsys, name)
 	if err != nil || !info.Mode().IsRegular() {
@@ -220,39 +233,53 @@ const ignorePathSteps = 1 << 20
 // ignored reports whether p (a root-relative path, whose parent folders
 // the walk has entered and found not ignored) is ignored.
 func (ig *ignorer) ignored(p string, isDir bool) bool {
-	if len(ig.rules) == 0 {
+	if ig.total == 0 {
 		return false
 	}
 	base := p[strings.LastIndexByte(p, '/')+1:]
 	budget := ignorePathSteps
-	for dir := parentDir(p); ; dir = parentDir(dir) {
-		if f := ig.rules[dir]; f != nil {
-			rel := p
-			if dir != "." {
-				rel = p[len(dir)+1:]
-			}
-			for i := len(f.rules) - 1; i >= 0; i-- {
-				r := &f.rules[i]
-				if r.dead || r.dirOnly && !isDir {
-					continue
-				}
-				if budget <= 0 {
-					ig.note("the .gitignore rules took too long to match against some paths; those were searched as if not ignored")
-					return false
-				}
-				name := rel
-				if r.basename {
-					name = base
-				}
-				if ig.matchRule(r, name, dir, &budget) {
-					return !r.negate
-				}
-			}
+	for _, c := range ig.chainOf(parentDir(p)) {
+		rel := p
+		if c.dir != "." {
+			rel = p[len(c.dir)+1:]
 		}
-		if dir == "." {
-			return false
+		for i := len(c.f.rules) - 1; i >= 0; i-- {
+			r := &c.f.rules[i]
+			if r.dead || r.dirOnly && !isDir {
+				continue
+			}
+			if budget <= 0 {
+				ig.note("the .gitignore rules took too long to match against some paths; those were searched as if not ignored")
+				return false
+			}
+			name := rel
+			if r.basename {
+				name = base
+			}
+			if ig.matchRule(r, name, c.dir, &budget) {
+				return !r.negate
+			}
 		}
 	}
+	return false
+}
+
+// chainOf is the ignore files that apply in folder dir, deepest first.
+func (ig *ignorer) chainOf(dir string) []dirRules {
+	if ig.chained && ig.chainDir == dir {
+		return ig.chain
+	}
+	ig.chain = ig.chain[:0]
+	for d := dir; ; d = parentDir(d) {
+		if f := ig.rules[d]; f != nil {
+			ig.chain = append(ig.chain, dirRules{d, f})
+		}
+		if d == "." {
+			break
+		}
+	}
+	ig.chainDir, ig.chained = dir, true
+	return ig.chain
 }
 
 // matchRule matches one rule against name (the base name, or the path

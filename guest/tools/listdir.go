@@ -11,9 +11,10 @@ import (
 	"github.com/moatdev/moat/guest/proto"
 )
 
-// maxListEntries caps list_dir (or the host's MaxResults, if larger): a folder
-// of a thousand names is still readable by a model, a folder of a million
-// (a cache, a mail spool) is not, and must not cost the guest its memory.
+// maxListEntries is list_dir's page (or the host's MaxResults, if larger): a
+// folder of a thousand names is still readable by a model, a folder of a
+// million (a cache, a mail spool) is not in one answer, and must not cost
+// the guest its memory.
 const maxListEntries = 1000
 
 // readDirBatch is how many entries list_dir asks the filesystem for at a
@@ -22,15 +23,23 @@ const readDirBatch = 1024
 
 // listDir lists one folder, one entry a line, sorted, with the kind of
 // every entry visible in its line so the model can pick its next call.
-// The cap is maxListEntries, or the host's MaxResults when that is larger:
-// MaxResults (default 100) is sized for grep hits, and a model that cannot
-// page through a folder listing must at least see a whole ordinary folder.
+// A page is maxListEntries entries, or the host's MaxResults when that is
+// larger: MaxResults (default 100) is sized for grep hits, and a model must
+// see a whole ordinary folder in one call. A wider folder comes in pages:
+// the answer says how many entries are left and the offset of the next
+// page. A page at offset n keeps up to 2*(n+page) entries while it reads:
+// the folder is listed again for each page, in name order, so pages join
+// up without the guest holding anything between calls.
 func listDir(fsys fs.FS, a proto.ListDirArgs, lim proto.Limits) (string, error) {
 	const tool = proto.ListDir
 	p, err := cleanPath(a.Path)
 	if err != nil {
 		return "", err
 	}
+	if a.Offset < 0 {
+		return "", errorf("offset must be 1 or more, got %d", a.Offset)
+	}
+	skip := max(a.Offset, 1) - 1
 	// Stat before opening: opening a FIFO for reading would block.
 	info, err := fs.Stat(fsys, p)
 	if err != nil {
@@ -40,30 +49,44 @@ func listDir(fsys fs.FS, a proto.ListDirArgs, lim proto.Limits) (string, error) 
 		return "", errorf("not a folder: %s", displayPath(a.Path))
 	}
 	limit := max(lim.MaxResults, maxListEntries)
-	entries, total, err := smallestEntries(fsys, p, limit)
+	entries, total, err := smallestEntries(fsys, p, skip+limit)
 	if err != nil {
 		return "", fsError(tool, a.Path, err)
 	}
 	if total == 0 {
 		return "(empty folder)", nil
 	}
+	if skip >= total {
+		return sprintf("(no entries from offset %d: the folder has %d)", skip+1, total), nil
+	}
+	entries = entries[skip:]
 	var b strings.Builder
 	for _, e := range entries {
 		b.WriteString(renderEntry(fsys, p, e))
 		b.WriteByte('\n')
 	}
-	if total > len(entries) {
-		fmtTo(&b, "... %d more entries\n", total-len(entries))
+	if rest := total - skip - len(entries); rest > 0 {
+		fmtTo(&b, "... %d more entries\n", rest)
+		fmtTo(&b, "[offset %d lists the next %d]\n", skip+len(entries)+1, min(rest, limit))
 	}
 	return strings.TrimSuffix(b.String(), "\n"), nil
 }
 
+// named is a listed entry with its name read once: sorting and comparing
+// a hundred thousand entries through fs.DirEntry's Name method showed in a
+// wide folder's listing.
+type named struct {
+	name string
+	e    fs.DirEntry
+}
+
 // smallestEntries returns the first limit entries of folder p in name order
 // and how many entries it has in all. It reads the folder in batches and
-// keeps at most 2*limit+batch entries, so memory depends on the cap, not on
-// the folder's width.
+// keeps at most 2*limit entries, so memory depends on the cap, not on the
+// folder's width; once it holds limit entries, one that sorts after all of
+// them is only counted.
 func smallestEntries(fsys fs.FS, p string, limit int) ([]fs.DirEntry, int, error) {
-	byName := func(x, y fs.DirEntry) int { return strings.Compare(x.Name(), y.Name()) }
+	byName := func(x, y named) int { return strings.Compare(x.name, y.name) }
 	f, err := fsys.Open(p)
 	if err != nil {
 		return nil, 0, err
@@ -73,15 +96,22 @@ func smallestEntries(fsys fs.FS, p string, limit int) ([]fs.DirEntry, int, error
 	if !ok {
 		return nil, 0, &fs.PathError{Op: "readdir", Path: p, Err: syscall.ENOTDIR}
 	}
-	var keep []fs.DirEntry
+	var keep []named
 	total := 0
+	bound, bounded := "", false // with bounded, no entry from bound on is kept
 	for {
 		batch, err := dir.ReadDir(readDirBatch)
 		total += len(batch)
-		keep = append(keep, batch...)
-		if len(keep) > 2*limit {
+		for _, e := range batch {
+			if n := e.Name(); !bounded || n < bound {
+				keep = append(keep, named{n, e})
+			}
+		}
+		if len(keep) >= 2*limit {
 			slices.SortFunc(keep, byName)
-			keep = slices.Delete(keep, limit, len(keep))
+			clear(keep[limit:])
+			keep = keep[:limit]
+			bound, bounded = keep[limit-1].name, true
 		}
 		if errors.Is(err, io.EOF) || (err == nil && len(batch) == 0) {
 			break
@@ -91,10 +121,12 @@ func smallestEntries(fsys fs.FS, p string, limit int) ([]fs.DirEntry, int, error
 		}
 	}
 	slices.SortFunc(keep, byName)
-	if len(keep) > limit {
-		keep = keep[:limit]
+	keep = keep[:min(len(keep), limit)]
+	out := make([]fs.DirEntry, len(keep))
+	for i, k := range keep {
+		out[i] = k.e
 	}
-	return keep, total, nil
+	return out, total, nil
 }
 
 // renderEntry shows one entry the way list_dir prints it: folders with a

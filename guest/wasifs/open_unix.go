@@ -2,7 +2,13 @@
 
 package wasifs
 
-import "syscall"
+import (
+	"errors"
+	"io/fs"
+	"slices"
+	"strings"
+	"syscall"
+)
 
 // openRoot: natively Open goes through syscall.Open by path.
 func openRoot(string) int { return -1 }
@@ -13,3 +19,42 @@ func wasiName(name string) string { return name }
 func (f *FS) open(name string) (int, error) {
 	return syscall.Open(full(f.root, name), syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 }
+
+// readDir lists the open folder natively through os.File.ReadDir, sorted
+// by name with each name read once.
+func (f *FS) readDir(d *file, name string) ([]fs.DirEntry, error) {
+	list, err := d.ReadDir(-1)
+	if err != nil {
+		// os's error names the full path from the preopen; fs.ReadDir's
+		// names the path asked for.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = &fs.PathError{Op: pe.Op, Path: name, Err: pe.Err}
+		}
+	}
+	type named struct {
+		name string
+		e    fs.DirEntry
+	}
+	ents := make([]named, len(list))
+	for i, e := range list {
+		ents[i] = named{e.Name(), e}
+	}
+	slices.SortFunc(ents, func(x, y named) int { return strings.Compare(x.name, y.name) })
+	for i, e := range ents {
+		list[i] = e.e
+	}
+	return list, err
+}
+
+// readDirN is os.File.ReadDir natively.
+func (f *FS) readDirN(d *file, n int) ([]fs.DirEntry, error) {
+	o, err := d.osFile()
+	if err != nil {
+		return nil, &fs.PathError{Op: "readdirent", Path: d.name, Err: err}
+	}
+	return o.ReadDir(n)
+}
+
+// dirReader is the guest's (open_wasip1.go); natively os.File reads.
+type dirReader struct{}

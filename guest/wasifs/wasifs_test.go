@@ -4,6 +4,7 @@ package wasifs_test
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -141,5 +142,71 @@ func BenchmarkOpenRead(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(files)), "ns/file")
 		})
+	}
+}
+
+// TestReadDirWide lists a folder that takes several fd_readdir buffers,
+// with names of every length up to 200 so that entries are cut off at a
+// buffer's end, and compares it with os.ReadDir's.
+func TestReadDirWide(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 5000 {
+		name := fmt.Sprintf("%05d-%s", i, strings.Repeat("n", i%195))
+		if i%7 == 0 {
+			if err := os.Mkdir(filepath.Join(dir, name), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := wasifs.New(filepath.Dir(dir)).ReadDir(filepath.Base(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d entries, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i].Name() != want[i].Name() || got[i].Type() != want[i].Type() {
+			t.Fatalf("entry %d: %q %v, want %q %v", i, got[i].Name(), got[i].Type(), want[i].Name(), want[i].Type())
+		}
+	}
+	// In batches of 7 on an open folder (list_dir's way): the same
+	// entries, each once, then io.EOF.
+	f, err := wasifs.New(filepath.Dir(dir)).Open(filepath.Base(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	seen := map[string]fs.FileMode{}
+	for {
+		batch, err := f.(fs.ReadDirFile).ReadDir(7)
+		for _, e := range batch {
+			if _, dup := seen[e.Name()]; dup {
+				t.Fatalf("%q listed twice", e.Name())
+			}
+			seen[e.Name()] = e.Type()
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil || len(batch) == 0 {
+			t.Fatalf("ReadDir(7): %d entries, %v", len(batch), err)
+		}
+	}
+	for _, e := range want {
+		if typ, ok := seen[e.Name()]; !ok || typ != e.Type() {
+			t.Fatalf("ReadDir(7): %q %v, want %v (listed %v)", e.Name(), typ, e.Type(), ok)
+		}
+	}
+	if len(seen) != len(want) {
+		t.Fatalf("ReadDir(7): %d entries, want %d", len(seen), len(want))
 	}
 }

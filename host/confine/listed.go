@@ -68,8 +68,22 @@ func (l *listing) add(dir string, ents []fs.DirEntry) {
 		if len(l.names) >= maxListed || l.names == nil {
 			l.names = make(map[string]struct{})
 		}
-		l.names[path.Join(dir, e.Name())] = struct{}{}
+		l.names[joinListed(dir, e.Name())] = struct{}{}
 	}
+}
+
+// joinListed is path.Join(dir, name) for a canonical dir and a listed
+// name: the listing's names are single components (getdents never gives a
+// "/", and os drops "." and ".."), so only the root needs care, and
+// path.Join's cleaning showed in a wide folder's listing.
+func joinListed(dir, name string) string {
+	if dir == "." || dir == "" {
+		return path.Clean(name)
+	}
+	if name == "" || name == "." || name == ".." || strings.IndexByte(name, '/') >= 0 {
+		return path.Join(dir, name)
+	}
+	return dir + "/" + name
 }
 
 // take reports whether rel was listed as a regular file, and forgets it.
