@@ -13,7 +13,10 @@
 // puts it on the scripts' PATH, and gives the scripts these commands:
 //
 //	replay [--root DIR] [FILE.txtar]   replay a recording (default: this script)
-//	fakellm SCRIPT.json                start the fake model server
+//	fakellm SCRIPT.json                start the fake model server (OLLAMA_HOST
+//	                                   and FAKELLM point at it)
+//	llmsent [N]                        print the chat requests the fake got
+//	                                   (or the Nth), one "PATH BODY" line each
 //	llmcount N                         the fake got exactly N chat requests
 //
 // Scripts can also run moat itself ("exec moat ask --record ..."), against
@@ -22,6 +25,8 @@ package moattest
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -80,6 +85,13 @@ func Build(t testing.TB) string {
 // The moat they run is the one on the script's PATH.
 func Commands() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	var servers sync.Map // *testscript.TestScript -> *fakellm.Server
+	server := func(ts *testscript.TestScript, cmd string) *fakellm.Server {
+		s, ok := servers.Load(ts)
+		if !ok {
+			ts.Fatalf("%s: no fake server: run fakellm first", cmd)
+		}
+		return s.(*fakellm.Server)
+	}
 	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
 		"replay": cmdReplay,
 		"fakellm": func(ts *testscript.TestScript, neg bool, args []string) {
@@ -98,6 +110,28 @@ func Commands() map[string]func(ts *testscript.TestScript, neg bool, args []stri
 				srv.Close()
 			})
 			ts.Setenv("OLLAMA_HOST", srv.URL)
+			ts.Setenv("FAKELLM", srv.URL)
+		},
+		"llmsent": func(ts *testscript.TestScript, neg bool, args []string) {
+			if neg || len(args) > 1 {
+				ts.Fatalf("usage: llmsent [N]")
+			}
+			reqs := server(ts, "llmsent").ChatRequests()
+			if len(args) == 1 {
+				n, err := strconv.Atoi(args[0])
+				if err != nil || n < 1 || n > len(reqs) {
+					ts.Fatalf("llmsent: want a request number from 1 to %d, got %q", len(reqs), args[0])
+				}
+				reqs = reqs[n-1 : n]
+			}
+			for _, r := range reqs {
+				var b bytes.Buffer
+				if err := json.Compact(&b, r.Body); err != nil {
+					b.Reset()
+					b.Write(r.Body)
+				}
+				fmt.Fprintf(ts.Stdout(), "%s %s\n", r.Path, b.String())
+			}
 		},
 		"llmcount": func(ts *testscript.TestScript, neg bool, args []string) {
 			if neg || len(args) != 1 {
@@ -105,11 +139,7 @@ func Commands() map[string]func(ts *testscript.TestScript, neg bool, args []stri
 			}
 			want, err := strconv.Atoi(args[0])
 			ts.Check(err)
-			s, ok := servers.Load(ts)
-			if !ok {
-				ts.Fatalf("llmcount: no fake server: run fakellm first")
-			}
-			if got := len(s.(*fakellm.Server).ChatRequests()); got != want {
+			if got := len(server(ts, "llmcount").ChatRequests()); got != want {
 				ts.Fatalf("the fake server got %d chat requests, want %d", got, want)
 			}
 		},

@@ -4,8 +4,6 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
-
-	"github.com/moatdev/moat/moattest"
 )
 
 // TestReplay runs testscripts/replay: sessions recorded with --record
@@ -15,7 +13,6 @@ import (
 // that replays itself through moattest's replay command.
 func TestReplay(t *testing.T) {
 	cmds := llmCmds()
-	cmds["replay"] = moattest.Commands()["replay"]
 	cmds["mcp"], cmds["mcpraw"] = cmdMCP, cmdMCPRaw // sessions recorded over MCP
 	testscript.Run(t, scriptParams(t, "replay", cmds))
 }
