@@ -332,8 +332,8 @@ type lineResult struct {
 // history) when stdin is a terminal, plainly otherwise.
 type lineReader struct {
 	interactive bool
-	out         io.Writer // where replies stream
-	fd          int
+	out         io.Writer   // where replies stream
+	stdin       *os.File    // the terminal the keys come from, when interactive
 	saved       *term.State // the terminal's state at start, restored on close
 	t           *term.Terminal
 	echo        io.Writer // where the prompt and the typed line are drawn
@@ -343,13 +343,13 @@ type lineReader struct {
 
 func newLineReader(e *env) *lineReader {
 	r := &lineReader{out: e.stdout}
-	if f, ok := e.stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		if st, err := term.GetState(int(f.Fd())); err == nil {
-			r.interactive, r.fd, r.saved = true, int(f.Fd()), st
-			r.echo = r.echoTo(e.stdout)
-			r.t = newEditor(e.stdin, r.echo)
-			return r
-		}
+	var st *term.State
+	var err error
+	if onTerminal(e.stdin, func(fd int) { st, err = term.GetState(fd) }) && err == nil {
+		r.interactive, r.stdin, r.saved = true, e.stdin.(*os.File), st
+		r.echo = r.echoTo(e.stdout)
+		r.t = newEditor(e.stdin, r.echo)
+		return r
 	}
 	r.plain = bufio.NewReader(e.stdin)
 	return r
@@ -366,11 +366,13 @@ func (r *lineReader) readLine() (string, error) {
 		}
 		return l, err
 	}
-	old, err := term.MakeRaw(r.fd)
+	var old *term.State
+	err := errors.New("standard input is no longer a terminal")
+	onTerminal(r.stdin, func(fd int) { old, err = term.MakeRaw(fd) })
 	if err != nil {
 		return "", err
 	}
-	defer term.Restore(r.fd, old)
+	defer onTerminal(r.stdin, func(fd int) { term.Restore(fd, old) })
 	return r.t.ReadLine() // io.EOF on Ctrl-D, errInterrupt on Ctrl-C at an empty prompt
 }
 
@@ -482,7 +484,7 @@ func (k *interruptKeys) Read(p []byte) (int, error) {
 // when stdout is redirected (moat chat > answers.txt), the controlling
 // terminal, so the file gets only the replies.
 func (r *lineReader) echoTo(stdout io.Writer) io.Writer {
-	if f, ok := stdout.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+	if isTerminal(stdout) {
 		return stdout
 	}
 	if tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0); err == nil {
@@ -494,7 +496,7 @@ func (r *lineReader) echoTo(stdout io.Writer) io.Writer {
 
 func (r *lineReader) close() {
 	if r.saved != nil {
-		term.Restore(r.fd, r.saved)
+		onTerminal(r.stdin, func(fd int) { term.Restore(fd, r.saved) })
 	}
 	if r.tty != nil {
 		r.tty.Close()

@@ -41,6 +41,22 @@ func openPty(t *testing.T) (master, slave *os.File) {
 	return m, s
 }
 
+// setWinsize gives the pty 24 rows of the given width, through
+// SyscallConn: slave.Fd() would put it in blocking mode, which moat itself
+// must never do (TestTerminalChecksKeepNonblocking).
+func setWinsize(slave *os.File, width int) error {
+	rc, err := slave.SyscallConn()
+	if err != nil {
+		return err
+	}
+	if cerr := rc.Control(func(fd uintptr) {
+		err = unix.IoctlSetWinsize(int(fd), unix.TIOCSWINSZ, &unix.Winsize{Row: 24, Col: uint16(width)})
+	}); cerr != nil {
+		return cerr
+	}
+	return err
+}
+
 // ptyChat runs moat chat in this process on a pseudo-terminal, so keys
 // can be typed while the line editor has the terminal in raw mode (a
 // testscript's ttyin writes all input before moat starts, when the
@@ -74,7 +90,7 @@ func startPty(t *testing.T, script string, width int, stderrTTY bool, flags ...s
 	master, slave := openPty(t)
 	p := &ptyChat{t: t, master: master, code: make(chan int, 1), srv: srv}
 	if width > 0 {
-		if err := unix.IoctlSetWinsize(int(slave.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 24, Col: uint16(width)}); err != nil {
+		if err := setWinsize(slave, width); err != nil {
 			t.Fatal(err)
 		}
 	}

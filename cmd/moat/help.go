@@ -4,14 +4,12 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
-	"golang.org/x/term"
 )
 
 func helpCommand(e *env, root *ffcli.Command) *ffcli.Command {
@@ -72,11 +70,9 @@ const (
 func helpWidth(e *env) int {
 	w := 0
 	for _, out := range []any{e.stdout, e.stderr} {
-		if f, ok := out.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-			if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 0 {
-				w = cols
-				break
-			}
+		if cols, _, ok := terminalSize(out); ok && cols > 0 {
+			w = cols
+			break
 		}
 	}
 	if w == 0 {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/peterbourgon/ff/v3/ffcli"
-	"golang.org/x/term"
 
 	"github.com/moatdev/moat/host/engine"
 	"github.com/moatdev/moat/host/gate"
@@ -145,23 +144,6 @@ error, 4 when --isolate require cannot isolate.`,
 			return nil
 		},
 	}
-}
-
-// isTerminal reports whether r is a terminal. It asks through SyscallConn,
-// not f.Fd(), which would put the descriptor in blocking mode: then closing
-// it no longer ends a read in progress.
-func isTerminal(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return false
-	}
-	yes := false
-	rc.Control(func(fd uintptr) { yes = term.IsTerminal(int(fd)) })
-	return yes
 }
 
 // readCloser lets the transport close standard input when it stops, which

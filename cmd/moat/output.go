@@ -4,14 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
-
-	"golang.org/x/term"
 
 	"github.com/moatdev/moat/host/agent"
 )
@@ -247,7 +244,7 @@ func (d dimWriter) Write(p []byte) (int, error) {
 // thinkingOut is where --show-thinking writes: stderr, dimmed when it is
 // a colour terminal, so stdout keeps only the answer.
 func thinkingOut(e *env) io.Writer {
-	if f, ok := e.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) && colorTerminal(e.getenv) {
+	if isTerminal(e.stderr) && colorTerminal(e.getenv) {
 		return dimWriter{e.stderr}
 	}
 	return e.stderr

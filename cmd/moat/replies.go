@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-
-	"golang.org/x/term"
 
 	"github.com/moatdev/moat/host/agent"
 )
@@ -55,12 +52,8 @@ func (a *agentFlags) ask(ctx context.Context, e *env, prompt string) error {
 
 // terminalWidth returns the width of w if it is a terminal, else 0.
 func terminalWidth(w io.Writer) int {
-	f, ok := w.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return 0
-	}
-	width, _, err := term.GetSize(int(f.Fd()))
-	if err != nil || width < 20 {
+	width, _, ok := terminalSize(w)
+	if !ok || width < 20 {
 		return 0 // too narrow to wrap usefully: leave it to the terminal
 	}
 	return width
@@ -75,7 +68,7 @@ func forTerminal(e *env, cfg agent.Config) agent.Config {
 	if cfg.Stream != nil {
 		cfg.Width = terminalWidth(e.stdout) // the stream is stdout, perhaps counted
 	}
-	if f, ok := e.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) && e.getenv("TERM") != "dumb" {
+	if isTerminal(e.stderr) && e.getenv("TERM") != "dumb" {
 		cfg.Waiting = agent.NewSpinner(e.stderr, "waiting for "+cutName(agent.Sanitize(cfg.Model, false)))
 	}
 	return cfg
