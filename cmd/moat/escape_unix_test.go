@@ -19,3 +19,6 @@ func mknodChar(name, major, minor string) error {
 	}
 	return syscall.Mknod(name, syscall.S_IFCHR|0o666, ma<<8|mi)
 }
+
+// mkfifo creates a named pipe.
+func mkfifo(name string) error { return syscall.Mkfifo(name, 0o644) }

@@ -1,16 +1,16 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
-	"golang.org/x/sys/unix"
 )
 
 // fileCmds build the hostile trees scripts need and txtar cannot express.
@@ -21,7 +21,7 @@ func fileCmds() map[string]func(ts *testscript.TestScript, neg bool, args []stri
 			if len(args) != 1 {
 				ts.Fatalf("usage: mkfifo NAME")
 			}
-			ts.Check(syscall.Mkfifo(ts.MkAbs(args[0]), 0o644))
+			ts.Check(mkfifo(ts.MkAbs(args[0])))
 		},
 		// sparse NAME SIZE: a file of SIZE bytes (suffix K, M, G) that takes no disk.
 		"sparse": func(ts *testscript.TestScript, neg bool, args []string) {
@@ -66,23 +66,19 @@ func fileCmds() map[string]func(ts *testscript.TestScript, neg bool, args []stri
 			n, err := strconv.Atoi(args[1])
 			ts.Check(err)
 			ts.Check(os.MkdirAll(ts.MkAbs(args[0]), 0o755))
-			fd, err := unix.Open(ts.MkAbs(args[0]), unix.O_RDONLY|unix.O_DIRECTORY, 0)
+			dir, err := os.OpenRoot(ts.MkAbs(args[0]))
 			ts.Check(err)
 			for i := 0; i < n; i++ {
-				if err := unix.Mkdirat(fd, "d", 0o755); err != nil && err != unix.EEXIST {
+				if err := dir.Mkdir("d", 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 					ts.Fatalf("mkdir at level %d: %v", i, err)
 				}
-				next, err := unix.Openat(fd, "d", unix.O_RDONLY|unix.O_DIRECTORY, 0)
+				next, err := dir.OpenRoot("d")
 				ts.Check(err)
-				unix.Close(fd)
-				fd = next
+				dir.Close()
+				dir = next
 			}
-			leaf, err := unix.Openat(fd, "leaf", unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC, 0o644)
-			ts.Check(err)
-			_, err = unix.Write(leaf, []byte("deep leaf\n"))
-			ts.Check(err)
-			unix.Close(leaf)
-			unix.Close(fd)
+			ts.Check(dir.WriteFile("leaf", []byte("deep leaf\n"), 0o644))
+			dir.Close()
 		},
 		// ctlfile NAME TEXT: a file whose name is given as a Go quoted string
 		// ("a\nforged.txt"), for names txtar cannot hold.
