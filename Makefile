@@ -78,11 +78,13 @@ vet:
 	@fmt=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$fmt" ]; then echo "gofmt needed:"; echo "$$fmt"; exit 1; fi
 	$(GO) vet ./...
 
-# moat runs wherever Ollama runs.
+# moat runs wherever Ollama runs; linux/386 keeps the code free of
+# constants that only fit a 64-bit int.
 cross:
 	GOOS=darwin GOARCH=arm64 $(GO) build -o /dev/null ./cmd/moat
 	GOOS=windows GOARCH=amd64 $(GO) build -o /dev/null ./cmd/moat
 	GOOS=linux GOARCH=arm64 $(GO) build -o /dev/null ./cmd/moat
+	GOOS=linux GOARCH=386 $(GO) build -o /dev/null ./cmd/moat
 
 # Rebuild the committed guest reproducibly; TestWasmUpToDate checks it.
 guest:

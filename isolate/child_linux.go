@@ -351,7 +351,7 @@ func bindReadOnly(src, dst, name string) error {
 		unix.ST_NOATIME: unix.MS_NOATIME, unix.ST_NODIRATIME: unix.MS_NODIRATIME,
 		unix.ST_RELATIME: unix.MS_RELATIME, unix.ST_SYNCHRONOUS: unix.MS_SYNCHRONOUS,
 	} {
-		if sfs.Flags&st != 0 {
+		if int64(sfs.Flags)&st != 0 { // Flags is an int32 on 386
 			keep |= ms
 		}
 	}

@@ -48,6 +48,15 @@ func TestEditTooLargeAllocatesNothing(t *testing.T) {
 // TestEditSize: the bound is exact at the limit and saturates instead of
 // overflowing.
 func TestEditSize(t *testing.T) {
+	// million is a million-byte file after a million one-byte matches
+	// become new bytes each, or math.MaxInt where an int (32 bits on
+	// linux/386) does not hold that.
+	million := func(new int64) int {
+		if s := 1_000_000 + 1_000_000*(new-1); s <= math.MaxInt {
+			return int(s)
+		}
+		return math.MaxInt
+	}
 	cases := []struct {
 		size, n, old, new, want int
 		ok                      bool
@@ -56,8 +65,8 @@ func TestEditSize(t *testing.T) {
 		{10, 2, 3, 1, 6, true},
 		{MaxFileBytes - 2, 2, 1, 2, MaxFileBytes, true},
 		{MaxFileBytes - 2, 3, 1, 2, MaxFileBytes + 1, false},
-		{1_000_000, 1_000_000, 1, 1 << 20, 1_000_000 + 1_000_000*(1<<20-1), false},
-		{1, 1 << 62, 0, 1 << 62, math.MaxInt, false},
+		{1_000_000, 1_000_000, 1, 1 << 20, million(1 << 20), false},
+		{1, math.MaxInt/2 + 1, 0, math.MaxInt/2 + 1, math.MaxInt, false}, // past 64 bits (or 32)
 		{1 << 20, 1, 0, math.MaxInt, math.MaxInt, false},
 	}
 	for _, c := range cases {

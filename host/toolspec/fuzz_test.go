@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -115,22 +117,39 @@ func FuzzValidate(f *testing.F) {
 
 // TestIntegerTooLarge: an integer beyond Go's int used to pass the schema
 // and fail to decode in the guest ("cannot unmarshal number 1e+300 into Go
-// struct field"); it is now refused here, naming the field.
+// struct field"); it is now refused here, naming the field. The bound is
+// the host's int (2^63-1, or 2^31-1 on a 32-bit host such as linux/386).
 func TestIntegerTooLarge(t *testing.T) {
 	cat, err := toolspec.New()
 	if err != nil {
 		t.Fatal(err)
 	}
+	most := strconv.Itoa(math.MaxInt)
+	over := strconv.FormatUint(uint64(math.MaxInt)+1, 10)
+	below := "2147483647" // the largest int everywhere
+	if math.MaxInt > math.MaxInt32 {
+		below = "9223372036854774784" // the largest float64 under 2^63
+	}
 	for args, want := range map[string]string{
-		`{"path":"a","offset":1e300}`:               "offset is too large: 1e300 (at most 9223372036854775807)",
-		`{"path":"a","limit":9223372036854775808}`:  "limit is too large: 9223372036854775808 (at most 9223372036854775807)",
-		`{"path":"a","limit":9223372036854774784}`:  "",
+		`{"path":"a","offset":1e300}`:               "offset is too large: 1e300 (at most " + most + ")",
+		`{"path":"a","limit":` + over + `}`:         "limit is too large: " + over + " (at most " + most + ")",
+		`{"path":"a","limit":` + below + `}`:        "",
 		`{"path":"a","offset":1,"limit":100000000}`: "",
 	} {
 		_, _, err := cat.Validate(proto.ReadFile, []byte(args))
 		if got := fmtErr(err); got != want {
 			t.Errorf("%s: %q, want %q", args, got, want)
 		}
+	}
+	// What passes decodes into the argument struct on this host.
+	_, canon, err := cat.Validate(proto.ReadFile, []byte(`{"path":"a","limit":`+below+`}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a proto.ReadFileArgs
+	want, _ := strconv.ParseFloat(below, 64)
+	if err := json.Unmarshal(canon, &a); err != nil || float64(a.Limit) != want {
+		t.Errorf("%s decodes as limit %d, %v", canon, a.Limit, err)
 	}
 }
 

@@ -341,12 +341,14 @@ func (c *Catalog) Validate(name string, raw json.RawMessage) (*Tool, json.RawMes
 		return nil, nil, invalid("%s arguments do not match its schema: %v", name, err)
 	}
 	// JSON Schema's "integer" has no upper bound, but the argument structs
-	// hold Go ints (64-bit in the wasm guest too): a bigger number passed the
-	// schema and then failed to decode in the guest. float64 >= 2^63 is
-	// exactly what does not fit.
+	// hold Go ints: a bigger number passed the schema and then failed to
+	// decode in the guest. The host decodes them too (grep's merge in
+	// host/fanout), so the bound is the host's int, which is never wider
+	// than the wasm guest's 64 bits. float64 >= -MinInt (2^63, or 2^31 on a
+	// 32-bit host, both exact) is exactly what does not fit.
 	for _, k := range sortedKeys(plain) {
-		if f, ok := plain[k].(float64); ok && t.Schema.Properties[k].Type == "integer" && f >= 1<<63 {
-			return nil, nil, invalid("%s is too large: %v (at most %d)", k, obj[k], math.MaxInt64)
+		if f, ok := plain[k].(float64); ok && t.Schema.Properties[k].Type == "integer" && f >= -float64(math.MinInt) {
+			return nil, nil, invalid("%s is too large: %v (at most %d)", k, obj[k], math.MaxInt)
 		}
 	}
 	for _, f := range t.PathFields {
