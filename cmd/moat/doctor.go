@@ -63,8 +63,8 @@ The namespace, no_new_privs, seccomp, capabilities and keyring lines are
 FAIL when they do not hold under --isolate require, and off under auto or
 off. The summary names every sandbox layer that is off, and why.
 
-Exit status: 0 when the sandbox layers are fine (even if Ollama is
-missing), 1 when a required layer is broken, 2 usage.`,
+Exit status: 0 when the sandbox layers are fine (even if the model
+server is missing), 1 when a required layer is broken, 2 usage.`,
 		FlagSet: fs,
 		Exec: func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
@@ -124,9 +124,13 @@ func (d *doctor) line(name, state, format string, args ...any) {
 func (d *doctor) run(ctx context.Context, cfg runner.Config, mode isolate.Mode, srv server, model string) {
 	d.guest(ctx, cfg)
 	d.isolation(ctx, cfg, mode)
+	// The summary names the kind of server checked: Ollama for the native
+	// API, and an OpenAI-compatible server as what it is.
+	llm, llmMissing := "Ollama ok", "Ollama or model missing"
 	if _, ok := srv.b.(*agent.Ollama); ok {
 		d.ollama(ctx, srv, model)
 	} else {
+		llm, llmMissing = "model server ok (OpenAI API)", "model server (OpenAI API) or model missing"
 		d.openAI(ctx, srv, model)
 	}
 
@@ -139,9 +143,8 @@ func (d *doctor) run(ctx context.Context, cfg runner.Config, mode isolate.Mode, 
 	case len(d.off) > 0:
 		sandbox = "sandbox layers partly off: " + strings.Join(d.off, "; ")
 	}
-	llm := "Ollama ok"
 	if d.missing {
-		llm = "Ollama or model missing (the sandbox does not need it; ask and chat do)"
+		llm = llmMissing + " (the sandbox does not need it; ask and chat do)"
 	}
 	fmt.Fprintf(d.out, "summary: %s; %s\n", sandbox, llm)
 }
