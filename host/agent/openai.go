@@ -146,7 +146,7 @@ func (o *OpenAI) Chat(ctx context.Context, req Request, onDelta func(Delta)) (Me
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 400 {
-		return Message{}, Usage{}, o.statusError(ctx, req.Model, resp)
+		return Message{}, Usage{}, o.statusError(ctx, req.Model, req.Think, resp)
 	}
 
 	var text, thinking strings.Builder
@@ -255,7 +255,7 @@ func (o *OpenAI) ToolModels(ctx context.Context) ([]string, error) {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 400 {
-		return nil, o.statusError(ctx, "", resp)
+		return nil, o.statusError(ctx, "", "", resp)
 	}
 	var list struct {
 		Data []struct {
@@ -301,7 +301,9 @@ func (o *OpenAI) explain(ctx context.Context, name string, err error) error {
 	return fail(ErrHTTP, err, fmt.Sprintf("talking to %s failed: %v", o, err))
 }
 
-func (o *OpenAI) statusError(ctx context.Context, name string, resp *http.Response) error {
+// statusError explains an error answer to a request for model name (""
+// for none) sent with --think think ("" for none).
+func (o *OpenAI) statusError(ctx context.Context, name, think string, resp *http.Response) error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	var e struct {
 		Error json.RawMessage `json:"error"`
@@ -318,6 +320,12 @@ func (o *OpenAI) statusError(ctx context.Context, name string, resp *http.Respon
 			out += ". Models it lists: " + nameList(names) + " (choose one with --model)"
 		}
 		return fail(ErrNoTools, nil, out)
+	case resp.StatusCode == http.StatusBadRequest && think != "":
+		// This API lists no capabilities, so --think could not be checked
+		// before the request: the server's refusal is where it is.
+		if advice, ok := thinkAdvice(msg); ok {
+			return fail(ErrHTTP, nil, fmt.Sprintf("%s refused --think %s: %s; %s", o, think, msg, advice))
+		}
 	case resp.StatusCode == http.StatusNotFound && name != "":
 		out := fmt.Sprintf("%s has no model %q (%s)", o, name, msg)
 		if names, err := o.ToolModels(ctx); err == nil {
@@ -326,6 +334,24 @@ func (o *OpenAI) statusError(ctx context.Context, name string, resp *http.Respon
 		return fail(ErrModelNotFound, nil, out+". With Ollama, pull it first: 'ollama pull "+name+"'")
 	}
 	return fail(ErrHTTP, nil, fmt.Sprintf("%s answered HTTP %d: %s", o, resp.StatusCode, msg))
+}
+
+// thinkAdvice says what to give instead when msg, a server's refusal of a
+// request sent with --think, is about thinking: Ollama's three refusals
+// (thinking on a model without it, a level the model does not take, a
+// level it does not know), or any other naming thinking or reasoning.
+func thinkAdvice(msg string) (string, bool) {
+	switch low := strings.ToLower(msg); {
+	case strings.Contains(low, "does not support thinking"):
+		return "leave --think out, or give --think false", true
+	case strings.Contains(low, "think value"):
+		return "give --think true or false, or leave it out", true
+	case strings.Contains(low, "invalid reasoning value"):
+		return "give one of those, or leave --think out", true
+	case strings.Contains(low, "think") || strings.Contains(low, "reasoning"):
+		return "leave --think out, or give another value", true
+	}
+	return "", false
 }
 
 // errorText reads an OpenAI error: {"message": ...} or a bare string.

@@ -87,3 +87,27 @@ func TestReasoningUnderBothNames(t *testing.T) {
 		t.Errorf("reply %+v, deltas %+v, err %v", reply, deltas, err)
 	}
 }
+
+// A server's 400 about thinking names --think only when --think was sent:
+// a server other than Ollama (its own words) is explained the same way,
+// and a 400 on a request without --think is not blamed on it.
+func TestOpenAIThinkRefusal(t *testing.T) {
+	msg := `{"error":{"message":"reasoning_effort is not supported by this model","type":"invalid_request_error"}}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprint(w, msg)
+	}))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	o := NewOpenAI(u, nil)
+	for think, want := range map[string]string{
+		"low": o.String() + " refused --think low: reasoning_effort is not supported by this model; leave --think out, or give another value",
+		"":    o.String() + " answered HTTP 400: reasoning_effort is not supported by this model",
+	} {
+		_, _, err := o.Chat(context.Background(), Request{Model: "m", Think: think}, func(Delta) {})
+		if err == nil || err.Error() != want {
+			t.Errorf("--think %q: %v, want %q", think, err, want)
+		}
+	}
+}
