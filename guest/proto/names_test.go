@@ -1,6 +1,7 @@
 package proto
 
 import (
+	"io/fs"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,6 +26,19 @@ func TestValidPath(t *testing.T) {
 			t.Errorf("ValidPath(%q) = %v, want %v", in, got, want)
 		}
 	}
+}
+
+// FuzzValidPath: ValidPath is fs.ValidPath on the name made valid UTF-8
+// (its definition before it was written as one pass).
+func FuzzValidPath(f *testing.F) {
+	for _, s := range []string{"a/b", "bad\xffname", ".", "", "a/../b", "/a", "a/", "a//b", "\xff/..", "./a", "a/.", "..."} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		if got, want := ValidPath(name), fs.ValidPath(strings.ToValidUTF8(name, "\uFFFD")); got != want {
+			t.Fatalf("ValidPath(%q) = %v, fs.ValidPath of its valid form %v", name, got, want)
+		}
+	})
 }
 
 // FuzzWASIPath: the escape between the guest and the host's mount round

@@ -43,7 +43,10 @@ func glob(fsys fs.FS, a proto.GlobArgs, lim proto.Limits) (string, error) {
 	notes := &walkNotes{}
 	// matchGlob's preparation of the pattern, done once, not per path.
 	pat, dirPat := globPattern(a.Pattern), strings.HasSuffix(a.Pattern, "/")
-	err = walkTree(fsys, start, lim.NoIgnore, newDeadline(lim), notes, func(p string, d fs.DirEntry) error {
+	// The matches are sorted at the end, so the walk need not sort a
+	// folder's files, and passes over those the name alone rules out.
+	opts := walkOptions{noIgnore: lim.NoIgnore, anyOrder: true, skipFile: globFileFilter(pat)}
+	err = walkTreeWith(fsys, start, opts, newDeadline(lim), notes, func(p string, d fs.DirEntry) error {
 		isDir := d.IsDir()
 		rel := p
 		if start != "." {
@@ -211,6 +214,54 @@ func matchGlob(pattern, p string) bool {
 	}
 	ok, _ := doublestar.Match(globPattern(pattern), p)
 	return ok
+}
+
+// globFileFilter is a test that passes over the files pattern (as
+// globPattern makes it) can never match by their name alone: the name
+// must begin with the literal text its last part begins with and end with
+// the literal text the pattern ends with ("**/f0*.go": "f0" and ".go").
+// Only text doublestar matches byte for byte counts: none when the
+// pattern has braces or escapes, no beginning when a "[...]" class could
+// hide a "/", and only ASCII (doublestar reads a name's invalid UTF-8 as
+// U+FFFD). nil when nothing is known, so every file goes to doublestar.
+// The test only ever rules out: what it passes is still matched in full.
+func globFileFilter(pattern string) func(name string) bool {
+	if strings.ContainsAny(pattern, `{}\`) || strings.HasSuffix(pattern, "/") {
+		return nil
+	}
+	const meta = "*?[]"
+	last := pattern[strings.LastIndexByte(pattern, '/')+1:]
+	prefix := ""
+	if !strings.Contains(pattern, "[") {
+		i := strings.IndexAny(last, meta)
+		if i < 0 {
+			i = len(last)
+		}
+		prefix = last[:i]
+	}
+	suffix := last[strings.LastIndexAny(last, meta)+1:]
+	if !isASCII(prefix) {
+		prefix = ""
+	}
+	if !isASCII(suffix) {
+		suffix = ""
+	}
+	if prefix == "" && suffix == "" {
+		return nil
+	}
+	return func(name string) bool {
+		return !strings.HasPrefix(name, prefix) || !strings.HasSuffix(name, suffix)
+	}
+}
+
+// isASCII reports whether s is all ASCII.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // globPattern is the doublestar pattern matchGlob matches for pattern

@@ -98,3 +98,64 @@ func FuzzGlobPattern(f *testing.F) {
 		}
 	})
 }
+
+// FuzzGlobFileFilter: the name filter only ever rules out files the
+// pattern cannot match: whatever folder a name is in, a name it passes
+// over never matches.
+func FuzzGlobFileFilter(f *testing.F) {
+	for _, s := range [][3]string{
+		{"**/f0*.go", "src/a", "f0.go"}, {"**/f0*.go", "", "f1.go"}, {"*.go", "", "x.go"},
+		{"a[/]b.go", "a", "b.go"}, {"**/x?", "d", "xy"}, {"**/ab*ba", "", "aba"},
+		{"**/é*", "", "\xff"}, {"**/*\uFFFD", "", "a\xff"}, {"src/main.go", "src", "main.go"},
+		{"**/[ab]c", "", "ac"}, {"**/a]b", "", "a]b"}, {"**/*.go/**", "x.go", "y"},
+	} {
+		f.Add(s[0], s[1], s[2])
+	}
+	f.Fuzz(func(t *testing.T, pattern, dir, name string) {
+		if checkGlob(pattern) != nil || name == "" || strings.Contains(name, "/") {
+			return
+		}
+		skip := globFileFilter(globPattern(pattern))
+		if skip == nil || !skip(name) {
+			return
+		}
+		p := name
+		if dir != "" {
+			p = dir + "/" + name
+		}
+		if matchGlob(pattern, p) {
+			t.Fatalf("pattern %q: the filter passed over %q, which matches", pattern, p)
+		}
+	})
+}
+
+// TestGlobFileFilter: what the filter knows for common patterns.
+func TestGlobFileFilter(t *testing.T) {
+	for _, c := range []struct {
+		pattern string
+		skip    []string
+		keep    []string
+	}{
+		{"**/f0*.go", []string{"f1.go", "f0.ts", "e000001"}, []string{"f0.go", "f00.go"}},
+		{"**/*.go", []string{"a.ts", "go"}, []string{"a.go", ".go"}},
+		{"src/main.go", []string{"main.gox", "amain.go"}, []string{"main.go"}},
+		{"**/[ab]c.txt", []string{"ac.md"}, []string{"ac.txt", "zc.txt"}},
+	} {
+		skip := globFileFilter(globPattern(c.pattern))
+		for _, n := range c.skip {
+			if skip == nil || !skip(n) {
+				t.Errorf("%s: %q not passed over", c.pattern, n)
+			}
+		}
+		for _, n := range c.keep {
+			if skip != nil && skip(n) {
+				t.Errorf("%s: %q passed over", c.pattern, n)
+			}
+		}
+	}
+	for _, p := range []string{"**", "*", "**/*", "{a,b}.go", `**/\*.go`, "src/", "x/**"} {
+		if globFileFilter(globPattern(p)) != nil {
+			t.Errorf("%s: a filter where nothing is known for certain", p)
+		}
+	}
+}

@@ -173,7 +173,7 @@ func runGrep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits, shard, shards int) 
 			if g.depth(start, p) > shardDepth || g.mine() {
 				// A file that vanished or is denied is skipped; one the
 				// file system refuses is named, as its folder would be.
-				if err := g.search(p); errors.Is(err, proto.ErrnoOSDenied) {
+				if err := g.search(p); err != nil && errors.Is(err, proto.ErrnoOSDenied) {
 					g.notes.add(sprintf("not searched: %s (%s)", quotePath(p), osDenied))
 				}
 			}
@@ -270,17 +270,29 @@ type grepper struct {
 // tree finely enough that the shards finish together.
 const shardDepth = 2
 
-// depth is how far below start p lies (1 for start's entries). Without
+// depth is how far below start p lies (1 for start's entries), at most
+// shardDepth+1 (deeper than the units). Without
 // sharding every path counts as deeper than the units, so all is searched.
 func (g *grepper) depth(start, p string) int {
 	if g.shards <= 1 {
 		return shardDepth + 1
 	}
 	rel := p
-	if start != "." {
-		rel = strings.TrimPrefix(p, start+"/")
+	if start != "." && len(p) > len(start) && p[len(start)] == '/' && strings.HasPrefix(p, start) {
+		rel = p[len(start)+1:] // TrimPrefix(p, start+"/") without making start+"/" each time
 	}
-	return strings.Count(rel, "/") + 1
+	// Only whether it is above, at or below shardDepth matters: count the
+	// slashes up to that (a deep path's are not all counted).
+	d := 1
+	for d <= shardDepth {
+		i := strings.IndexByte(rel, '/')
+		if i < 0 {
+			break
+		}
+		rel = rel[i+1:]
+		d++
+	}
+	return d
 }
 
 // mine deals the next unit in walk order and reports whether it is this

@@ -71,7 +71,9 @@ func (g *grepper) searchFile(p string) (sc fileScan, nulAt int64, err error) {
 			g.buf = nb
 		}
 		n, rerr := io.ReadFull(f, g.buf[carry:])
-		eof := errors.Is(rerr, io.EOF) || errors.Is(rerr, io.ErrUnexpectedEOF)
+		// ReadFull returns these two unwrapped; errors.Is only for the rest
+		// (under wasm its interface checks cost a little per file).
+		eof := rerr == io.EOF || rerr == io.ErrUnexpectedEOF || rerr != nil && (errors.Is(rerr, io.EOF) || errors.Is(rerr, io.ErrUnexpectedEOF))
 		if rerr != nil && !eof {
 			return sc, -1, rerr
 		}

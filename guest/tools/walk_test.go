@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"path"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -310,11 +311,46 @@ func TestWalkDirIsFSWalkDir(t *testing.T) {
 			}
 		}
 		var got, want []string
-		gerr := walkDir(fsys, root, visit(&got))
+		gerr := walkDir(fsys, root, walkOptions{}, visit(&got))
 		werr := fs.WalkDir(fsys, root, visit(&want))
 		if fmt.Sprint(got, gerr) != fmt.Sprint(want, werr) {
 			t.Errorf("root %q:\nwalkDir    %v %v\nfs.WalkDir %v %v", root, got, gerr, want, werr)
 		}
+	}
+}
+
+// TestWalkAnyOrder: with anyOrder, the walk visits what fs.WalkDir visits
+// (less the files skipFile passes over), each folder's files before its
+// folders, and the folders in name order.
+func TestWalkAnyOrder(t *testing.T) {
+	fsys := fstest.MapFS{
+		"a/b/c.txt": {}, "a/b/d/e.go": {}, "a/f.go": {}, "g/h.txt": {}, "g/a/x.go": {},
+		"g/zz.go": {}, "top.txt": {}, "z/y.go": {}, "m.go": {},
+	}
+	skip := func(name string) bool { return !strings.HasSuffix(name, ".go") }
+	var got, want []string
+	err := walkDir(fsys, ".", walkOptions{anyOrder: true, skipFile: skip}, func(p string, d fs.DirEntry, err error) error {
+		got = append(got, p)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if d.IsDir() || !skip(path.Base(p)) {
+			want = append(want, p)
+		}
+		return nil
+	})
+	// Folders in name order, each after the files of its parent.
+	wantOrder := []string{".", "m.go", "a", "a/f.go", "a/b", "a/b/d", "a/b/d/e.go", "g", "g/zz.go", "g/a", "g/a/x.go", "z", "z/y.go"}
+	if fmt.Sprint(got) != fmt.Sprint(wantOrder) {
+		t.Errorf("order %v\nwant  %v", got, wantOrder)
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("visited %v\nfs.WalkDir %v", got, want)
 	}
 }
 

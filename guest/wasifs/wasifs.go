@@ -16,6 +16,7 @@
 package wasifs
 
 import (
+	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -96,6 +97,23 @@ func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {
 	}
 	defer d.Close()
 	return f.readDir(d.(*file), name)
+}
+
+// ReadDirAnyOrder is ReadDir in the folder's own order, never sorted: for
+// a walk that sorts only what it keeps (glob), sorting every folder's
+// entries was a tenth of its time under wasm.
+func (f *FS) ReadDirAnyOrder(name string) ([]fs.DirEntry, error) {
+	d, err := f.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	list, err := d.(*file).ReadDir(-1)
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = &fs.PathError{Op: pe.Op, Path: name, Err: pe.Err} // the path asked for, as ReadDir names it
+	}
+	return list, err
 }
 
 // Lstat is os.Lstat from the preopen.

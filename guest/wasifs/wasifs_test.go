@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -176,6 +177,20 @@ func TestReadDirWide(t *testing.T) {
 	for i := range want {
 		if got[i].Name() != want[i].Name() || got[i].Type() != want[i].Type() {
 			t.Fatalf("entry %d: %q %v, want %q %v", i, got[i].Name(), got[i].Type(), want[i].Name(), want[i].Type())
+		}
+	}
+	// In the folder's own order: the same entries, each once.
+	anyOrder, err := wasifs.New(filepath.Dir(dir)).ReadDirAnyOrder(filepath.Base(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(anyOrder, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	if len(anyOrder) != len(want) {
+		t.Fatalf("ReadDirAnyOrder: %d entries, want %d", len(anyOrder), len(want))
+	}
+	for i := range want {
+		if anyOrder[i].Name() != want[i].Name() || anyOrder[i].Type() != want[i].Type() {
+			t.Fatalf("ReadDirAnyOrder, entry %d: %q %v, want %q %v", i, anyOrder[i].Name(), anyOrder[i].Type(), want[i].Name(), want[i].Type())
 		}
 	}
 	// In batches of 7 on an open folder (list_dir's way): the same
