@@ -67,9 +67,10 @@ type listedDir struct {
 	set   map[string]struct{}
 }
 
-// maxListed bounds a listing's memory (about 100 bytes a name): a folder
-// of 100,000 files, listed by two shards of a grep, still fits.
-const maxListed = 1 << 18
+// maxListed bounds a listing's memory (about 50 bytes a name, more once
+// indexed). A walk that opens nothing (glob) keeps every name it lists
+// until the bound, so the bound is what it costs.
+const maxListed = 1 << 16
 
 func (l *listing) add(dir string, ents []fs.DirEntry) {
 	l.mu.Lock()
