@@ -31,6 +31,7 @@ import (
 )
 
 func main() {
+	runner.SpareProc(os.Getenv) // as moat does: the session rows run guests in this process
 	os.Exit(run())
 }
 
@@ -388,6 +389,13 @@ func nativeGrep(root, pat string, runs int) time.Duration {
 // wires it), so the module load of a one-shot call is not in it. Each
 // round runs the session grep and the other command in turn.
 func sessionGrep(root, cache, pat string, ignoreCase bool, runs int, others [][]string) (time.Duration, []time.Duration, error) {
+	args := fmt.Sprintf(`{"pattern":%q,"ignore_case":%v,"output_mode":"count","max_results":%d}`, pat, ignoreCase, proto.MaxMaxResults)
+	return sessionCall(root, cache, proto.Grep, args, runs, others)
+}
+
+// sessionCall times one tool call in guests that are already up, as
+// sessionGrep does, beside the other commands.
+func sessionCall(root, cache, tool, callArgs string, runs int, others [][]string) (time.Duration, []time.Duration, error) {
 	ctx := context.Background()
 	r, err := runner.New(ctx, runner.Config{Root: root, Resolver: confine.Auto, CacheDir: cache})
 	if err != nil {
@@ -395,14 +403,14 @@ func sessionGrep(root, cache, pat string, ignoreCase bool, runs int, others [][]
 	}
 	ex := fanout.New(r, r.Parallel())
 	defer ex.Close()
-	args := []byte(fmt.Sprintf(`{"pattern":%q,"ignore_case":%v,"output_mode":"count","max_results":%d}`, pat, ignoreCase, proto.MaxMaxResults))
+	args := []byte(callArgs)
 	in := []time.Duration{}
 	walls := make([][]time.Duration, len(others))
 	for i := 0; i <= runs; i++ { // round 0 warms up
 		t := time.Now()
-		resp, err := ex.Exec(ctx, proto.Request{ID: uint64(i + 1), Tool: proto.Grep, Args: args})
+		resp, err := ex.Exec(ctx, proto.Request{ID: uint64(i + 1), Tool: tool, Args: args})
 		if err != nil || resp.IsError {
-			return 0, nil, fmt.Errorf("grep in a session: %v %s", err, resp.Text)
+			return 0, nil, fmt.Errorf("%s in a session: %v %s", tool, err, resp.Text)
 		}
 		d := time.Since(t)
 		for j, o := range others {

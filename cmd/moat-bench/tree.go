@@ -87,6 +87,8 @@ func scaleRows(moat, cache, dir string, scale float64, runs int) ([]row, error) 
 	moatArgs := func(extra ...string) []string {
 		return append([]string{moat, "tool", "--isolate", "off", "--cache-dir", cache, "--root", dir}, extra...)
 	}
+	grepArgs := fmt.Sprintf(`{"pattern":"zzqqxx_nohit","output_mode":"count","max_results":%d}`, proto.MaxMaxResults)
+	globArgs, listArgs := `{"pattern":"**/f0*.go"}`, `{"path":"wide"}`
 	have := func(name string) bool { _, err := exec.LookPath(name); return err == nil }
 	var rows []row
 	for _, c := range []struct {
@@ -94,11 +96,11 @@ func scaleRows(moat, cache, dir string, scale float64, runs int) ([]row, error) 
 		moat  []string
 		other map[string][]string
 	}{
-		{"grep tree, no hits" + tag, moatArgs("grep", fmt.Sprintf(`{"pattern":"zzqqxx_nohit","output_mode":"count","max_results":%d}`, proto.MaxMaxResults)),
+		{"grep tree, no hits" + tag, moatArgs("grep", grepArgs),
 			map[string][]string{"GNU grep -r": {"grep", "-r", "zzqqxx_nohit", dir}, "ripgrep -c": {"rg", "-c", "--no-messages", "zzqqxx_nohit", dir}}},
-		{"glob **/f0*.go" + tag, moatArgs("glob", `{"pattern":"**/f0*.go"}`),
+		{"glob **/f0*.go" + tag, moatArgs("glob", globArgs),
 			map[string][]string{"rg --files -g": {"rg", "--files", "-g", "**/f0*.go", dir}}},
-		{fmt.Sprintf("list_dir of %d entries", wide), moatArgs("list_dir", `{"path":"wide"}`),
+		{fmt.Sprintf("list_dir of %d entries", wide), moatArgs("list_dir", listArgs),
 			map[string][]string{"ls -f": {"ls", "-f", filepath.Join(dir, "wide")}}},
 	} {
 		fmt.Fprintln(os.Stderr, "moat-bench:", c.name)
@@ -116,6 +118,27 @@ func scaleRows(moat, cache, dir string, scale float64, runs int) ([]row, error) 
 		for i := 1; i < len(cmds); i++ {
 			rows = append(rows, row{"  vs " + names[i], ms(med[0]), ms(med[i]), fmt.Sprintf("%.2fx", ratio(med[0], med[i]))})
 		}
+	}
+	// The same calls in a session (ask, chat, mcp): guests already up, so
+	// without the module load every one-shot call pays.
+	for _, c := range []struct {
+		name, tool, args string
+		other            []string
+		otherName        string
+	}{
+		{"grep tree, no hits, in a session", proto.Grep, grepArgs, []string{"grep", "-r", "zzqqxx_nohit", dir}, "GNU grep -r"},
+		{"glob **/f0*.go, in a session", proto.Glob, globArgs, []string{"rg", "--files", "-g", "**/f0*.go", dir}, "rg --files -g"},
+		{fmt.Sprintf("list_dir of %d entries, in a session", wide), proto.ListDir, listArgs, []string{"ls", "-f", filepath.Join(dir, "wide")}, "ls -f"},
+	} {
+		if !have(c.other[0]) {
+			continue
+		}
+		fmt.Fprintln(os.Stderr, "moat-bench:", c.name)
+		in, others, err := sessionCall(dir, cache, c.tool, c.args, runs, [][]string{c.other})
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, row{c.name + ", vs " + c.otherName, ms(in), ms(others[0]), fmt.Sprintf("%.2fx", ratio(in, others[0]))})
 	}
 	if _, err := os.Stat("/usr/bin/time"); err == nil {
 		for _, c := range []struct {
