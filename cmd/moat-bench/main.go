@@ -44,21 +44,49 @@ type sample struct {
 // fails on its warm-up (isolation unavailable, say) is dropped: its median
 // is 0.
 func measureSide(n int, cmds [][]string) ([]time.Duration, error) {
+	return measureCapped(n, cmds, 0)
+}
+
+// gaveUp is the median measureCapped gives a command that outran its cap.
+const gaveUp = time.Duration(-1)
+
+// measureCapped is measureSide with a cap on each run of the commands
+// after the first (the one measured): a comparison that outruns it (GNU
+// grep backtracking on a counted repetition for minutes) is stopped and
+// its median is gaveUp. A cap of 0 is none.
+func measureCapped(n int, cmds [][]string, limit time.Duration) ([]time.Duration, error) {
 	walls := make([][]time.Duration, len(cmds))
 	ok := make([]bool, len(cmds))
-	for i, c := range cmds {
-		_, err := once("", c)
+	over := make([]bool, len(cmds))
+	run := func(i int) (sample, error) {
+		if i == 0 || limit <= 0 {
+			return once("", cmds[i])
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), limit)
+		defer cancel()
+		s, err := onceCtx(ctx, "", cmds[i])
+		if ctx.Err() != nil {
+			over[i] = true
+		}
+		return s, err
+	}
+	for i := range cmds {
+		_, err := run(i)
 		ok[i] = err == nil
 		if i == 0 && err != nil {
 			return nil, err
 		}
 	}
 	for range n {
-		for i, c := range cmds {
+		for i := range cmds {
 			if !ok[i] {
 				continue
 			}
-			s, err := once("", c)
+			s, err := run(i)
+			if over[i] {
+				ok[i] = false
+				continue
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -67,7 +95,10 @@ func measureSide(n int, cmds [][]string) ([]time.Duration, error) {
 	}
 	med := make([]time.Duration, len(cmds))
 	for i, w := range walls {
-		if len(w) > 0 {
+		switch {
+		case over[i]:
+			med[i] = gaveUp
+		case len(w) > 0:
 			slices.Sort(w)
 			med[i] = w[len(w)/2]
 		}
@@ -76,7 +107,12 @@ func measureSide(n int, cmds [][]string) ([]time.Duration, error) {
 }
 
 func once(stdin string, argv []string) (sample, error) {
-	cmd := exec.Command(argv[0], argv[1:]...)
+	return onceCtx(context.Background(), stdin, argv)
+}
+
+// onceCtx is once, the command killed when ctx ends.
+func onceCtx(ctx context.Context, stdin string, argv []string) (sample, error) {
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Stdin = strings.NewReader(stdin)
 	cmd.Stdout = io.Discard
 	var stderr strings.Builder
