@@ -157,6 +157,12 @@ func runGrep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits, shard, shards int) 
 			}
 		}
 	case info.IsDir():
+		// The glob's name test (globFileFilter) spares doublestar most
+		// files of a "*.go" search.
+		var globSkip func(string) bool
+		if a.Glob != "" {
+			globSkip = globFileFilter(globPattern(a.Glob))
+		}
 		err := walkTree(fsys, start, lim.NoIgnore, g.dl, g.notes, func(p string, d fs.DirEntry) error {
 			switch t := d.Type(); {
 			case t.IsDir():
@@ -167,7 +173,7 @@ func runGrep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits, shard, shards int) 
 			case !t.IsRegular():
 				return nil // symlinks are not followed; FIFOs would block
 			}
-			if a.Glob != "" && !globMatch(a.Glob, p) {
+			if a.Glob != "" && (globSkip != nil && globSkip(d.Name()) || !globMatch(a.Glob, p)) {
 				return nil
 			}
 			if g.depth(start, p) > shardDepth || g.mine() {
