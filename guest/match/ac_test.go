@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -149,5 +150,49 @@ func TestFoldedLiteralExact(t *testing.T) {
 	long := text[bytes.LastIndexByte(text[:len(text)-1], '\n')+1:]
 	if got := m.Start(long); got != 9000 {
 		t.Errorf("Start on a long line = %d, want 9000", got)
+	}
+}
+
+// TestDensePrefilterDropped: an Aho-Corasick prefilter whose candidate
+// lines hold most of the text (keywords inside longer words, for
+// `\b(...)\b`) is dropped for the DFA's scan after preJudgeBytes, and the
+// lines found are still regexp's, before and after the switch; a sparse
+// one stays.
+func TestDensePrefilterDropped(t *testing.T) {
+	pat := `\b(` + keywordList(300) + `)\b`
+	dense := bytes.Repeat(keywordText(300), 1+3*preJudgeBytes/2/len(keywordText(300)))
+	m, err := Compile(pat, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.pre == nil || m.pre.ac == nil || m.pre.exact {
+		t.Fatalf("%s: no Aho-Corasick prefilter to judge", pat[:40])
+	}
+	got := gotLines(t, m, dense)
+	if want := refLines(m.Regexp(), dense); !slices.Equal(got, want) {
+		t.Errorf("dense text: %d lines, regexp %d", len(got), len(want))
+	}
+	if !m.preOff {
+		t.Errorf("dense text: the prefilter was kept")
+	}
+
+	// One line in 64 holds keywords.
+	kw := keywordText(300)
+	kwLines := bytes.Split(kw[:bytes.LastIndexByte(kw, '\n')], []byte("\n"))
+	var sparse []byte
+	for i := 0; len(sparse) < 3*preJudgeBytes/2; i++ {
+		if i%64 == 0 {
+			sparse = append(append(sparse, kwLines[(i/64)%len(kwLines)]...), '\n')
+			continue
+		}
+		sparse = append(sparse, "0123456789 -- 0123456789 -- 0123456789 -- 0123456789\n"...)
+	}
+	m, _ = Compile(pat, false)
+	got = gotLines(t, m, sparse)
+	if want := refLines(m.Regexp(), sparse); !slices.Equal(got, want) {
+		t.Errorf("sparse text: %d lines, regexp %d", len(got), len(want))
+	}
+	if m.preOff {
+		t.Errorf("sparse text: the prefilter was dropped")
 	}
 }

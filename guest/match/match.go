@@ -101,6 +101,11 @@ type Matcher struct {
 	// give up (a deadline); stopped records that it said so.
 	stop    func() bool
 	stopped bool
+	// preOff is set once an Aho-Corasick prefilter has proved no faster
+	// than the DFA's own scan (judgePrefilter); preSeen and preLines count
+	// the text it ran over and the bytes of its candidate lines.
+	preOff            bool
+	preSeen, preLines int
 	// lastLine, lastLen and lastAt remember the line an exact prefilter
 	// last found and where in it, for Start.
 	lastLine        *byte
@@ -387,10 +392,40 @@ func (m *Matcher) Next(buf []byte) (start, end int, ok bool) {
 		start, end = lineAround(buf, i)
 		return start, end, true
 	}
-	if m.pre != nil {
+	if m.pre != nil && !m.preOff {
 		return m.nextCandidate(buf)
 	}
 	return m.scan(buf)
+}
+
+// preJudgeBytes is how much text an Aho-Corasick prefilter runs over
+// before it is judged (preDense), and again after every such stretch.
+const preJudgeBytes = 1 << 20
+
+// preDense is the share of the text, in eighths, that candidate lines may
+// hold before an Aho-Corasick prefilter is dropped for the DFA's own scan.
+// Aho-Corasick costs a table lookup per byte, as the DFA does, so it only
+// pays where it skips most of the text: on prose holding a keyword list's
+// words inside longer ones (`(300 words)`), every line was a
+// candidate and the DFA read each twice, 1.6x the DFA's scan alone.
+const preDense = 2
+
+// judgePrefilter counts a candidate line (lineBytes of it, after advanced
+// bytes of text) and, past preJudgeBytes, drops a dense Aho-Corasick
+// prefilter: it reports whether Next should scan with the DFA from now on.
+// Other prefilters skip text much faster than the DFA and stay.
+func (m *Matcher) judgePrefilter(advanced, lineBytes int) bool {
+	if m.pre.ac == nil || m.pre.exact || m.dfa == nil {
+		return false
+	}
+	m.preSeen += advanced
+	m.preLines += lineBytes
+	if m.preSeen < preJudgeBytes {
+		return false
+	}
+	m.preOff = m.preLines*8 > m.preSeen*preDense
+	m.preSeen, m.preLines = 0, 0
+	return m.preOff
 }
 
 // nextCandidate runs the prefilter, then checks each candidate line.
@@ -407,13 +442,19 @@ func (m *Matcher) nextCandidate(buf []byte) (int, int, bool) {
 			}
 			return s, e, true
 		}
+		next := min(e+1, len(buf))
 		if m.lineMatches(buf[s:e]) {
+			m.judgePrefilter(next-from, e-s) // the next call scans if it said so
 			return s, e, true
 		}
 		if m.stopped {
 			return 0, 0, false
 		}
-		from = e + 1
+		if m.judgePrefilter(next-from, e-s) {
+			s, e, ok := m.scan(buf[next:])
+			return s + next, e + next, ok
+		}
+		from = next
 	}
 	return 0, 0, false
 }
