@@ -106,6 +106,7 @@ type Matcher struct {
 	// the text it ran over and the bytes of its candidate lines.
 	preOff            bool
 	preSeen, preLines int
+	preJudge          int // preJudgeBytes unless set (tests judge sooner)
 	// lastLine, lastLen and lastAt remember the line an exact prefilter
 	// last found and where in it, for Start.
 	lastLine        *byte
@@ -420,7 +421,11 @@ func (m *Matcher) judgePrefilter(advanced, lineBytes int) bool {
 	}
 	m.preSeen += advanced
 	m.preLines += lineBytes
-	if m.preSeen < preJudgeBytes {
+	judge := preJudgeBytes
+	if m.preJudge > 0 {
+		judge = m.preJudge
+	}
+	if m.preSeen < judge {
 		return false
 	}
 	m.preOff = m.preLines*8 > m.preSeen*preDense
