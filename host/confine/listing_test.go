@@ -1,6 +1,7 @@
 package confine
 
 import (
+	"fmt"
 	"io/fs"
 	"testing"
 	"testing/fstest"
@@ -33,3 +34,38 @@ func TestListingTake(t *testing.T) {
 		t.Errorf("after every listed file was taken: %d folders, %d names held", len(l.dirs), l.held)
 	}
 }
+
+// TestListingKeepsTheFolderBeingListed: past maxListed names the other
+// folders are forgotten, but the folder being listed is kept whole.
+func TestListingKeepsTheFolderBeingListed(t *testing.T) {
+	var l listing
+	l.add("other", []fs.DirEntry{regular("o.txt")})
+	wide := make([]fs.DirEntry, maxListed+1000)
+	for i := range wide {
+		wide[i] = regular(fmt.Sprintf("e%06d", i))
+	}
+	for i := 0; i < len(wide); i += 2048 { // in batches, as wazero reads a folder
+		l.add("wide", wide[i:min(i+2048, len(wide))])
+	}
+	if l.take("other/o.txt") {
+		t.Error("another folder's name was kept past the bound")
+	}
+	for i := range wide {
+		if !l.take("wide/" + wide[i].Name()) {
+			t.Fatalf("wide/%s, listed, was forgotten", wide[i].Name())
+		}
+	}
+	if len(l.dirs) != 0 || l.held != 0 {
+		t.Errorf("after every listed file was taken: %d folders, %d names held", len(l.dirs), l.held)
+	}
+}
+
+// regular is a listed regular file.
+func regular(name string) fs.DirEntry { return regularEntry(name) }
+
+type regularEntry string
+
+func (e regularEntry) Name() string               { return string(e) }
+func (e regularEntry) IsDir() bool                { return false }
+func (e regularEntry) Type() fs.FileMode          { return 0 }
+func (e regularEntry) Info() (fs.FileInfo, error) { return nil, fs.ErrInvalid }
