@@ -155,7 +155,7 @@ func walkDirAnyOrder(fsys fs.FS, name string, d fs.DirEntry, fn fs.WalkDirFunc, 
 		}
 		return err
 	}
-	ents, err := readDirAnyOrder(fsys, name)
+	ents, err := readDirAnyOrder(fsys, name, skip)
 	if err != nil {
 		if err = fn(name, d, err); err != nil {
 			if err == fs.SkipDir && d.IsDir() {
@@ -195,13 +195,14 @@ func walkDirAnyOrder(fsys fs.FS, name string, d fs.DirEntry, fn fs.WalkDirFunc, 
 	return nil
 }
 
-// readDirAnyOrder lists a folder in its own order where the file system
-// can (wasifs.FS.ReadDirAnyOrder), else as fs.ReadDir does.
-func readDirAnyOrder(fsys fs.FS, name string) ([]fs.DirEntry, error) {
+// readDirAnyOrder lists a folder in its own order, without the files skip
+// rules out, where the file system can (wasifs.FS.ReadDirAnyOrder), else
+// as fs.ReadDir does (the walk applies skip either way).
+func readDirAnyOrder(fsys fs.FS, name string, skip func(string) bool) ([]fs.DirEntry, error) {
 	if a, ok := fsys.(interface {
-		ReadDirAnyOrder(name string) ([]fs.DirEntry, error)
+		ReadDirAnyOrder(name string, skipFile func(string) bool) ([]fs.DirEntry, error)
 	}); ok {
-		return a.ReadDirAnyOrder(name)
+		return a.ReadDirAnyOrder(name, skip)
 	}
 	return fs.ReadDir(fsys, name)
 }

@@ -58,3 +58,19 @@ func (f *FS) readDirN(d *file, n int) ([]fs.DirEntry, error) {
 
 // dirReader is the guest's (open_wasip1.go); natively os.File reads.
 type dirReader struct{}
+
+// readDirAll lists the open folder natively in its own order, leaving out
+// the files skipFile (may be nil) rules out.
+func (f *FS) readDirAll(d *file, skipFile func(string) bool) ([]fs.DirEntry, error) {
+	list, err := d.ReadDir(-1)
+	if skipFile == nil {
+		return list, err
+	}
+	kept := list[:0]
+	for _, e := range list {
+		if e.IsDir() || e.Type()&fs.ModeIrregular != 0 || !skipFile(e.Name()) {
+			kept = append(kept, e)
+		}
+	}
+	return kept, err
+}

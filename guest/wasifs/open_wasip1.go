@@ -98,6 +98,22 @@ func (f *FS) readDir(d *file, name string) ([]fs.DirEntry, error) {
 	return out, err
 }
 
+// readDirAll lists the open folder d in its own order, passing over the
+// files skipFile (may be nil) rules out before making their entries.
+func (f *FS) readDirAll(d *file, skipFile func(string) bool) ([]fs.DirEntry, error) {
+	r := &dirReader{fd: d.fd, head: &dirHead{fsys: f, dir: d.name}, skipFile: skipFile}
+	var ents []dirent
+	var err error
+	for !r.eof && err == nil {
+		ents, err = r.next(ents)
+	}
+	out := make([]fs.DirEntry, len(ents))
+	for i := range ents {
+		out[i] = &ents[i]
+	}
+	return out, err
+}
+
 // readDirN is fs.ReadDirFile's ReadDir on d, in the folder's own order,
 // with fd_readdir directly as readDir lists.
 func (f *FS) readDirN(d *file, n int) ([]fs.DirEntry, error) {
@@ -141,6 +157,10 @@ type dirReader struct {
 	cookie  uint64 // where the next batch starts
 	eof     bool
 	pending []dirent // read but not yet returned (readDirN)
+	// skipFile, if set, passes over files (not folders) by name: see
+	// FS.ReadDirAnyOrder. skipped is its verdicts on the batch read.
+	skipFile func(name string) bool
+	skipped  []bool
 }
 
 // next appends the entries of the next batch to ents (without "." and
@@ -173,12 +193,33 @@ func (r *dirReader) next(ents []dirent) ([]dirent, error) {
 		r.buf = make([]byte, 2*len(r.buf)) // one entry longer than the buffer
 		return ents, nil
 	}
+	// Files the caller can never want (skipFile) are passed over here,
+	// before any string is made for them: the test sees the name in the
+	// buffer, and must not keep it.
+	r.skipped = slices.Grow(r.skipped[:0], count)[:count]
+	if r.skipFile != nil {
+		for i, at := 0, 0; i < count; i++ {
+			namlen := int(le32(b[at+16:]))
+			if t := fileType(b[at+20]); t != fs.ModeDir && t != typeUnknown && namlen > 0 {
+				if r.skipped[i] = r.skipFile(unsafe.String(&b[at+direntSize], namlen)); r.skipped[i] {
+					size -= namlen
+				}
+			} else {
+				r.skipped[i] = false
+			}
+			at += direntSize + namlen
+		}
+	} else {
+		clear(r.skipped)
+	}
 	// One string holds the names of the batch.
 	var names strings.Builder
 	names.Grow(size)
 	for i, at := 0, 0; i < count; i++ {
 		namlen := int(le32(b[at+16:]))
-		names.Write(b[at+direntSize : at+direntSize+namlen])
+		if !r.skipped[i] {
+			names.Write(b[at+direntSize : at+direntSize+namlen])
+		}
 		at += direntSize + namlen
 	}
 	all := names.String()
@@ -187,8 +228,11 @@ func (r *dirReader) next(ents []dirent) ([]dirent, error) {
 		namlen := int(le32(b[at+16:]))
 		r.cookie = le64(b[at:])
 		typ := b[at+20]
-		nm := all[off : off+namlen]
 		at += direntSize + namlen
+		if r.skipped[i] {
+			continue
+		}
+		nm := all[off : off+namlen]
 		off += namlen
 		if nm == "." || nm == ".." {
 			continue

@@ -180,7 +180,7 @@ func TestReadDirWide(t *testing.T) {
 		}
 	}
 	// In the folder's own order: the same entries, each once.
-	anyOrder, err := wasifs.New(filepath.Dir(dir)).ReadDirAnyOrder(filepath.Base(dir))
+	anyOrder, err := wasifs.New(filepath.Dir(dir)).ReadDirAnyOrder(filepath.Base(dir), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,5 +223,46 @@ func TestReadDirWide(t *testing.T) {
 	}
 	if len(seen) != len(want) {
 		t.Fatalf("ReadDir(7): %d entries, want %d", len(seen), len(want))
+	}
+}
+
+// TestReadDirAnyOrderSkips: the files skipFile rules out are left out,
+// folders never, whatever their names; the rest are as listed.
+func TestReadDirAnyOrderSkips(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 3000 {
+		name := fmt.Sprintf("f%04d.%s", i, []string{"go", "txt", "md"}[i%3])
+		if i%10 == 0 {
+			if err := os.Mkdir(filepath.Join(dir, name), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	skip := func(name string) bool { return !strings.HasSuffix(name, ".go") }
+	got, err := wasifs.New(filepath.Dir(dir)).ReadDirAnyOrder(filepath.Base(dir), skip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, e := range all {
+		if e.IsDir() || !skip(e.Name()) {
+			want = append(want, fmt.Sprint(e.Name(), e.IsDir()))
+		}
+	}
+	var names []string
+	for _, e := range got {
+		names = append(names, fmt.Sprint(e.Name(), e.IsDir()))
+	}
+	slices.Sort(names)
+	if !slices.Equal(names, want) {
+		t.Errorf("%d entries, want %d (first: %v)", len(names), len(want), names[:min(5, len(names))])
 	}
 }
