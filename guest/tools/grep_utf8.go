@@ -2,7 +2,9 @@ package tools
 
 import (
 	"bytes"
+	"cmp"
 	"regexp/syntax"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/moatdev/moat/guest/match"
@@ -152,11 +154,34 @@ func strictFFFD(re *syntax.Regexp, in rune) bool {
 		if len(out) == 0 {
 			*re = syntax.Regexp{Op: syntax.OpNoMatch}
 		} else {
-			re.Rune = out
+			re.Rune = mergeRanges(out)
 		}
 		return true
 	}
 	return changed
+}
+
+// mergeRanges sorts a class's ranges and joins those that overlap or
+// touch, as syntax keeps a class: the stand-in added after the cut ranges
+// can touch one of them (U+10FFFF after ...-U+10FFFE), and a class whose
+// ranges touch is printed wrongly when negated (`\x{10ffff}-\x{10fffe}`),
+// which then does not compile.
+func mergeRanges(r []rune) []rune {
+	type span struct{ lo, hi rune }
+	spans := make([]span, 0, len(r)/2)
+	for i := 0; i+1 < len(r); i += 2 {
+		spans = append(spans, span{r[i], r[i+1]})
+	}
+	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.lo, b.lo) })
+	out := r[:0]
+	for _, s := range spans {
+		if n := len(out); n > 0 && s.lo <= out[n-1]+1 {
+			out[n-1] = max(out[n-1], s.hi)
+			continue
+		}
+		out = append(out, s.lo, s.hi)
+	}
+	return out
 }
 
 // appendWithout appends the range lo-hi to ranges, less the runes x and y.
