@@ -117,21 +117,9 @@ func walkDir(fsys fs.FS, root string, opts walkOptions, fn fs.WalkDirFunc) error
 
 // walkDirFrom is io/fs's walkDir with joinEntry for path.Join.
 func walkDirFrom(fsys fs.FS, name string, d fs.DirEntry, fn fs.WalkDirFunc) error {
-	if err := fn(name, d, nil); err != nil || !d.IsDir() {
-		if err == fs.SkipDir && d.IsDir() {
-			err = nil // the folder was skipped
-		}
+	dirs, enter, err := visitDir(name, d, fn, func() ([]fs.DirEntry, error) { return fs.ReadDir(fsys, name) })
+	if !enter {
 		return err
-	}
-	dirs, err := fs.ReadDir(fsys, name)
-	if err != nil {
-		// A second call, to report the ReadDir error.
-		if err = fn(name, d, err); err != nil {
-			if err == fs.SkipDir && d.IsDir() {
-				err = nil
-			}
-			return err
-		}
 	}
 	for _, d1 := range dirs {
 		if err := walkDirFrom(fsys, joinEntry(name, d1.Name()), d1, fn); err != nil {
@@ -144,25 +132,38 @@ func walkDirFrom(fsys fs.FS, name string, d fs.DirEntry, fn fs.WalkDirFunc) erro
 	return nil
 }
 
+// visitDir is fs.WalkDir's visit of one entry, for both walks: fn sees it,
+// and a folder fn does not skip is listed with read, fn seeing the error
+// of a listing that fails. enter says whether to go through the entries;
+// if not, err is what the walk returns for this entry.
+func visitDir(name string, d fs.DirEntry, fn fs.WalkDirFunc, read func() ([]fs.DirEntry, error)) (ents []fs.DirEntry, enter bool, err error) {
+	if err := fn(name, d, nil); err != nil || !d.IsDir() {
+		if err == fs.SkipDir && d.IsDir() {
+			err = nil // the folder was skipped
+		}
+		return nil, false, err
+	}
+	ents, err = read()
+	if err != nil {
+		// A second call, to report the listing's error.
+		if err = fn(name, d, err); err != nil {
+			if err == fs.SkipDir {
+				err = nil
+			}
+			return nil, false, err
+		}
+	}
+	return ents, true, nil
+}
+
 // walkDirAnyOrder is walkDirFrom for walkOptions.anyOrder: a folder's
 // files first, as listed (those skip names are passed over), then its
 // folders in name order. A file's fs.SkipDir skips the rest of its folder,
 // as in fs.WalkDir.
 func walkDirAnyOrder(fsys fs.FS, name string, d fs.DirEntry, fn fs.WalkDirFunc, skip func(string) bool) error {
-	if err := fn(name, d, nil); err != nil || !d.IsDir() {
-		if err == fs.SkipDir && d.IsDir() {
-			err = nil
-		}
+	ents, enter, err := visitDir(name, d, fn, func() ([]fs.DirEntry, error) { return readDirAnyOrder(fsys, name, skip) })
+	if !enter {
 		return err
-	}
-	ents, err := readDirAnyOrder(fsys, name, skip)
-	if err != nil {
-		if err = fn(name, d, err); err != nil {
-			if err == fs.SkipDir && d.IsDir() {
-				err = nil
-			}
-			return err
-		}
 	}
 	dirs := 0
 	for _, e := range ents {
