@@ -1,6 +1,7 @@
 package confine
 
 import (
+	"hash/maphash"
 	"io/fs"
 	"path"
 	"strings"
@@ -48,32 +49,40 @@ func (f *FS) openListedFile(name string, seen *listing) (h handle, rel string, o
 }
 
 // listing holds the regular files one guest's folder listings showed and
-// it has not opened yet, folder by folder. A listing only keeps the names
-// (os made them already); a folder's names are indexed when the guest
-// first opens one of them, so that a walk that opens nothing (glob,
-// list_dir) pays no map insert per file, which was a seventh of a glob's
-// time over a large tree. It is bounded (maxListed), and an open it
-// forgot goes through the walker.
+// it has not opened yet, folder by folder. A folder's names are kept back
+// to back in one buffer, with no string or map entry per name (a listing
+// of 100,000 files held 5 MiB as strings and a map, and the GC scanned
+// every one of them), and indexed when the guest first opens one of them,
+// so that a walk that opens nothing (glob, list_dir) pays no insert per
+// file. It is bounded (maxListed), and an open it forgot goes through the
+// walker.
 type listing struct {
 	mu   sync.Mutex
+	seed maphash.Seed
 	dirs map[string]*listedDir // by canonical folder path
-	held int                   // names held, indexed or not
+	held int                   // names held and not taken, in every folder
 }
 
-// listedDir is one folder's listed regular files not yet opened: names
-// as listed, and once indexed, the set of them.
+// listedDir is one folder's listed regular files: their names back to
+// back in names (name i ends at ends[i]), and once indexed, an open
+// addressed table of them. A slot holds a name's number plus one (0 is an
+// empty slot), with slotTaken set once that name was opened.
 type listedDir struct {
-	names []string
-	set   map[string]struct{}
+	names []byte
+	ends  []uint32
+	slots []uint32 // nil until indexed
+	left  int      // names not taken (distinct ones, once indexed)
 }
 
-// maxListed bounds a listing's memory (about 50 bytes a name, more once
-// indexed). A walk that opens nothing (glob) keeps every name it lists
-// until the bound, so the bound is what it costs. Past it, the names of
-// every other folder are forgotten, so that the folder being listed is
-// kept whole up to maxListedFolder names: a grep opens that folder's
-// files next, and a folder of 100,000 files forgotten halfway sent
-// 35,000 opens through the walker.
+const slotTaken = 1 << 31
+
+// maxListed bounds a listing's memory (about 25 bytes a name with its
+// index, for names of ten bytes). A walk that opens nothing (glob) keeps
+// every name it lists until the bound, so the bound is what it costs.
+// Past it, the names of every other folder are forgotten, so that the
+// folder being listed is kept whole up to maxListedFolder names: a grep
+// opens that folder's files next, and a folder of 100,000 files forgotten
+// halfway sent 35,000 opens through the walker.
 const (
 	maxListed       = 1 << 16
 	maxListedFolder = 1 << 18
@@ -84,6 +93,7 @@ func (l *listing) add(dir string, ents []fs.DirEntry) {
 	defer l.mu.Unlock()
 	if l.dirs == nil {
 		l.dirs = make(map[string]*listedDir)
+		l.seed = maphash.MakeSeed()
 	}
 	d := l.dirs[dir]
 	if d == nil {
@@ -94,23 +104,115 @@ func (l *listing) add(dir string, ents []fs.DirEntry) {
 		if !e.Type().IsRegular() {
 			continue
 		}
-		if l.held >= maxListed {
+		if l.held >= maxListed && len(l.dirs) > 1 {
 			for k, o := range l.dirs {
 				if o != d {
-					l.held -= len(o.names) + len(o.set)
+					l.held -= o.left
 					delete(l.dirs, k)
 				}
 			}
 		}
-		if len(d.names)+len(d.set) >= maxListedFolder {
+		if len(d.ends) >= maxListedFolder {
 			return // the rest of a folder this large goes through the walker
 		}
-		if d.set != nil {
-			d.set[e.Name()] = struct{}{}
-		} else {
-			d.names = append(d.names, e.Name())
+		l.held += d.add(l.seed, e.Name())
+	}
+}
+
+// add appends name and, once the folder is indexed, indexes it (a name
+// listed again after it was taken may be taken again, as it could be
+// opened again). It returns how many names it added to those not taken.
+func (d *listedDir) add(seed maphash.Seed, name string) int {
+	if d.slots == nil {
+		d.names = append(d.names, name...)
+		d.ends = append(d.ends, uint32(len(d.names)))
+		d.left++
+		return 1
+	}
+	if s, ok := d.find(seed, name); ok {
+		if d.slots[s]&slotTaken == 0 {
+			return 0
 		}
-		l.held++
+		d.slots[s] &^= slotTaken
+		d.left++
+		return 1
+	}
+	d.names = append(d.names, name...)
+	d.ends = append(d.ends, uint32(len(d.names)))
+	if 2*len(d.ends) > len(d.slots) {
+		d.index(seed) // counts the new name in left
+		return 1
+	}
+	s, _ := d.find(seed, name)
+	d.slots[s] = uint32(len(d.ends))
+	d.left++
+	return 1
+}
+
+// name is name number i.
+func (d *listedDir) name(i int) []byte {
+	start := uint32(0)
+	if i > 0 {
+		start = d.ends[i-1]
+	}
+	return d.names[start:d.ends[i]]
+}
+
+// index (re)builds the table at under half full. A name listed twice is
+// indexed once; the copies left out are no longer counted in left.
+func (d *listedDir) index(seed maphash.Seed) {
+	taken := make(map[int]bool)
+	for _, v := range d.slots {
+		if v&slotTaken != 0 {
+			taken[int(v&^slotTaken)-1] = true
+		}
+	}
+	size := 16
+	for size < 2*len(d.ends)+1 {
+		size *= 2
+	}
+	d.slots = make([]uint32, size)
+	distinct := 0
+	for i := range d.ends {
+		s, found := d.findBytes(seed, d.name(i))
+		if found {
+			continue
+		}
+		v := uint32(i + 1)
+		if taken[i] {
+			v |= slotTaken
+		} else {
+			distinct++
+		}
+		d.slots[s] = v
+	}
+	d.left = distinct
+}
+
+// find is the slot of name, or the empty slot where it would go.
+func (d *listedDir) find(seed maphash.Seed, name string) (int, bool) {
+	mask := len(d.slots) - 1
+	for s := int(maphash.String(seed, name)) & mask; ; s = (s + 1) & mask {
+		v := d.slots[s]
+		if v == 0 {
+			return s, false
+		}
+		if string(d.name(int(v&^slotTaken)-1)) == name {
+			return s, true
+		}
+	}
+}
+
+func (d *listedDir) findBytes(seed maphash.Seed, name []byte) (int, bool) {
+	mask := len(d.slots) - 1
+	for s := int(maphash.Bytes(seed, name)) & mask; ; s = (s + 1) & mask {
+		v := d.slots[s]
+		if v == 0 {
+			return s, false
+		}
+		if string(d.name(int(v&^slotTaken)-1)) == string(name) {
+			return s, true
+		}
 	}
 }
 
@@ -126,19 +228,19 @@ func (l *listing) take(rel string) bool {
 	if d == nil {
 		return false
 	}
-	if d.set == nil {
-		d.set = make(map[string]struct{}, len(d.names))
-		for _, n := range d.names {
-			d.set[n] = struct{}{}
-		}
-		d.names = nil
+	if d.slots == nil {
+		before := d.left
+		d.index(l.seed)
+		l.held -= before - d.left
 	}
-	if _, ok := d.set[name]; !ok {
+	s, ok := d.find(l.seed, name)
+	if !ok || d.slots[s]&slotTaken != 0 {
 		return false
 	}
-	delete(d.set, name)
+	d.slots[s] |= slotTaken
+	d.left--
 	l.held--
-	if len(d.set) == 0 {
+	if d.left == 0 {
 		delete(l.dirs, dir)
 	}
 	return true

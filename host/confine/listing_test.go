@@ -69,3 +69,32 @@ func (e regularEntry) Name() string               { return string(e) }
 func (e regularEntry) IsDir() bool                { return false }
 func (e regularEntry) Type() fs.FileMode          { return 0 }
 func (e regularEntry) Info() (fs.FileInfo, error) { return nil, fs.ErrInvalid }
+
+// TestListingAfterIndex: names listed once the folder is indexed (a guest
+// that opens a file halfway through listing its folder, or lists it
+// again) are taken as those listed before, a name listed twice is taken
+// once, and a name listed again after it was taken may be taken again.
+func TestListingAfterIndex(t *testing.T) {
+	var l listing
+	l.add("d", []fs.DirEntry{regular("a"), regular("a"), regular("b")})
+	if !l.take("d/a") || l.take("d/a") {
+		t.Fatal("a name listed twice before the index was not taken exactly once")
+	}
+	more := make([]fs.DirEntry, 1000) // enough to regrow the table several times
+	for i := range more {
+		more[i] = regular(fmt.Sprintf("n%d", i))
+	}
+	l.add("d", more)
+	l.add("d", []fs.DirEntry{regular("a"), regular("b")})
+	for _, e := range append(more, regular("a"), regular("b")) {
+		if !l.take("d/" + e.Name()) {
+			t.Fatalf("d/%s, listed after the index, was not taken", e.Name())
+		}
+	}
+	if l.take("d/a") || l.take("d/n5") {
+		t.Error("a name was taken twice")
+	}
+	if len(l.dirs) != 0 || l.held != 0 {
+		t.Errorf("after every listed file was taken: %d folders, %d names held", len(l.dirs), l.held)
+	}
+}
