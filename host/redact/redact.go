@@ -57,10 +57,12 @@ type allowData struct {
 // A Redactor holds the compiled rules. It is safe for concurrent use; the
 // zero value is not usable, build one with [New].
 type Redactor struct {
-	rules   []*rule
-	always  []int             // rules without keywords, run on every text
-	trie    *ahocorasick.Trie // every keyword
-	byWord  [][]int           // keyword (pattern number) -> rules
+	rules  []*rule
+	always []int // rules without keywords, run on every text
+	// trie finds every keyword. It is built on the first Find (a few
+	// MB): a call whose output shows no file's text needs none.
+	trie    func() *ahocorasick.Trie
+	byWord  [][]int // keyword (pattern number) -> rules
 	global  *allow
 	globalD allowData
 	gonce   sync.Once
@@ -105,7 +107,7 @@ func newRedactor(rules []ruleData, global allowData) *Redactor {
 			r.byWord[n] = append(r.byWord[n], i)
 		}
 	}
-	r.trie = ahocorasick.NewTrieBuilder().AddStrings(list).Build()
+	r.trie = sync.OnceValue(func() *ahocorasick.Trie { return ahocorasick.NewTrieBuilder().AddStrings(list).Build() })
 	return r
 }
 
@@ -187,7 +189,7 @@ func (r *Redactor) candidates(text string) [][]int {
 	for _, i := range r.always {
 		hits[i] = []int{0}
 	}
-	r.trie.Walk(low, func(end, n, pattern int64) bool {
+	r.trie().Walk(low, func(end, n, pattern int64) bool {
 		for _, i := range r.byWord[pattern] {
 			hits[i] = append(hits[i], int(end-n+1))
 		}
