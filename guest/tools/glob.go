@@ -45,7 +45,7 @@ func glob(fsys fs.FS, a proto.GlobArgs, lim proto.Limits) (string, error) {
 	pat, dirPat := globPattern(a.Pattern), strings.HasSuffix(a.Pattern, "/")
 	// The matches are sorted at the end, so the walk need not sort a
 	// folder's files, and passes over those the name alone rules out.
-	opts := walkOptions{noIgnore: lim.NoIgnore, anyOrder: true, skipFile: globFileFilter(pat)}
+	opts := walkOptions{noIgnore: lim.NoIgnore, anyOrder: true, skipIn: skipAll(globFileFilter(pat))}
 	err = walkTreeWith(fsys, start, opts, newDeadline(lim), notes, func(p string, d fs.DirEntry) error {
 		isDir := d.IsDir()
 		rel := p

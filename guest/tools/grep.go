@@ -163,20 +163,22 @@ func runGrep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits, shard, shards int) 
 		if a.Glob != "" {
 			globSkip = globFileFilter(globPattern(a.Glob))
 		}
-		err := walkTree(fsys, start, lim.NoIgnore, g.dl, g.notes, func(p string, d fs.DirEntry) error {
+		opts := walkOptions{noIgnore: lim.NoIgnore, skipIn: g.skipIn(start, globSkip)}
+		err := walkTreeWith(fsys, start, opts, g.dl, g.notes, func(p string, d fs.DirEntry) error {
 			switch t := d.Type(); {
 			case t.IsDir():
-				if g.depth(start, p) == shardDepth && !g.mine() {
+				if g.depth(start, p) == shardDepth && !g.mineDir() {
 					return fs.SkipDir // another shard's subtree
 				}
 				return nil
 			case !t.IsRegular():
 				return nil // symlinks are not followed; FIFOs would block
 			}
-			if a.Glob != "" && (globSkip != nil && globSkip(d.Name()) || !globMatch(a.Glob, p)) {
+			if a.Glob != "" && !globMatch(a.Glob, p) {
 				return nil
 			}
-			if g.depth(start, p) > shardDepth || g.mine() {
+			// The listing left out the other shards' files (skipIn).
+			if g.depth(start, p) > shardDepth || g.mine(p) {
 				// A file that vanished or is denied is skipped; one the
 				// file system refuses is named, as its folder would be.
 				if err := g.search(p); err != nil && errors.Is(err, proto.ErrnoOSDenied) {
@@ -255,7 +257,7 @@ type grepper struct {
 	stop bool   // a cap was reached in this file
 
 	shard, shards int // this instance's share of a sharded grep
-	files         int // units dealt so far, in walk order
+	dirs          int // folder units dealt so far, in walk order
 
 	dl    *deadline
 	piece int  // bytes searched between looks at the clock (grepPiece, less in tests)
@@ -268,12 +270,13 @@ type grepper struct {
 }
 
 // shardDepth is the depth (below grep's path) of the units a sharded grep
-// deals out: every folder and file down to this depth is a unit, handed to
-// the shards in turn in walk order; whatever lies deeper goes with the
-// folder it is in. Each shard still lists the folders above that depth (a
-// few hundred entries in Go's source tree), but walks only its own
-// subtrees, so no walking is done twice below it. Depth 2 splits a source
-// tree finely enough that the shards finish together.
+// deals out: every folder at this depth and every file down to it is a
+// unit, a folder dealt in turn (mineDir), a file by a hash of its path
+// (mine); whatever lies deeper goes with the folder it is in. Each shard still lists the folders above that depth
+// (a few hundred entries in Go's source tree), less the files dealt to the
+// others, but walks only its own subtrees, so no walking is done twice
+// below it. Depth 2 splits a source tree finely enough that the shards
+// finish together.
 const shardDepth = 2
 
 // depth is how far below start p lies (1 for start's entries), at most
@@ -301,13 +304,61 @@ func (g *grepper) depth(start, p string) int {
 	return d
 }
 
-// mine deals the next unit in walk order and reports whether it is this
-// shard's. Every shard walks the units in the same order, so they agree.
-func (g *grepper) mine() bool {
-	k := g.files
-	g.files++
+// mineDir deals the next folder unit in walk order and reports whether
+// it is this shard's. Every shard walks the folder units in the same
+// order, so they agree, and the heavy units alternate exactly.
+func (g *grepper) mineDir() bool {
+	k := g.dirs
+	g.dirs++
 	return k%g.shards == g.shard
 }
+
+// mine reports whether the file unit at p (as the walk names it) is this
+// shard's. File units are dealt by a hash of their path, so that a shard
+// can leave the others' files out of a folder's listing before making
+// entries for them (skipIn); there are many, and each is small, so a hash
+// shares them out evenly enough.
+func (g *grepper) mine(p string) bool {
+	return g.dealt(fnvString(fnvBasis, p))
+}
+
+// dealt is the shard of a unit whose path hashes to h: the hash's high
+// bits, FNV's best mixed (its low bit is the parity of the odd bytes).
+func (g *grepper) dealt(h uint32) bool {
+	return int(uint64(h)*uint64(g.shards)>>32) == g.shard
+}
+
+// skipIn is the walk's skipIn for a grep from start: in a folder whose
+// files are units, the files dealt to other shards; and everywhere, those
+// the glob's name test (may be nil) rules out.
+func (g *grepper) skipIn(start string, globSkip func(string) bool) func(string) func(string) bool {
+	if g.shards <= 1 {
+		return skipAll(globSkip)
+	}
+	return func(dir string) func(string) bool {
+		if dir != start && g.depth(start, dir) >= shardDepth {
+			return globSkip // its files go with their folder
+		}
+		h := fnvBasis
+		if dir != "." {
+			h = fnvString(fnvString(h, dir), "/") // the hash of joinPath(dir, name), name to come
+		}
+		return func(name string) bool {
+			return globSkip != nil && globSkip(name) || !g.dealt(fnvString(h, name))
+		}
+	}
+}
+
+// fnvString continues the 32-bit FNV-1a hash h over s.
+func fnvString(h uint32, s string) uint32 {
+	for i := 0; i < len(s); i++ {
+		h ^= uint32(s[i])
+		h *= 16777619
+	}
+	return h
+}
+
+const fnvBasis uint32 = 2166136261
 
 // search greps one file and, if it has hits and is not binary, adds its
 // part. The caps are checked here and while the file is searched, so that

@@ -3,12 +3,14 @@ package tools
 import (
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/moatdev/moat/guest/proto"
+	"github.com/moatdev/moat/guest/wasifs"
 )
 
 // TestShardedGrepEqualsOne: splitting a grep over any number of shards and
@@ -29,8 +31,19 @@ func TestShardedGrepEqualsOne(t *testing.T) {
 	// and in one shard's unit.
 	os.WriteFile(filepath.Join(root, "d3", ".gitignore"), bigIgnore().Data, 0o644)
 	os.WriteFile(filepath.Join(root, "d5", "s1", ".gitignore"), bigIgnore().Data, 0o644)
-	fsys := os.DirFS(root)
-	for _, args := range []string{`{"pattern":"hit"}`, `{"pattern":"hit","max_results":7}`, `{"pattern":"nothing"}`, `{"pattern":"a(","path":"."}`, `{"pattern":"hit","path":"d3/s0/f03.txt"}`, `{"pattern":"hit","path":"d4"}`, `{"pattern":"deep","path":"d4/s2"}`, `{"pattern":"hit","path":"d3"}`} {
+	// A wide folder, whose files are units dealt by their hash, and left
+	// out of the other shards' listings.
+	os.MkdirAll(filepath.Join(root, "wide"), 0o755)
+	for i := 0; i < 200; i++ {
+		os.WriteFile(filepath.Join(root, "wide", fmt.Sprintf("w%03d.txt", i)), []byte(fmt.Sprintf("hit wide %d\n", i)), 0o644)
+	}
+	for _, fsys := range []fs.FS{os.DirFS(root), wasifs.New(root)} {
+		testShardedGrepEqualsOne(t, fsys)
+	}
+}
+
+func testShardedGrepEqualsOne(t *testing.T, fsys fs.FS) {
+	for _, args := range []string{`{"pattern":"hit"}`, `{"pattern":"hit","max_results":7}`, `{"pattern":"nothing"}`, `{"pattern":"a(","path":"."}`, `{"pattern":"hit","path":"d3/s0/f03.txt"}`, `{"pattern":"hit","path":"d4"}`, `{"pattern":"deep","path":"d4/s2"}`, `{"pattern":"hit","path":"d3"}`, `{"pattern":"wide"}`} {
 		for _, lim := range []proto.Limits{{}, {MaxResults: 5}} {
 			one := Run(fsys, proto.Request{Tool: proto.Grep, Args: json.RawMessage(args), Limits: lim})
 			for n := 2; n <= 5; n++ {
@@ -51,6 +64,13 @@ func TestShardedGrepEqualsOne(t *testing.T) {
 				}
 				if !got.IsError {
 					got = MergeGrep(json.RawMessage(args), lim, shards)
+				}
+				if args == `{"pattern":"wide"}` && lim.MaxResults == 0 {
+					for s, r := range shards {
+						if len(r.Parts) < 200/n/2 {
+							t.Errorf("shard %d of %d searched %d of the 200 wide files", s, n, len(r.Parts))
+						}
+					}
 				}
 				if got.Text != one.Text || got.IsError != one.IsError {
 					t.Fatalf("%s %+v with %d shards:\n%s\nwant:\n%s", args, lim, n, got.Text, one.Text)

@@ -37,10 +37,28 @@ type walkOptions struct {
 	// then never sorted: in a tree of small folders that sort was a tenth
 	// of the walk under wasm.
 	anyOrder bool
-	// skipFile, with anyOrder, says a file of this name can never be
-	// wanted: it is passed over before its path is built or its ignore
-	// rules looked up. It sees names only, never folders.
-	skipFile func(name string) bool
+	// skipIn, if set, gives for a folder (as the walk names it) the test
+	// saying a file of that name in it can never be wanted, or nil: such a
+	// file is left out of the folder's listing (wasifs.FS makes no entry
+	// for it) and is never seen by fn, nor its ignore rules looked up. The
+	// test sees names only, never folders'.
+	skipIn func(dir string) func(name string) bool
+}
+
+// skipAll is a walkOptions.skipIn of the same test in every folder.
+func skipAll(skip func(name string) bool) func(string) func(string) bool {
+	if skip == nil {
+		return nil
+	}
+	return func(string) func(string) bool { return skip }
+}
+
+// skipFor is opts.skipIn's test for folder dir, or nil.
+func (opts walkOptions) skipFor(dir string) func(string) bool {
+	if opts.skipIn == nil {
+		return nil
+	}
+	return opts.skipIn(dir)
 }
 
 // walkTreeWith is walkTree with the order and filter of opts.
@@ -105,9 +123,9 @@ func walkDir(fsys fs.FS, root string, opts walkOptions, fn fs.WalkDirFunc) error
 	case err != nil:
 		err = fn(root, nil, err)
 	case opts.anyOrder:
-		err = walkDirAnyOrder(fsys, root, fs.FileInfoToDirEntry(info), fn, opts.skipFile)
+		err = walkDirAnyOrder(fsys, root, fs.FileInfoToDirEntry(info), fn, opts)
 	default:
-		err = walkDirFrom(fsys, root, fs.FileInfoToDirEntry(info), fn)
+		err = walkDirFrom(fsys, root, fs.FileInfoToDirEntry(info), fn, opts)
 	}
 	if err == fs.SkipDir || err == fs.SkipAll {
 		return nil
@@ -115,14 +133,24 @@ func walkDir(fsys fs.FS, root string, opts walkOptions, fn fs.WalkDirFunc) error
 	return err
 }
 
-// walkDirFrom is io/fs's walkDir with joinEntry for path.Join.
-func walkDirFrom(fsys fs.FS, name string, d fs.DirEntry, fn fs.WalkDirFunc) error {
-	dirs, enter, err := visitDir(name, d, fn, func() ([]fs.DirEntry, error) { return fs.ReadDir(fsys, name) })
+// walkDirFrom is io/fs's walkDir with joinEntry for path.Join, and
+// without the files opts.skipIn leaves out.
+func walkDirFrom(fsys fs.FS, name string, d fs.DirEntry, fn fs.WalkDirFunc, opts walkOptions) error {
+	var skip func(string) bool
+	dirs, enter, err := visitDir(name, d, fn, func() ([]fs.DirEntry, error) {
+		if skip = opts.skipFor(name); skip != nil {
+			return readDirSkip(fsys, name, skip)
+		}
+		return fs.ReadDir(fsys, name)
+	})
 	if !enter {
 		return err
 	}
 	for _, d1 := range dirs {
-		if err := walkDirFrom(fsys, joinEntry(name, d1.Name()), d1, fn); err != nil {
+		if skip != nil && !d1.IsDir() && skip(d1.Name()) {
+			continue // a file system that could not leave it out
+		}
+		if err := walkDirFrom(fsys, joinEntry(name, d1.Name()), d1, fn, opts); err != nil {
 			if err == fs.SkipDir {
 				break
 			}
@@ -160,8 +188,12 @@ func visitDir(name string, d fs.DirEntry, fn fs.WalkDirFunc, read func() ([]fs.D
 // files first, as listed (those skip names are passed over), then its
 // folders in name order. A file's fs.SkipDir skips the rest of its folder,
 // as in fs.WalkDir.
-func walkDirAnyOrder(fsys fs.FS, name string, d fs.DirEntry, fn fs.WalkDirFunc, skip func(string) bool) error {
-	ents, enter, err := visitDir(name, d, fn, func() ([]fs.DirEntry, error) { return readDirAnyOrder(fsys, name, skip) })
+func walkDirAnyOrder(fsys fs.FS, name string, d fs.DirEntry, fn fs.WalkDirFunc, opts walkOptions) error {
+	var skip func(string) bool
+	ents, enter, err := visitDir(name, d, fn, func() ([]fs.DirEntry, error) {
+		skip = opts.skipFor(name)
+		return readDirAnyOrder(fsys, name, skip)
+	})
 	if !enter {
 		return err
 	}
@@ -186,7 +218,7 @@ func walkDirAnyOrder(fsys fs.FS, name string, d fs.DirEntry, fn fs.WalkDirFunc, 
 	sub := ents[:dirs]
 	slices.SortFunc(sub, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	for _, e := range sub {
-		if err := walkDirAnyOrder(fsys, joinEntry(name, e.Name()), e, fn, skip); err != nil {
+		if err := walkDirAnyOrder(fsys, joinEntry(name, e.Name()), e, fn, opts); err != nil {
 			if err == fs.SkipDir {
 				break
 			}
@@ -204,6 +236,18 @@ func readDirAnyOrder(fsys fs.FS, name string, skip func(string) bool) ([]fs.DirE
 		ReadDirAnyOrder(name string, skipFile func(string) bool) ([]fs.DirEntry, error)
 	}); ok {
 		return a.ReadDirAnyOrder(name, skip)
+	}
+	return fs.ReadDir(fsys, name)
+}
+
+// readDirSkip lists a folder sorted by name without the files skip rules
+// out, where the file system can (wasifs.FS.ReadDirSkip), else as
+// fs.ReadDir does (the walk applies skip either way).
+func readDirSkip(fsys fs.FS, name string, skip func(string) bool) ([]fs.DirEntry, error) {
+	if a, ok := fsys.(interface {
+		ReadDirSkip(name string, skipFile func(string) bool) ([]fs.DirEntry, error)
+	}); ok {
+		return a.ReadDirSkip(name, skip)
 	}
 	return fs.ReadDir(fsys, name)
 }

@@ -320,7 +320,7 @@ func TestWalkDirIsFSWalkDir(t *testing.T) {
 }
 
 // TestWalkAnyOrder: with anyOrder, the walk visits what fs.WalkDir visits
-// (less the files skipFile passes over), each folder's files before its
+// (less the files skip passes over), each folder's files before its
 // folders, and the folders in name order.
 func TestWalkAnyOrder(t *testing.T) {
 	fsys := fstest.MapFS{
@@ -329,7 +329,7 @@ func TestWalkAnyOrder(t *testing.T) {
 	}
 	skip := func(name string) bool { return !strings.HasSuffix(name, ".go") }
 	var got, want []string
-	err := walkDir(fsys, ".", walkOptions{anyOrder: true, skipFile: skip}, func(p string, d fs.DirEntry, err error) error {
+	err := walkDir(fsys, ".", walkOptions{anyOrder: true, skipIn: skipAll(skip)}, func(p string, d fs.DirEntry, err error) error {
 		got = append(got, p)
 		return err
 	})

@@ -21,9 +21,11 @@ func (f *FS) open(name string) (int, error) {
 }
 
 // readDir lists the open folder natively through os.File.ReadDir, sorted
-// by name with each name read once.
-func (f *FS) readDir(d *file, name string) ([]fs.DirEntry, error) {
+// by name with each name read once, without the files skipFile (may be
+// nil) rules out.
+func (f *FS) readDir(d *file, name string, skipFile func(string) bool) ([]fs.DirEntry, error) {
 	list, err := d.ReadDir(-1)
+	list = skipFiles(list, skipFile)
 	if err != nil {
 		// os's error names the full path from the preopen; fs.ReadDir's
 		// names the path asked for.
@@ -63,8 +65,13 @@ type dirReader struct{}
 // the files skipFile (may be nil) rules out.
 func (f *FS) readDirAll(d *file, skipFile func(string) bool) ([]fs.DirEntry, error) {
 	list, err := d.ReadDir(-1)
+	return skipFiles(list, skipFile), err
+}
+
+// skipFiles leaves out of list the files skipFile (may be nil) rules out.
+func skipFiles(list []fs.DirEntry, skipFile func(string) bool) []fs.DirEntry {
 	if skipFile == nil {
-		return list, err
+		return list
 	}
 	kept := list[:0]
 	for _, e := range list {
@@ -72,5 +79,5 @@ func (f *FS) readDirAll(d *file, skipFile func(string) bool) ([]fs.DirEntry, err
 			kept = append(kept, e)
 		}
 	}
-	return kept, err
+	return kept
 }

@@ -71,12 +71,13 @@ const direntSize = 24
 const readDirBuf = 64 << 10
 
 // readDir lists the open folder d (name as opened) with fd_readdir
-// directly, sorted by name. os.File.ReadDir allocates an entry and a name
+// directly, sorted by name, without the files skipFile (may be nil)
+// rules out. os.File.ReadDir allocates an entry and a name
 // per entry and locks per entry; here the names of one batch share one
 // string and the entries one slice, which under wasm took a fifth off a
 // wide tree's walk and half off the memory a wide folder's listing holds.
-func (f *FS) readDir(d *file, name string) ([]fs.DirEntry, error) {
-	r := &dirReader{fd: d.fd, head: &dirHead{fsys: f, dir: name}}
+func (f *FS) readDir(d *file, name string, skipFile func(string) bool) ([]fs.DirEntry, error) {
+	r := &dirReader{fd: d.fd, head: &dirHead{fsys: f, dir: name}, skipFile: skipFile}
 	var ents []dirent
 	var err error
 	for !r.eof && err == nil {

@@ -227,7 +227,8 @@ func TestReadDirWide(t *testing.T) {
 }
 
 // TestReadDirAnyOrderSkips: the files skipFile rules out are left out,
-// folders never, whatever their names; the rest are as listed.
+// folders never, whatever their names; the rest are as listed (by
+// ReadDirSkip, the same sorted by name).
 func TestReadDirAnyOrderSkips(t *testing.T) {
 	dir := t.TempDir()
 	for i := range 3000 {
@@ -243,9 +244,21 @@ func TestReadDirAnyOrderSkips(t *testing.T) {
 		}
 	}
 	skip := func(name string) bool { return !strings.HasSuffix(name, ".go") }
-	got, err := wasifs.New(filepath.Dir(dir)).ReadDirAnyOrder(filepath.Base(dir), skip)
+	fsys := wasifs.New(filepath.Dir(dir))
+	got, err := fsys.ReadDirAnyOrder(filepath.Base(dir), skip)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// ReadDirSkip: the same entries, sorted by name.
+	sorted, err := fsys.ReadDirSkip(filepath.Base(dir), skip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.IsSortedFunc(sorted, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) }) {
+		t.Error("ReadDirSkip: not sorted by name")
+	}
+	if len(sorted) != len(got) {
+		t.Errorf("ReadDirSkip: %d entries, ReadDirAnyOrder %d", len(sorted), len(got))
 	}
 	all, err := os.ReadDir(dir)
 	if err != nil {
