@@ -72,12 +72,16 @@ func listDir(fsys fs.FS, a proto.ListDirArgs, lim proto.Limits) (string, error) 
 	return strings.TrimSuffix(b.String(), "\n"), nil
 }
 
-// named is a listed entry with its name read once: sorting and comparing
-// a hundred thousand entries through fs.DirEntry's Name method showed in a
-// wide folder's listing.
+// named is a listed entry kept for the page: its name (read once: sorting
+// and comparing a hundred thousand entries through fs.DirEntry's Name
+// method showed in a wide folder's listing) and its type. It holds no
+// fs.DirEntry: wasifs makes a batch's entries in one slice and their names
+// in one string, so one kept entry held its whole batch, and the kept
+// entries of a wide folder held every batch (6 MB for 100,000 entries),
+// which the GC then marked again and again.
 type named struct {
 	name string
-	e    fs.DirEntry
+	typ  fs.FileMode
 }
 
 // smallestEntries returns the first limit entries of folder p in name order
@@ -85,7 +89,7 @@ type named struct {
 // keeps at most 2*limit entries, so memory depends on the cap, not on the
 // folder's width; once it holds limit entries, one that sorts after all of
 // them is only counted.
-func smallestEntries(fsys fs.FS, p string, limit int) ([]fs.DirEntry, int, error) {
+func smallestEntries(fsys fs.FS, p string, limit int) ([]named, int, error) {
 	byName := func(x, y named) int { return strings.Compare(x.name, y.name) }
 	f, err := fsys.Open(p)
 	if err != nil {
@@ -104,7 +108,7 @@ func smallestEntries(fsys fs.FS, p string, limit int) ([]fs.DirEntry, int, error
 		total += len(batch)
 		for _, e := range batch {
 			if n := e.Name(); !bounded || n < bound {
-				keep = append(keep, named{n, e})
+				keep = append(keep, named{strings.Clone(n), e.Type()})
 			}
 		}
 		if len(keep) >= 2*limit {
@@ -121,21 +125,16 @@ func smallestEntries(fsys fs.FS, p string, limit int) ([]fs.DirEntry, int, error
 		}
 	}
 	slices.SortFunc(keep, byName)
-	keep = keep[:min(len(keep), limit)]
-	out := make([]fs.DirEntry, len(keep))
-	for i, k := range keep {
-		out[i] = k.e
-	}
-	return out, total, nil
+	return keep[:min(len(keep), limit)], total, nil
 }
 
 // renderEntry shows one entry the way list_dir prints it: folders with a
 // trailing slash, symlinks with their target, special files with their kind
 // (so the model does not try to read a FIFO).
 // Names (and link targets) that could forge a line are quoted (quotePath).
-func renderEntry(fsys fs.FS, dir string, e fs.DirEntry) string {
-	name := e.Name()
-	switch t := e.Type(); {
+func renderEntry(fsys fs.FS, dir string, e named) string {
+	name := e.name
+	switch t := e.typ; {
 	case t.IsDir():
 		return quotePath(name + "/")
 	case t&fs.ModeSymlink != 0:
