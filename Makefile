@@ -89,6 +89,7 @@ cross:
 # Rebuild the committed guest reproducibly; TestWasmUpToDate checks it.
 guest:
 	GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -ldflags="-s -w" -o guest/tools.wasm ./guest/cmd/moat-tools
+	$(GO) run ./cmd/moat-wasmpack guest/tools.wasm
 	$(GO) env GOVERSION > guest/toolchain.txt
 
 # Every fuzz target for a short fixed time (CI), or longer (FUZZTIME=5m make fuzz).

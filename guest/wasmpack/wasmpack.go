@@ -1,0 +1,185 @@
+// Package wasmpack joins the data segments of a WebAssembly module that
+// Go's linker wrote, a step of the guest's build (`make guest`, and
+// TestWasmUpToDate, which checks the committed module).
+//
+// Go's linker leaves runs of zero bytes out of the data section, so the
+// guest's 1.1 MB of data came in 44,000 active segments, mostly a few
+// dozen bytes apart. wazero keeps a record of every segment for the
+// compiled module and another for each instance: 44,000 of each held 5 MB
+// of moat's heap with two guests up, and copying the data in at each
+// instantiation went segment by segment. [Pack] joins segments that lie
+// close together, writing out the zero bytes between them (which linear
+// memory holds anyway), so the same memory image comes from a handful of
+// segments.
+package wasmpack
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// MaxGap is the widest run of zero bytes Pack writes out to join two
+// segments. The guest's segments are 17 to 64 bytes apart, except for a
+// few gaps of kilobytes and more: at 64 they make eleven segments, for
+// 0.8 MB of zeros written out.
+const MaxGap = 64
+
+const (
+	sectionData      = 11
+	sectionDataCount = 12
+	opI32Const       = 0x41
+	opEnd            = 0x0b
+)
+
+// segment is one active data segment of memory 0.
+type segment struct {
+	offset uint32
+	data   []byte
+}
+
+// Pack returns mod with its data segments joined wherever two lie at most
+// maxGap bytes apart. Only a module whose segments are all active, for
+// memory 0, at constant offsets and disjoint (as Go's linker writes them)
+// is rewritten: then the order the segments are applied in does not
+// matter, and the memory image is the same. Anything else is an error,
+// never a guess. Every other section is copied as it is.
+func Pack(mod []byte, maxGap int) ([]byte, error) {
+	if len(mod) < 8 || !bytes.Equal(mod[:4], []byte("\x00asm")) {
+		return nil, errors.New("wasmpack: not a WebAssembly module")
+	}
+	out := slices.Clone(mod[:8])
+	for at := 8; at < len(mod); {
+		id := mod[at]
+		size, n := binary.Uvarint(mod[at+1:])
+		if n <= 0 || uint64(len(mod)-at-1-n) < size {
+			return nil, fmt.Errorf("wasmpack: section %d at %d: bad size", id, at)
+		}
+		body := mod[at+1+n : at+1+n+int(size)]
+		next := at + 1 + n + int(size)
+		switch id {
+		case sectionData:
+			segs, err := readData(body)
+			if err != nil {
+				return nil, err
+			}
+			if segs, err = join(segs, maxGap); err != nil {
+				return nil, err
+			}
+			body = writeData(segs)
+		case sectionDataCount:
+			return nil, errors.New("wasmpack: the module has a data count section (bulk memory), which Go's linker does not write")
+		}
+		out = append(out, id)
+		out = binary.AppendUvarint(out, uint64(len(body)))
+		out = append(out, body...)
+		at = next
+	}
+	return out, nil
+}
+
+// readData decodes a data section of active segments for memory 0 with
+// i32.const offsets.
+func readData(b []byte) ([]segment, error) {
+	count, n := binary.Uvarint(b)
+	if n <= 0 {
+		return nil, errors.New("wasmpack: bad data section")
+	}
+	b = b[n:]
+	segs := make([]segment, 0, count)
+	for i := uint64(0); i < count; i++ {
+		if len(b) < 2 || b[0] != 0 || b[1] != opI32Const {
+			return nil, fmt.Errorf("wasmpack: data segment %d is not an active segment of memory 0 at a constant offset", i)
+		}
+		off, n := sleb32(b[2:])
+		if n <= 0 || len(b) < 2+n+1 || b[2+n] != opEnd {
+			return nil, fmt.Errorf("wasmpack: data segment %d: bad offset", i)
+		}
+		b = b[2+n+1:]
+		size, n := binary.Uvarint(b)
+		if n <= 0 || uint64(len(b)-n) < size {
+			return nil, fmt.Errorf("wasmpack: data segment %d: bad size", i)
+		}
+		segs = append(segs, segment{offset: uint32(off), data: b[n : n+int(size) : n+int(size)]}) // capped: join appends to a copy
+		b = b[n+int(size):]
+	}
+	if len(b) != 0 {
+		return nil, errors.New("wasmpack: bytes after the last data segment")
+	}
+	return segs, nil
+}
+
+// join sorts the segments by offset and joins those at most maxGap bytes
+// apart. Overlapping segments are an error: the order they are applied
+// in would matter.
+func join(segs []segment, maxGap int) ([]segment, error) {
+	sorted := slices.Clone(segs)
+	slices.SortStableFunc(sorted, func(a, b segment) int { return cmp.Compare(a.offset, b.offset) })
+	var out []segment
+	for _, s := range sorted {
+		if k := len(out) - 1; k >= 0 {
+			end := uint64(out[k].offset) + uint64(len(out[k].data))
+			if uint64(s.offset) < end {
+				return nil, fmt.Errorf("wasmpack: data segments at %d and %d overlap", out[k].offset, s.offset)
+			}
+			if gap := uint64(s.offset) - end; gap <= uint64(maxGap) {
+				// readData caps each segment's bytes, so this append
+				// copies them rather than write over the module.
+				d := append(out[k].data, make([]byte, gap)...)
+				out[k].data = append(d, s.data...)
+				continue
+			}
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// writeData encodes a data section of active segments for memory 0.
+func writeData(segs []segment) []byte {
+	b := binary.AppendUvarint(nil, uint64(len(segs)))
+	for _, s := range segs {
+		b = append(b, 0, opI32Const)
+		b = appendSleb32(b, int32(s.offset))
+		b = append(b, opEnd)
+		b = binary.AppendUvarint(b, uint64(len(s.data)))
+		b = append(b, s.data...)
+	}
+	return b
+}
+
+// sleb32 decodes a signed LEB128 i32, returning the bytes read (0 or less
+// when b holds none).
+func sleb32(b []byte) (int32, int) {
+	var r int64
+	var shift uint
+	for i, c := range b {
+		if i >= 5 {
+			return 0, -1
+		}
+		r |= int64(c&0x7f) << shift
+		shift += 7
+		if c&0x80 == 0 {
+			if shift < 64 && c&0x40 != 0 {
+				r |= -1 << shift
+			}
+			return int32(r), i + 1
+		}
+	}
+	return 0, 0
+}
+
+func appendSleb32(b []byte, v int32) []byte {
+	x := int64(v)
+	for {
+		c := byte(x & 0x7f)
+		x >>= 7
+		if x == 0 && c&0x40 == 0 || x == -1 && c&0x40 != 0 {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
+	}
+}
