@@ -12,9 +12,9 @@
 // The host encodes and decodes with encoding/json; the guest with the small
 // codec in wire.go ([DecodeRequest], [DecodeArgs], [AppendResponse]), which
 // keeps reflection out of the guest and is tested to agree with
-// encoding/json. A grep split over several instances travels as
-// [GrepShard] calls, whose answers the host merges; no other call carries
-// anything of it.
+// encoding/json. A grep or glob split over several instances travels as
+// [GrepShard] or [GlobShard] calls, whose answers the host merges; no other
+// call carries anything of it.
 //
 // # Errors of the filesystem
 //
@@ -254,6 +254,36 @@ type GrepShardArgs struct {
 	Shards int `json:"shards"`
 }
 
+// GlobShard is one share of a glob split over several guest instances
+// (host/fanout), as [GrepShard] is of a grep: the guest walks only its
+// share of the tree and answers with its matches, for the host to merge
+// (tools.MergeGlob) into exactly the answer one instance gives. It is not
+// a model's tool either.
+const GlobShard = "glob_shard"
+
+// GlobShardArgs are the arguments of glob_shard: a glob's, and which share
+// of the tree to walk, Shard of Shards.
+type GlobShardArgs struct {
+	GlobArgs
+	Shard  int `json:"shard"`
+	Shards int `json:"shards"`
+}
+
+// GlobShardResult is the Text of a successful glob_shard answer, as JSON
+// ([AppendGlobShard]).
+type GlobShardResult struct {
+	// Matches are the shard's first matches in the order glob shows them
+	// (sorted, a folder with its trailing "/"), at most the call's cap,
+	// each as a Go string literal (strconv.Quote) so that a name's bytes
+	// that are not UTF-8 survive JSON; Total counts all of them.
+	Matches []string `json:"matches"`
+	Total   int      `json:"total"`
+	// Notes, MoreNotes and TimeUp are as in a GrepShardResult.
+	Notes     []GrepNote `json:"notes,omitempty"`
+	MoreNotes int        `json:"more_notes,omitempty"`
+	TimeUp    string     `json:"time_up,omitempty"`
+}
+
 // GrepShardResult is the Text of a successful grep_shard answer, as JSON
 // ([AppendGrepShard]).
 type GrepShardResult struct {
@@ -271,7 +301,7 @@ type GrepShardResult struct {
 	TimeUp string `json:"time_up,omitempty"`
 }
 
-// GrepNote is one note of a grep_shard answer and the path of the walk
+// GrepNote is one note of a grep_shard (or glob_shard) answer and the path of the walk
 // where it arose ("" for start's ancestors), by which the merge orders the
 // notes of all shards as one walk would have.
 type GrepNote struct {

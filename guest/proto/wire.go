@@ -66,6 +66,8 @@ func DecodeArgs(raw []byte, v any) error {
 		fs = []field{{name: "path", s: &a.Path}}
 	case *GrepShardArgs:
 		fs = append(a.GrepArgs.fields(), field{name: "shard", i: &a.Shard}, field{name: "shards", i: &a.Shards})
+	case *GlobShardArgs:
+		fs = []field{{name: "pattern", s: &a.Pattern}, {name: "path", s: &a.Path}, {name: "shard", i: &a.Shard}, {name: "shards", i: &a.Shards}}
 	default:
 		return errors.New("proto: DecodeArgs of an unknown type")
 	}

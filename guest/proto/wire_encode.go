@@ -62,9 +62,35 @@ func AppendGrepShard(dst []byte, r *GrepShardResult) []byte {
 		dst = append(dst, `,"stop_at":`...)
 		dst = appendString(dst, r.StopAt)
 	}
-	if len(r.Notes) > 0 {
+	return appendNotes(dst, r.Notes, r.MoreNotes, r.TimeUp)
+}
+
+// AppendGlobShard appends r as one JSON object, as encoding/json with
+// SetEscapeHTML(false) writes it: the Text of a glob_shard answer.
+func AppendGlobShard(dst []byte, r *GlobShardResult) []byte {
+	dst = append(dst, `{"matches":`...)
+	if r.Matches == nil {
+		dst = append(dst, `null`...)
+	} else {
+		dst = append(dst, '[')
+		for i, m := range r.Matches {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendString(dst, m)
+		}
+		dst = append(dst, ']')
+	}
+	dst = append(dst, `,"total":`...)
+	dst = strconv.AppendInt(dst, int64(r.Total), 10)
+	return appendNotes(dst, r.Notes, r.MoreNotes, r.TimeUp)
+}
+
+// appendNotes appends a shard answer's notes members and closes its object.
+func appendNotes(dst []byte, notes []GrepNote, more int, timeUp string) []byte {
+	if len(notes) > 0 {
 		dst = append(dst, `,"notes":[`...)
-		for i, n := range r.Notes {
+		for i, n := range notes {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
@@ -76,13 +102,13 @@ func AppendGrepShard(dst []byte, r *GrepShardResult) []byte {
 		}
 		dst = append(dst, ']')
 	}
-	if r.MoreNotes != 0 {
+	if more != 0 {
 		dst = append(dst, `,"more_notes":`...)
-		dst = strconv.AppendInt(dst, int64(r.MoreNotes), 10)
+		dst = strconv.AppendInt(dst, int64(more), 10)
 	}
-	if r.TimeUp != "" {
+	if timeUp != "" {
 		dst = append(dst, `,"time_up":`...)
-		dst = appendString(dst, r.TimeUp)
+		dst = appendString(dst, timeUp)
 	}
 	return append(dst, '}')
 }

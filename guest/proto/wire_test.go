@@ -11,7 +11,7 @@ import (
 
 // argTypes are every argument struct the guest decodes, fresh.
 func argTypes() []any {
-	return []any{&ListDirArgs{}, &ReadFileArgs{}, &GrepArgs{}, &GlobArgs{}, &StatArgs{}, &GrepShardArgs{}}
+	return []any{&ListDirArgs{}, &ReadFileArgs{}, &GrepArgs{}, &GlobArgs{}, &StatArgs{}, &GrepShardArgs{}, &GlobShardArgs{}}
 }
 
 var wireInputs = []string{
@@ -192,6 +192,31 @@ func TestAppendGrepShard(t *testing.T) {
 	}
 }
 
+func TestAppendGlobShard(t *testing.T) {
+	for _, r := range []GlobShardResult{
+		{},
+		{Matches: []string{}},
+		{Matches: []string{"a.go", "b/", "c\n\xff<&>"}, Total: 7},
+		{Matches: []string{"x"}, Total: 1, Notes: []GrepNote{{At: "", Text: "x"}, {At: "d\n", Text: "\u2028"}}, MoreNotes: 2, TimeUp: "the time limit"},
+	} {
+		checkGlobShard(t, r)
+	}
+}
+
+func checkGlobShard(t *testing.T, r GlobShardResult) {
+	t.Helper()
+	var esc bytes.Buffer
+	enc := json.NewEncoder(&esc)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r); err != nil {
+		t.Fatal(err)
+	}
+	want := bytes.TrimSuffix(esc.Bytes(), []byte("\n"))
+	if got := AppendGlobShard(nil, &r); !bytes.Equal(got, want) {
+		t.Fatalf("AppendGlobShard(%+v)\n got %s\nwant %s", r, got, want)
+	}
+}
+
 func checkGrepShard(t *testing.T, r GrepShardResult) {
 	t.Helper()
 	var esc bytes.Buffer
@@ -216,9 +241,11 @@ func FuzzWire(f *testing.F) {
 		checkArgs(t, in, &GrepArgs{})
 		checkArgs(t, in, &ReadFileArgs{})
 		checkArgs(t, in, &GrepShardArgs{})
+		checkArgs(t, in, &GlobShardArgs{})
 		checkResponse(t, Response{ID: 1, Text: string(in), IsError: len(in)%2 == 0})
 		checkGrepShard(t, GrepShardResult{Parts: []GrepPart{{Path: string(in), Text: string(in), Hits: len(in)}}, More: len(in)%2 == 0})
 		checkGrepShard(t, GrepShardResult{StopAt: string(in), Notes: []GrepNote{{At: string(in), Text: string(in)}}, MoreNotes: len(in), TimeUp: string(in)})
+		checkGlobShard(t, GlobShardResult{Matches: []string{string(in)}, Total: len(in), Notes: []GrepNote{{At: string(in), Text: string(in)}}, TimeUp: string(in)})
 	})
 }
 

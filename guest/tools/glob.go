@@ -3,6 +3,7 @@ package tools
 import (
 	"io/fs"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -15,39 +16,118 @@ import (
 // are left out, so that with the deny-list aside it lists what
 // `git ls-files -co --exclude-standard` lists (and the folders).
 func glob(fsys fs.FS, a proto.GlobArgs, lim proto.Limits) (string, error) {
+	f, err := runGlob(fsys, a, lim, dealer{shards: 1})
+	if err != nil {
+		return "", err
+	}
+	return globAnswer(a, f.keep, f.total, f.notes.list, f.notes.more, f.notes.late), nil
+}
+
+// globShard is one shard of a glob split over several instances
+// (proto.GlobShard): its share's matches, for MergeGlob, as JSON.
+func globShard(fsys fs.FS, a proto.GlobShardArgs, lim proto.Limits) (string, error) {
+	if a.Shards < 2 || a.Shard < 0 || a.Shard >= a.Shards {
+		return "", errorf("invalid arguments for %s: shard %d of %d", proto.GlobShard, a.Shard, a.Shards)
+	}
+	f, err := runGlob(fsys, a.GlobArgs, lim, dealer{shard: a.Shard, shards: a.Shards})
+	if err != nil {
+		return "", err
+	}
+	r := proto.GlobShardResult{Matches: make([]string, len(f.keep)), Total: f.total, MoreNotes: f.notes.more, TimeUp: f.notes.late}
+	for i, p := range f.keep {
+		r.Matches[i] = strconv.Quote(p) // a name's bytes that are not UTF-8 would not survive JSON
+	}
+	for _, n := range f.notes.list {
+		r.Notes = append(r.Notes, proto.GrepNote{At: n.at, Text: n.text})
+	}
+	return string(proto.AppendGlobShard(nil, &r)), nil
+}
+
+// MergeGlob merges the answers of a glob's shards (host/fanout) into the
+// answer one instance gives: the first matches of all, sorted, and the
+// count and notes of all.
+func MergeGlob(args []byte, lim proto.Limits, shards []proto.GlobShardResult) proto.Response {
+	var a proto.GlobArgs
+	proto.DecodeArgs(args, &a) // the shards decoded the same bytes without error
+	var keep []string
+	total := 0
+	notes := make([]shardNotes, len(shards))
+	for i, r := range shards {
+		for _, m := range r.Matches {
+			if p, err := strconv.Unquote(m); err == nil {
+				keep = append(keep, p)
+			}
+		}
+		total += r.Total
+		notes[i] = shardNotes{r.Notes, r.MoreNotes, r.TimeUp}
+	}
+	slices.Sort(keep)
+	keep = keep[:min(len(keep), globLimit(lim))]
+	list, more, late := mergeNotes(notes, "", false)
+	return proto.Response{Text: globAnswer(a, keep, total, list, more, late)}
+}
+
+// globFound is what a glob's walk found: its first matches (sorted, at
+// most the cap), how many in all, and the notes of the walk.
+type globFound struct {
+	keep  []string
+	total int
+	notes *walkNotes
+}
+
+// globLimit is the cap on the matches a glob shows.
+func globLimit(lim proto.Limits) int {
+	if lim.MaxResults <= 0 {
+		return proto.DefaultMaxResults
+	}
+	return lim.MaxResults
+}
+
+// runGlob walks for a glob, only its share (deal) of the tree when the
+// glob is split over several instances.
+func runGlob(fsys fs.FS, a proto.GlobArgs, lim proto.Limits, deal dealer) (*globFound, error) {
 	const tool = proto.Glob
 	if err := checkGlob(a.Pattern); err != nil {
-		return "", err
+		return nil, err
 	}
 	start, err := cleanPath(a.Path)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	limit := lim.MaxResults
-	if limit <= 0 {
-		limit = proto.DefaultMaxResults
-	}
+	limit := globLimit(lim)
 	info, err := fs.Stat(fsys, start)
 	if err != nil {
-		return "", fsError(tool, a.Path, err)
+		return nil, fsError(tool, a.Path, err)
 	}
 	if !info.IsDir() {
-		return "", errorf("not a folder: %s", displayPath(a.Path))
+		return nil, errorf("not a folder: %s", displayPath(a.Path))
 	}
 
 	// Matches are kept sorted and cut to the cap every so often, so that a
 	// pattern like "**" over a huge tree costs memory for the cap only;
 	// beyond it they are just counted.
-	var keep []string
-	total := 0
-	notes := &walkNotes{}
+	f := &globFound{notes: &walkNotes{}}
+	if deal.shards > 1 {
+		f.notes.keep = maxShardNotes
+	}
 	// matchGlob's preparation of the pattern, done once, not per path.
 	pat, dirPat := globPattern(a.Pattern), strings.HasSuffix(a.Pattern, "/")
 	// The matches are sorted at the end, so the walk need not sort a
 	// folder's files, and passes over those the name alone rules out.
-	opts := walkOptions{noIgnore: lim.NoIgnore, anyOrder: true, skipIn: skipAll(globFileFilter(pat))}
-	err = walkTreeWith(fsys, start, opts, newDeadline(lim), notes, func(p string, d fs.DirEntry) error {
+	opts := walkOptions{noIgnore: lim.NoIgnore, anyOrder: true, skipIn: deal.skipIn(start, globFileFilter(pat))}
+	err = walkTreeWith(fsys, start, opts, newDeadline(lim), f.notes, func(p string, d fs.DirEntry) error {
 		isDir := d.IsDir()
+		if isDir && deal.shards > 1 {
+			// A folder above the units is walked by every shard and
+			// reported by the first; a folder unit by its own shard.
+			switch depth := deal.depth(start, p); {
+			case depth == shardDepth && !deal.mineDir():
+				return fs.SkipDir
+			case depth < shardDepth && deal.shard != 0:
+				return nil
+			}
+		}
+		// A file unit of another shard was left out of the listing.
 		rel := p
 		if start != "." {
 			rel = p[len(start)+1:]
@@ -58,27 +138,34 @@ func glob(fsys fs.FS, a proto.GlobArgs, lim proto.Limits) (string, error) {
 		if ok, _ := doublestar.Match(pat, rel); !ok {
 			return nil
 		}
-		total++
+		f.total++
 		if isDir {
 			p += "/"
 		}
-		keep = append(keep, p)
-		if len(keep) > 2*limit {
-			slices.Sort(keep)
-			keep = slices.Delete(keep, limit, len(keep))
+		f.keep = append(f.keep, p)
+		if len(f.keep) > 2*limit {
+			slices.Sort(f.keep)
+			f.keep = slices.Delete(f.keep, limit, len(f.keep))
 		}
 		return nil
 	})
 	if err != nil {
-		return "", fsError(tool, a.Path, err)
+		return nil, fsError(tool, a.Path, err)
 	}
+	slices.Sort(f.keep)
+	if len(f.keep) > limit {
+		f.keep = f.keep[:limit]
+	}
+	return f, nil
+}
+
+// globAnswer is a glob's answer: its first matches, sorted, how many more
+// there are, and the walk's notes. A single glob and MergeGlob both answer
+// through it, so they agree by construction.
+func globAnswer(a proto.GlobArgs, keep []string, total int, notes []walkNote, moreNotes int, late string) string {
 	var b strings.Builder
 	if total == 0 {
 		fmtTo(&b, "no files match %s in %s\n", a.Pattern, displayPath(a.Path))
-	}
-	slices.Sort(keep)
-	if len(keep) > limit {
-		keep = keep[:limit]
 	}
 	for _, p := range keep {
 		b.WriteString(quotePath(p))
@@ -87,8 +174,8 @@ func glob(fsys fs.FS, a proto.GlobArgs, lim proto.Limits) (string, error) {
 	if total > len(keep) {
 		fmtTo(&b, "... %d more matches\n", total-len(keep))
 	}
-	notes.write(&b)
-	return strings.TrimSuffix(b.String(), "\n"), nil
+	writeNotes(&b, notes, moreNotes, late)
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // maxGlobAlternatives bounds how many patterns a glob's braces stand for.

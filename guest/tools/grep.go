@@ -125,7 +125,7 @@ func runGrep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits, shard, shards int) 
 	}
 
 	g := &grepper{fsys: fsys, m: m, strict: strict, buf: make([]byte, grepBufSize), maxBuf: maxLineBuf, max: grepMax(a, lim),
-		mode: grepMode(a), sep: len(grepSep(a)), shard: shard, shards: max(shards, 1),
+		mode: grepMode(a), sep: len(grepSep(a)), dealer: dealer{shard: shard, shards: max(shards, 1)},
 		dl: newDeadline(lim), notes: &walkNotes{}}
 	if g.shards > 1 {
 		g.notes.keep = maxShardNotes
@@ -256,8 +256,7 @@ type grepper struct {
 	cuts []int  // where out may be cut, one per hit
 	stop bool   // a cap was reached in this file
 
-	shard, shards int // this instance's share of a sharded grep
-	dirs          int // folder units dealt so far, in walk order
+	dealer // this instance's share of a sharded grep
 
 	dl    *deadline
 	piece int  // bytes searched between looks at the clock (grepPiece, less in tests)
@@ -268,97 +267,6 @@ type grepper struct {
 	notes    *walkNotes
 	stopAt   string // the file at which more was set: the walk stopped there
 }
-
-// shardDepth is the depth (below grep's path) of the units a sharded grep
-// deals out: every folder at this depth and every file down to it is a
-// unit, a folder dealt in turn (mineDir), a file by a hash of its path
-// (mine); whatever lies deeper goes with the folder it is in. Each shard still lists the folders above that depth
-// (a few hundred entries in Go's source tree), less the files dealt to the
-// others, but walks only its own subtrees, so no walking is done twice
-// below it. Depth 2 splits a source tree finely enough that the shards
-// finish together.
-const shardDepth = 2
-
-// depth is how far below start p lies (1 for start's entries), at most
-// shardDepth+1 (deeper than the units). Without
-// sharding every path counts as deeper than the units, so all is searched.
-func (g *grepper) depth(start, p string) int {
-	if g.shards <= 1 {
-		return shardDepth + 1
-	}
-	rel := p
-	if start != "." && len(p) > len(start) && p[len(start)] == '/' && strings.HasPrefix(p, start) {
-		rel = p[len(start)+1:] // TrimPrefix(p, start+"/") without making start+"/" each time
-	}
-	// Only whether it is above, at or below shardDepth matters: count the
-	// slashes up to that (a deep path's are not all counted).
-	d := 1
-	for d <= shardDepth {
-		i := strings.IndexByte(rel, '/')
-		if i < 0 {
-			break
-		}
-		rel = rel[i+1:]
-		d++
-	}
-	return d
-}
-
-// mineDir deals the next folder unit in walk order and reports whether
-// it is this shard's. Every shard walks the folder units in the same
-// order, so they agree, and the heavy units alternate exactly.
-func (g *grepper) mineDir() bool {
-	k := g.dirs
-	g.dirs++
-	return k%g.shards == g.shard
-}
-
-// mine reports whether the file unit at p (as the walk names it) is this
-// shard's. File units are dealt by a hash of their path, so that a shard
-// can leave the others' files out of a folder's listing before making
-// entries for them (skipIn); there are many, and each is small, so a hash
-// shares them out evenly enough.
-func (g *grepper) mine(p string) bool {
-	return g.dealt(fnvString(fnvBasis, p))
-}
-
-// dealt is the shard of a unit whose path hashes to h: the hash's high
-// bits, FNV's best mixed (its low bit is the parity of the odd bytes).
-func (g *grepper) dealt(h uint32) bool {
-	return int(uint64(h)*uint64(g.shards)>>32) == g.shard
-}
-
-// skipIn is the walk's skipIn for a grep from start: in a folder whose
-// files are units, the files dealt to other shards; and everywhere, those
-// the glob's name test (may be nil) rules out.
-func (g *grepper) skipIn(start string, globSkip func(string) bool) func(string) func(string) bool {
-	if g.shards <= 1 {
-		return skipAll(globSkip)
-	}
-	return func(dir string) func(string) bool {
-		if dir != start && g.depth(start, dir) >= shardDepth {
-			return globSkip // its files go with their folder
-		}
-		h := fnvBasis
-		if dir != "." {
-			h = fnvString(fnvString(h, dir), "/") // the hash of joinPath(dir, name), name to come
-		}
-		return func(name string) bool {
-			return globSkip != nil && globSkip(name) || !g.dealt(fnvString(h, name))
-		}
-	}
-}
-
-// fnvString continues the 32-bit FNV-1a hash h over s.
-func fnvString(h uint32, s string) uint32 {
-	for i := 0; i < len(s); i++ {
-		h ^= uint32(s[i])
-		h *= 16777619
-	}
-	return h
-}
-
-const fnvBasis uint32 = 2166136261
 
 // search greps one file and, if it has hits and is not binary, adds its
 // part. The caps are checked here and while the file is searched, so that

@@ -42,30 +42,49 @@ func MergeGrep(args []byte, lim proto.Limits, shards []proto.GrepShardResult) pr
 			stop, stopped = r.StopAt, true
 		}
 	}
-	var notes []walkNote
-	moreNotes, late := 0, ""
-	seen := map[string]int{} // text -> index in notes
+	notes := make([]shardNotes, len(shards))
+	for i, r := range shards {
+		notes[i] = shardNotes{r.Notes, r.MoreNotes, r.TimeUp}
+	}
+	list, moreNotes, late := mergeNotes(notes, stop, stopped)
+	return proto.Response{Text: ans.finish(a, list, moreNotes, late)}
+}
+
+// shardNotes are the notes of one shard's answer.
+type shardNotes struct {
+	notes  []proto.GrepNote
+	more   int
+	timeUp string
+}
+
+// mergeNotes merges the shards' notes as one walk would have made them:
+// each text once, at the earliest place it arose, in walk order, without
+// those past stop when stopped (where one instance would have stopped);
+// more counts those the shards had past the ones they sent, and late is
+// a deadline's note from any shard.
+func mergeNotes(shards []shardNotes, stop string, stopped bool) (list []walkNote, more int, late string) {
+	seen := map[string]int{} // text -> index in list
 	for _, r := range shards {
-		moreNotes += r.MoreNotes
+		more += r.more
 		if late == "" {
-			late = r.TimeUp
+			late = r.timeUp
 		}
-		for _, n := range r.Notes {
+		for _, n := range r.notes {
 			if stopped && walkOrder(n.At, stop) > 0 {
 				continue
 			}
 			if i, ok := seen[n.Text]; ok {
-				if walkOrder(n.At, notes[i].at) < 0 {
-					notes[i].at = n.At
+				if walkOrder(n.At, list[i].at) < 0 {
+					list[i].at = n.At
 				}
 				continue
 			}
-			seen[n.Text] = len(notes)
-			notes = append(notes, walkNote{at: n.At, text: n.Text})
+			seen[n.Text] = len(list)
+			list = append(list, walkNote{at: n.At, text: n.Text})
 		}
 	}
-	slices.SortStableFunc(notes, func(x, y walkNote) int { return walkOrder(x.at, y.at) })
-	return proto.Response{Text: ans.finish(a, notes, moreNotes, late)}
+	slices.SortStableFunc(list, func(x, y walkNote) int { return walkOrder(x.at, y.at) })
+	return list, more, late
 }
 
 // grepAnswer is grep's answer being written: the hits taken so far.

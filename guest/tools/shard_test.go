@@ -99,3 +99,68 @@ func TestWalkOrder(t *testing.T) {
 		t.Fatal("walkOrder disagrees with fs.WalkDir")
 	}
 }
+
+// TestShardedGlobEqualsOne: splitting a glob over any number of shards and
+// merging gives exactly the answer of one instance: the cap, the count of
+// the rest, folders above the units and folder units, the notes.
+func TestShardedGlobEqualsOne(t *testing.T) {
+	root := t.TempDir()
+	for i := 0; i < 40; i++ {
+		dir := filepath.Join(root, fmt.Sprintf("d%d", i%7), fmt.Sprintf("s%d", i%3))
+		os.MkdirAll(dir, 0o755)
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d.txt", i)), nil, 0o644)
+	}
+	os.WriteFile(filepath.Join(root, "d1-x.txt"), nil, 0o644)
+	os.WriteFile(filepath.Join(root, "d2", "top.go"), nil, 0o644)
+	os.MkdirAll(filepath.Join(root, "d4", "s2", "deep", "er"), 0o755)
+	os.WriteFile(filepath.Join(root, "d4", "s2", "deep", "er", "x.txt"), nil, 0o644)
+	os.Symlink("d1", filepath.Join(root, "d5", "link"))
+	os.WriteFile(filepath.Join(root, "d6", "bad\xffname.txt"), nil, 0o644) // not UTF-8: must survive the shard's JSON
+	os.WriteFile(filepath.Join(root, "d3", ".gitignore"), bigIgnore().Data, 0o644)
+	os.WriteFile(filepath.Join(root, "d5", "s1", ".gitignore"), bigIgnore().Data, 0o644)
+	os.MkdirAll(filepath.Join(root, "wide"), 0o755)
+	for i := 0; i < 200; i++ {
+		os.WriteFile(filepath.Join(root, "wide", fmt.Sprintf("w%03d.txt", i)), nil, 0o644)
+	}
+	for _, fsys := range []fs.FS{os.DirFS(root), wasifs.New(root)} {
+		for _, args := range []string{`{"pattern":"**"}`, `{"pattern":"**/*.txt"}`, `{"pattern":"**/s1/"}`, `{"pattern":"*"}`,
+			`{"pattern":"**/w1*"}`, `{"pattern":"nothing"}`, `{"pattern":"**","path":"d4"}`, `{"pattern":"**/link"}`, `{"pattern":"a{"}`} {
+			for _, lim := range []proto.Limits{{}, {MaxResults: 5}} {
+				one := Run(fsys, proto.Request{Tool: proto.Glob, Args: json.RawMessage(args), Limits: lim})
+				for n := 2; n <= 5; n++ {
+					var shards []proto.GlobShardResult
+					var got proto.Response
+					for s := 0; s < n; s++ {
+						a := fmt.Sprintf(`{"shard":%d,"shards":%d,%s`, s, n, args[1:])
+						r := Run(fsys, proto.Request{Tool: proto.GlobShard, Args: json.RawMessage(a), Limits: lim})
+						if r.IsError {
+							got = r
+							break
+						}
+						var res proto.GlobShardResult
+						if err := json.Unmarshal([]byte(r.Text), &res); err != nil {
+							t.Fatalf("shard %d of %d answered %q: %v", s, n, r.Text, err)
+						}
+						shards = append(shards, res)
+					}
+					if !got.IsError {
+						got = MergeGlob(json.RawMessage(args), lim, shards)
+					}
+					if got.Text != one.Text || got.IsError != one.IsError {
+						t.Fatalf("%s %+v with %d shards:\n%s\nwant:\n%s", args, lim, n, got.Text, one.Text)
+					}
+					if args == `{"pattern":"**/*.txt"}` && lim.MaxResults == 0 {
+						for s, r := range shards {
+							if r.Total < 240/n/2 {
+								t.Errorf("shard %d of %d matched %d of 241 files", s, n, r.Total)
+							}
+						}
+						if !strings.Contains(got.Text, ".gitignore is larger than") {
+							t.Fatalf("no notes in:\n%s", got.Text)
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -70,6 +70,7 @@ func handlers() map[string]handler {
 		proto.Glob:      tool(glob),
 		proto.Stat:      tool(func(fsys fs.FS, a proto.StatArgs, _ proto.Limits) (string, error) { return stat(fsys, a) }),
 		proto.GrepShard: tool(grepShard),
+		proto.GlobShard: tool(globShard),
 	}
 }
 

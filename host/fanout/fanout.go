@@ -1,14 +1,14 @@
-// Package fanout splits a grep over several guest instances and merges
-// their answers into exactly the answer one instance gives.
+// Package fanout splits a grep or a glob over several guest instances and
+// merges their answers into exactly the answer one instance gives.
 //
-// A grep over a large tree is bound by one core in one guest: wasm runs
-// single-threaded. [Grep] is a decorator around any executor that runs
+// A walk over a large tree is bound by one core in one guest: wasm runs
+// single-threaded. [Splitter] is a decorator around any executor that runs
 // concurrent calls in parallel (host/runner with Config.Parallel > 1): it
-// sends a grep as several proto.GrepShard calls at once, each walking the
-// tree but searching only its share of the files, and merges their per-file
-// hits with guest/tools' MergeGrep, in walk order and under the same caps
-// and notices. Every other call passes through untouched, so the runner
-// below runs calls and knows no tool.
+// sends a grep as several proto.GrepShard calls at once, and a glob as
+// proto.GlobShard calls, each walking only its share of the tree, and
+// merges their answers with guest/tools' MergeGrep and MergeGlob, in walk
+// order and under the same caps and notices. Every other call passes
+// through untouched, so the runner below runs calls and knows no tool.
 package fanout
 
 import (
@@ -28,30 +28,39 @@ type Executor interface {
 	Close() error
 }
 
-// Grep is an Executor that splits each grep into Shards concurrent
-// grep_shard calls to Next and merges them. Build it with [New].
-type Grep struct {
+// Splitter is an Executor that splits each grep and glob into Shards
+// concurrent shard calls to Next and merges them. Build it with [New].
+type Splitter struct {
 	Next   Executor
 	Shards int // at least 2
 }
 
-// New wraps next so that a grep is split into shards calls; with shards <= 1
-// it returns next itself. shards should be at most how many calls next runs
-// at once (runner.Runner.Parallel): more only queue.
+// New wraps next so that a grep or glob is split into shards calls; with
+// shards <= 1 it returns next itself. shards should be at most how many
+// calls next runs at once (runner.Runner.Parallel): more only queue.
 func New(next Executor, shards int) Executor {
 	if shards <= 1 {
 		return next
 	}
-	return &Grep{Next: next, Shards: shards}
+	return &Splitter{Next: next, Shards: shards}
 }
 
-// Exec runs req: a grep split over the shards, anything else as it is. An
-// error of any shard is the call's error; a shard's error answer (every
-// shard reports the same one, a bad pattern say) is the answer.
-func (g *Grep) Exec(ctx context.Context, req proto.Request) (proto.Response, error) {
-	if req.Tool != proto.Grep {
-		return g.Next.Exec(ctx, req)
+// Exec runs req: a grep or glob split over the shards, anything else as
+// it is. An error of any shard is the call's error; a shard's error answer
+// (every shard reports the same one, a bad pattern say) is the answer.
+func (g *Splitter) Exec(ctx context.Context, req proto.Request) (proto.Response, error) {
+	switch req.Tool {
+	case proto.Grep:
+		return split(ctx, g, req, proto.GrepShard, tools.MergeGrep)
+	case proto.Glob:
+		return split(ctx, g, req, proto.GlobShard, tools.MergeGlob)
 	}
+	return g.Next.Exec(ctx, req)
+}
+
+// split sends req as g.Shards calls of the shard tool and merges their
+// answers (each the JSON of an R) with merge.
+func split[R any](ctx context.Context, g *Splitter, req proto.Request, shardTool string, merge func([]byte, proto.Limits, []R) proto.Response) (proto.Response, error) {
 	var args map[string]json.RawMessage
 	if json.Unmarshal(req.Args, &args) != nil || args == nil {
 		return g.Next.Exec(ctx, req) // not an object: the guest explains
@@ -61,7 +70,7 @@ func (g *Grep) Exec(ctx context.Context, req proto.Request) (proto.Response, err
 	var wg sync.WaitGroup
 	for i := range g.Shards {
 		sub := req
-		sub.Tool = proto.GrepShard
+		sub.Tool = shardTool
 		args["shard"], args["shards"] = json.RawMessage(fmt.Sprint(i)), json.RawMessage(fmt.Sprint(g.Shards))
 		sub.Args, _ = json.Marshal(args) // raw members of a decoded object: cannot fail
 		wg.Add(1)
@@ -76,19 +85,19 @@ func (g *Grep) Exec(ctx context.Context, req proto.Request) (proto.Response, err
 			return proto.Response{}, err
 		}
 	}
-	shards := make([]proto.GrepShardResult, g.Shards)
+	shards := make([]R, g.Shards)
 	for i, r := range resps {
 		if r.IsError {
 			return proto.Response{ID: req.ID, Text: r.Text, IsError: true}, nil
 		}
 		if err := json.Unmarshal([]byte(r.Text), &shards[i]); err != nil {
-			return proto.Response{}, fmt.Errorf("fanout: malformed answer of grep shard %d: %w", i, err)
+			return proto.Response{}, fmt.Errorf("fanout: malformed answer of %s %d: %w", shardTool, i, err)
 		}
 	}
-	resp := tools.MergeGrep(req.Args, req.Limits, shards)
+	resp := merge(req.Args, req.Limits, shards)
 	resp.ID = req.ID
 	return resp, nil
 }
 
 // Close closes Next.
-func (g *Grep) Close() error { return g.Next.Close() }
+func (g *Splitter) Close() error { return g.Next.Close() }

@@ -31,7 +31,7 @@ type native struct {
 
 func (n *native) Exec(_ context.Context, req proto.Request) (proto.Response, error) {
 	n.calls.Add(1)
-	if n.err != nil && req.Tool == proto.GrepShard && strings.Contains(string(req.Args), `"shard":1`) {
+	if n.err != nil && (req.Tool == proto.GrepShard || req.Tool == proto.GlobShard) && strings.Contains(string(req.Args), `"shard":1`) {
 		return proto.Response{}, n.err
 	}
 	return tools.Run(n.fsys, req), nil
@@ -61,26 +61,38 @@ var grepArgs = []string{`{"pattern":"hit"}`, `{"pattern":"hit","max_results":7}`
 	`{"pattern":"a(","path":"."}`, `{"pattern":"hit","path":"d3/s0/f03.txt"}`, `{"pattern":"hit","path":"d4"}`,
 	`{"glob":"*.txt","pattern":"again","ignore_case":true}`, `{"pattern":"x","path":"nope"}`}
 
-// TestSplitGrepEqualsOne: a grep through the decorator answers exactly as
-// one call does, error answers included, and other tools pass through.
-func TestSplitGrepEqualsOne(t *testing.T) {
+var globArgs = []string{`{"pattern":"**"}`, `{"pattern":"**/*.txt"}`, `{"pattern":"**/s1/"}`, `{"pattern":"d4/**"}`,
+	`{"pattern":"a{"}`, `{"pattern":"*","path":"nope"}`}
+
+// calls is each split tool's arguments to try.
+var calls = []struct {
+	tool string
+	args []string
+}{{proto.Grep, grepArgs}, {proto.Glob, globArgs}}
+
+// TestSplitEqualsOne: a grep or glob through the decorator answers
+// exactly as one call does, error answers included, and other tools pass
+// through.
+func TestSplitEqualsOne(t *testing.T) {
 	n := &native{fsys: os.DirFS(tree(t))}
 	for shards := 2; shards <= 5; shards++ {
 		ex := fanout.New(n, shards)
-		for _, args := range grepArgs {
-			for _, lim := range []proto.Limits{{}, {MaxResults: 5}} {
-				req := proto.Request{ID: 9, Tool: proto.Grep, Args: json.RawMessage(args), Limits: lim}
-				want := received(t, tools.Run(n.fsys, req))
-				before := n.calls.Load()
-				got, err := ex.Exec(context.Background(), req)
-				if err != nil || got != want {
-					t.Fatalf("%s %+v, %d shards: %+v, %v\nwant %+v", args, lim, shards, got, err, want)
-				}
-				if args == grepArgs[0] && lim.MaxResults == 0 && !strings.Contains(got.Text, "\n[d5/s1/.gitignore is larger than 256 KiB") {
-					t.Fatalf("%s: no note of d5/s1/.gitignore in:\n%s", args, got.Text)
-				}
-				if calls := n.calls.Load() - before; calls != int32(shards) {
-					t.Fatalf("%s: %d calls for %d shards", args, calls, shards)
+		for _, c := range calls {
+			for _, args := range c.args {
+				for _, lim := range []proto.Limits{{}, {MaxResults: 5}} {
+					req := proto.Request{ID: 9, Tool: c.tool, Args: json.RawMessage(args), Limits: lim}
+					want := received(t, tools.Run(n.fsys, req))
+					before := n.calls.Load()
+					got, err := ex.Exec(context.Background(), req)
+					if err != nil || got != want {
+						t.Fatalf("%s %s %+v, %d shards: %+v, %v\nwant %+v", c.tool, args, lim, shards, got, err, want)
+					}
+					if args == c.args[0] && lim.MaxResults == 0 && !strings.Contains(got.Text, "\n[d5/s1/.gitignore is larger than 256 KiB") {
+						t.Fatalf("%s %s: no note of d5/s1/.gitignore in:\n%s", c.tool, args, got.Text)
+					}
+					if calls := n.calls.Load() - before; calls != int32(shards) {
+						t.Fatalf("%s %s: %d calls for %d shards", c.tool, args, calls, shards)
+					}
 				}
 			}
 		}
@@ -105,17 +117,19 @@ func received(t *testing.T, resp proto.Response) proto.Response {
 }
 
 // TestShardErrorIsTheCallsError: when a shard gets no answer, neither does
-// the grep.
+// the grep or glob.
 func TestShardErrorIsTheCallsError(t *testing.T) {
 	boom := errors.New("boom")
 	n := &native{fsys: os.DirFS(tree(t)), err: boom}
-	_, err := fanout.New(n, 3).Exec(context.Background(), proto.Request{ID: 1, Tool: proto.Grep, Args: json.RawMessage(`{"pattern":"hit"}`)})
-	if !errors.Is(err, boom) {
-		t.Fatalf("got %v", err)
+	for _, c := range calls {
+		_, err := fanout.New(n, 3).Exec(context.Background(), proto.Request{ID: 1, Tool: c.tool, Args: json.RawMessage(c.args[0])})
+		if !errors.Is(err, boom) {
+			t.Fatalf("%s: got %v", c.tool, err)
+		}
 	}
 }
 
-// TestThroughRunner runs the split grep in real guest instances of one
+// TestThroughRunner runs the split grep and glob in real guest instances of one
 // runner, against one instance's answer.
 func TestThroughRunner(t *testing.T) {
 	if testing.Short() {
@@ -133,15 +147,17 @@ func TestThroughRunner(t *testing.T) {
 	}
 	ex := fanout.New(r, r.Parallel())
 	defer ex.Close()
-	for _, args := range grepArgs {
-		req := proto.Request{ID: 4, Tool: proto.Grep, Args: json.RawMessage(args)}
-		want, err := r.Exec(ctx, req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := ex.Exec(ctx, req)
-		if err != nil || got != want {
-			t.Fatalf("%s: %+v, %v\nwant %+v", args, got, err, want)
+	for _, c := range calls {
+		for _, args := range c.args {
+			req := proto.Request{ID: 4, Tool: c.tool, Args: json.RawMessage(args)}
+			want, err := r.Exec(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := ex.Exec(ctx, req)
+			if err != nil || got != want {
+				t.Fatalf("%s %s: %+v, %v\nwant %+v", c.tool, args, got, err, want)
+			}
 		}
 	}
 }
