@@ -203,21 +203,13 @@ func TestAppendGlobShard(t *testing.T) {
 	}
 }
 
-func checkGlobShard(t *testing.T, r GlobShardResult) {
-	t.Helper()
-	var esc bytes.Buffer
-	enc := json.NewEncoder(&esc)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(r); err != nil {
-		t.Fatal(err)
-	}
-	want := bytes.TrimSuffix(esc.Bytes(), []byte("\n"))
-	if got := AppendGlobShard(nil, &r); !bytes.Equal(got, want) {
-		t.Fatalf("AppendGlobShard(%+v)\n got %s\nwant %s", r, got, want)
-	}
-}
+func checkGlobShard(t *testing.T, r GlobShardResult) { checkAppend(t, &r, AppendGlobShard) }
 
-func checkGrepShard(t *testing.T, r GrepShardResult) {
+func checkGrepShard(t *testing.T, r GrepShardResult) { checkAppend(t, &r, AppendGrepShard) }
+
+// checkAppend wants the bytes encoding/json (SetEscapeHTML(false)) writes
+// for *r from appendTo.
+func checkAppend[T any](t *testing.T, r *T, appendTo func([]byte, *T) []byte) {
 	t.Helper()
 	var esc bytes.Buffer
 	enc := json.NewEncoder(&esc)
@@ -226,8 +218,8 @@ func checkGrepShard(t *testing.T, r GrepShardResult) {
 		t.Fatal(err)
 	}
 	want := bytes.TrimSuffix(esc.Bytes(), []byte("\n"))
-	if got := AppendGrepShard(nil, &r); !bytes.Equal(got, want) {
-		t.Fatalf("AppendGrepShard(%+v)\n got %s\nwant %s", r, got, want)
+	if got := appendTo(nil, r); !bytes.Equal(got, want) {
+		t.Fatalf("%T %+v\n got %s\nwant %s", r, *r, got, want)
 	}
 }
 

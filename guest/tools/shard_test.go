@@ -47,24 +47,7 @@ func testShardedGrepEqualsOne(t *testing.T, fsys fs.FS) {
 		for _, lim := range []proto.Limits{{}, {MaxResults: 5}} {
 			one := Run(fsys, proto.Request{Tool: proto.Grep, Args: json.RawMessage(args), Limits: lim})
 			for n := 2; n <= 5; n++ {
-				var shards []proto.GrepShardResult
-				var got proto.Response
-				for s := 0; s < n; s++ {
-					a := fmt.Sprintf(`{"shard":%d,"shards":%d,%s`, s, n, args[1:])
-					r := Run(fsys, proto.Request{Tool: proto.GrepShard, Args: json.RawMessage(a), Limits: lim})
-					if r.IsError {
-						got = r // every shard fails alike; the first error is the answer
-						break
-					}
-					var res proto.GrepShardResult
-					if err := json.Unmarshal([]byte(r.Text), &res); err != nil {
-						t.Fatalf("shard %d of %d answered %q: %v", s, n, r.Text, err)
-					}
-					shards = append(shards, res)
-				}
-				if !got.IsError {
-					got = MergeGrep(json.RawMessage(args), lim, shards)
-				}
+				got, shards := runShards(t, fsys, proto.GrepShard, args, lim, n, MergeGrep)
 				if args == `{"pattern":"wide"}` && lim.MaxResults == 0 {
 					for s, r := range shards {
 						if len(r.Parts) < 200/n/2 {
@@ -128,24 +111,7 @@ func TestShardedGlobEqualsOne(t *testing.T) {
 			for _, lim := range []proto.Limits{{}, {MaxResults: 5}} {
 				one := Run(fsys, proto.Request{Tool: proto.Glob, Args: json.RawMessage(args), Limits: lim})
 				for n := 2; n <= 5; n++ {
-					var shards []proto.GlobShardResult
-					var got proto.Response
-					for s := 0; s < n; s++ {
-						a := fmt.Sprintf(`{"shard":%d,"shards":%d,%s`, s, n, args[1:])
-						r := Run(fsys, proto.Request{Tool: proto.GlobShard, Args: json.RawMessage(a), Limits: lim})
-						if r.IsError {
-							got = r
-							break
-						}
-						var res proto.GlobShardResult
-						if err := json.Unmarshal([]byte(r.Text), &res); err != nil {
-							t.Fatalf("shard %d of %d answered %q: %v", s, n, r.Text, err)
-						}
-						shards = append(shards, res)
-					}
-					if !got.IsError {
-						got = MergeGlob(json.RawMessage(args), lim, shards)
-					}
+					got, shards := runShards(t, fsys, proto.GlobShard, args, lim, n, MergeGlob)
 					if got.Text != one.Text || got.IsError != one.IsError {
 						t.Fatalf("%s %+v with %d shards:\n%s\nwant:\n%s", args, lim, n, got.Text, one.Text)
 					}
@@ -163,4 +129,24 @@ func TestShardedGlobEqualsOne(t *testing.T) {
 			}
 		}
 	}
+}
+
+// runShards runs args as n shard calls of tool and merges them as the host
+// does; a shard's error answer (every shard fails alike) is the answer.
+func runShards[R any](t *testing.T, fsys fs.FS, tool, args string, lim proto.Limits, n int, merge func([]byte, proto.Limits, []R) proto.Response) (proto.Response, []R) {
+	t.Helper()
+	var shards []R
+	for s := 0; s < n; s++ {
+		a := fmt.Sprintf(`{"shard":%d,"shards":%d,%s`, s, n, args[1:])
+		r := Run(fsys, proto.Request{Tool: tool, Args: json.RawMessage(a), Limits: lim})
+		if r.IsError {
+			return r, nil
+		}
+		var res R
+		if err := json.Unmarshal([]byte(r.Text), &res); err != nil {
+			t.Fatalf("shard %d of %d answered %q: %v", s, n, r.Text, err)
+		}
+		shards = append(shards, res)
+	}
+	return merge(json.RawMessage(args), lim, shards), shards
 }
