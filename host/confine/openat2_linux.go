@@ -53,8 +53,8 @@ func (r openat2Resolver) openat2(rel string, flags int) (int, error) {
 }
 
 // open opens rel; a regular file is kept on its bare descriptor (rawFile),
-// anything else (a folder, or whatever the caller is about to refuse) goes
-// in an *os.File.
+// a folder too (rawDir), anything else (whatever the caller is about to
+// refuse) goes in an *os.File.
 func (r openat2Resolver) open(rel string) (handle, fs.FileInfo, error) {
 	fd, err := r.openat2(rel, unix.O_RDONLY|unix.O_NONBLOCK)
 	if err != nil {
@@ -65,8 +65,11 @@ func (r openat2Resolver) open(rel string) (handle, fs.FileInfo, error) {
 		unix.Close(fd)
 		return nil, nil, err
 	}
-	if fi.Mode().IsRegular() {
+	switch {
+	case fi.Mode().IsRegular():
 		return &rawFile{fd: fd, rel: rel}, fi, nil
+	case fi.IsDir():
+		return &rawDir{rawFile: rawFile{fd: fd, rel: rel}}, fi, nil
 	}
 	return os.NewFile(uintptr(fd), rel), fi, nil
 }
