@@ -11,9 +11,10 @@ import (
 	"strings"
 )
 
-// The exact command that built tools.wasm (run from the module root; `make guest`):
+// The exact commands that built tools.wasm (run from the module root; `make guest`):
 //
 //	GOOS=wasip1 GOARCH=wasm go build -trimpath -buildvcs=false -ldflags="-s -w" -o guest/tools.wasm ./guest/cmd/moat-tools
+//	go run ./cmd/moat-wasmpack guest/tools.wasm
 //
 //go:embed tools.wasm
 var wasm []byte

@@ -2,6 +2,7 @@ package guest_test
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -57,5 +58,18 @@ func TestBuildID(t *testing.T) {
 	}
 	if !bytes.Contains(guest.Wasm()[:200], []byte(id)) {
 		t.Fatalf("BuildID() = %q is not in the module's first bytes", id)
+	}
+}
+
+// TestReleaseWasmKeepsTheBytes: after ReleaseWasm the module reads the same
+// (its pages come back from the executable), and a second release is as
+// harmless.
+func TestReleaseWasmKeepsTheBytes(t *testing.T) {
+	before := sha256.Sum256(guest.Wasm())
+	for range 2 {
+		guest.ReleaseWasm()
+		if after := sha256.Sum256(guest.Wasm()); after != before {
+			t.Fatal("the module's bytes changed once released")
+		}
 	}
 }

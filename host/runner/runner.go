@@ -113,6 +113,7 @@ type Module struct {
 // bypassed (and cleared), never fatal.
 func Compile(ctx context.Context, cacheDir string) (*Module, error) {
 	m, err := compile(ctx, cacheDir, guest.Wasm())
+	guest.ReleaseWasm() // compiled: the module's bytes need not stay resident
 	if err == nil && m.cached {
 		// wazero has stored (or found) this guest: record that for CacheWarm.
 		os.WriteFile(cacheMarker(cacheDir), nil, 0o600)

@@ -9,6 +9,7 @@
 // Build (reproducibly; the host embeds the result):
 //
 //	GOOS=wasip1 GOARCH=wasm go build -trimpath -buildvcs=false -ldflags="-s -w" -o /tmp/tools.wasm ./guest/cmd/moat-tools
+//	go run ./cmd/moat-wasmpack /tmp/tools.wasm # the data segments joined (make guest does both)
 package main
 
 import (
