@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -346,6 +347,20 @@ func (d *doctor) model(ctx context.Context, b agent.Backend, model, install stri
 		if err := b.CheckModel(ctx, model); err != nil {
 			d.line("model", stMissing, "%s: %v", agent.Sanitize(model, false), err)
 			return
+		}
+		// The OpenAI-compatible API cannot be asked about one model, so
+		// CheckModel lets ask try any name (some servers load a model on
+		// request); the doctor says whether the server lists it.
+		if _, ok := b.(*agent.OpenAI); ok {
+			if ms, err := b.ToolModels(ctx); err == nil && !slices.Contains(ms, model) && !slices.Contains(ms, model+":latest") { // Ollama lists "qwen3:latest" and serves "qwen3"
+				listed := nameListOf(ms[:min(len(ms), 5)])
+				if len(ms) > 5 {
+					listed += fmt.Sprintf(" and %d more", len(ms)-5)
+				}
+				d.line("model", stMissing, "%s is not among the models the server lists (%s); load it there, or pick one of those with --model (a server that loads models on request may still serve it)",
+					agent.Sanitize(model, false), listed)
+				return
+			}
 		}
 		what = agent.Sanitize(model, false) + " is installed"
 		if _, ok := b.(*agent.Ollama); ok {
