@@ -90,17 +90,10 @@ func (f *FS) Stat(name string) (fs.FileInfo, error) {
 // sorted with each name read once: os.ReadDir's sort calls Name twice a
 // comparison, which in a folder of 100,000 entries was a large part of a
 // walk's time under wasm.
-func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {
-	d, err := f.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer d.Close()
-	return f.readDir(d.(*file), name, nil)
-}
+func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) { return f.ReadDirSkip(name, nil) }
 
-// ReadDirSkip is ReadDir without the files (never folders) skipFile rules
-// out, left out before an entry is made for them, as ReadDirAnyOrder
+// ReadDirSkip is ReadDir without the files (never folders) skipFile (may
+// be nil) rules out, left out before an entry is made for them, as ReadDirAnyOrder
 // leaves them out. A sharded grep's shard leaves out the files dealt to
 // the others: in a folder of 100,000 files, half the entries to make,
 // hold and sort.
