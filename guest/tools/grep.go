@@ -177,13 +177,11 @@ func runGrep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits, shard, shards int) 
 			if a.Glob != "" && !globMatch(a.Glob, p) {
 				return nil
 			}
-			// The listing left out the other shards' files (skipIn).
-			if g.depth(start, p) > shardDepth || g.mine(p) {
-				// A file that vanished or is denied is skipped; one the
-				// file system refuses is named, as its folder would be.
-				if err := g.search(p); err != nil && errors.Is(err, proto.ErrnoOSDenied) {
-					g.notes.add(sprintf("not searched: %s (%s)", quotePath(p), osDenied))
-				}
+			// The walk never shows a file of another shard (skipIn). A
+			// file that vanished or is denied is skipped; one the file
+			// system refuses is named, as its folder would be.
+			if err := g.search(p); err != nil && errors.Is(err, proto.ErrnoOSDenied) {
+				g.notes.add(sprintf("not searched: %s (%s)", quotePath(p), osDenied))
 			}
 			switch {
 			case g.late:

@@ -14,8 +14,10 @@ type dealer struct {
 // shardDepth is the depth (below the call's path) of the units a sharded
 // grep or glob deals out: every folder at this depth and every file down
 // to it is a unit, a folder dealt in turn (mineDir), a file by a hash of
-// its path (mine); whatever lies deeper goes with the folder it is in.
-// Each shard still lists the folders above that depth (a few hundred
+// its path (skipIn, which leaves the others' files out of the listing
+// before any entry is made for them; files are many and each is small,
+// so a hash shares them out evenly enough); whatever lies deeper goes
+// with the folder it is in. Each shard still lists the folders above that depth (a few hundred
 // entries in Go's source tree), less the files dealt to the others, but
 // walks only its own subtrees, so no walking is done twice below it.
 // Depth 2 splits a source tree finely enough that the shards finish
@@ -56,17 +58,9 @@ func (d *dealer) mineDir() bool {
 	return k%d.shards == d.shard
 }
 
-// mine reports whether the file unit at p (as the walk names it) is this
-// shard's. File units are dealt by a hash of their path, so that a shard
-// can leave the others' files out of a folder's listing before making
-// entries for them (skipIn); there are many, and each is small, so a hash
-// shares them out evenly enough.
-func (d *dealer) mine(p string) bool {
-	return d.dealt(fnvString(fnvBasis, p))
-}
-
-// dealt is the shard of a unit whose path hashes to h: the hash's high
-// bits, FNV's best mixed (its low bit is the parity of the odd bytes).
+// dealt reports whether a unit whose path hashes to h is this shard's, by
+// the hash's high bits, FNV's best mixed (its low bit is the parity of
+// the odd bytes).
 func (d *dealer) dealt(h uint32) bool {
 	return int(uint64(h)*uint64(d.shards)>>32) == d.shard
 }

@@ -116,7 +116,7 @@ func walkTreeWith(fsys fs.FS, start string, opts walkOptions, dl *deadline, note
 // same path (path.Join still takes any name that is not one component).
 func walkDir(fsys fs.FS, root string, opts walkOptions, fn fs.WalkDirFunc) error {
 	if path.Clean(root) != root {
-		return fs.WalkDir(fsys, root, fn) // the callers clean it; just in case
+		return fs.WalkDir(fsys, root, fn) // without opts: grep and glob always pass a clean root
 	}
 	info, err := fs.Stat(fsys, root)
 	switch {

@@ -174,7 +174,7 @@ func (d *listedDir) index(seed maphash.Seed) {
 	d.slots = make([]uint32, size)
 	distinct := 0
 	for i := range d.ends {
-		s, found := d.findBytes(seed, d.name(i))
+		s, found := d.find(seed, string(d.name(i)))
 		if found {
 			continue
 		}
@@ -198,19 +198,6 @@ func (d *listedDir) find(seed maphash.Seed, name string) (int, bool) {
 			return s, false
 		}
 		if string(d.name(int(v&^slotTaken)-1)) == name {
-			return s, true
-		}
-	}
-}
-
-func (d *listedDir) findBytes(seed maphash.Seed, name []byte) (int, bool) {
-	mask := len(d.slots) - 1
-	for s := int(maphash.Bytes(seed, name)) & mask; ; s = (s + 1) & mask {
-		v := d.slots[s]
-		if v == 0 {
-			return s, false
-		}
-		if string(d.name(int(v&^slotTaken)-1)) == string(name) {
 			return s, true
 		}
 	}
