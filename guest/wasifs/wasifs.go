@@ -20,6 +20,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"sync"
 	"syscall"
 
 	"github.com/moatdev/moat/guest/proto"
@@ -32,6 +33,11 @@ import (
 type FS struct {
 	root   string // with a trailing slash
 	rootFD int    // the root folder, open, where openat can use it; else -1
+	// dirBufs holds fd_readdir's buffers (*[readDirBuf]byte) between
+	// listings: a walk lists thousands of folders, and a buffer made for
+	// each was most of what a grep of 2,000 folders allocated in the
+	// guest (and zeroed, and collected).
+	dirBufs sync.Pool
 }
 
 // New returns the filesystem rooted at dir (in the guest, "/").
@@ -190,6 +196,7 @@ func (f *file) Close() error {
 		return &fs.PathError{Op: "close", Path: f.name, Err: fs.ErrClosed}
 	}
 	f.closed = true
+	f.fsys.closeDir(f)
 	if f.os != nil {
 		return f.os.Close()
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -12,7 +13,10 @@ import (
 // openat2Resolver resolves with Linux openat2: the kernel refuses any path
 // that leaves the root, goes through a symlink or a magic link (/proc/self/..).
 // The walker has already resolved symlinks, so RESOLVE_NO_SYMLINKS holds.
-type openat2Resolver struct{ dir *os.File }
+type openat2Resolver struct {
+	dir  *os.File
+	bufs *sync.Pool // the folders' listing buffers (newDirBufs)
+}
 
 const resolveFlags = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS
 
@@ -21,7 +25,7 @@ func newOpenat2(root string) (resolver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("confine: open root: %w", err)
 	}
-	r := openat2Resolver{dir}
+	r := openat2Resolver{dir, newDirBufs()}
 	// Probe: ENOSYS on kernels before 5.6, EPERM under seccomp filters
 	// (some container runtimes) mean openat2 is unavailable here.
 	fd, err := r.openat2(".", unix.O_PATH|unix.O_DIRECTORY)
@@ -69,7 +73,7 @@ func (r openat2Resolver) open(rel string) (handle, fs.FileInfo, error) {
 	case fi.Mode().IsRegular():
 		return &rawFile{fd: fd, rel: rel}, fi, nil
 	case fi.IsDir():
-		return &rawDir{rawFile: rawFile{fd: fd, rel: rel}}, fi, nil
+		return &rawDir{rawFile: rawFile{fd: fd, rel: rel}, bufs: r.bufs}, fi, nil
 	}
 	return os.NewFile(uintptr(fd), rel), fi, nil
 }

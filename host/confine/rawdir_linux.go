@@ -5,6 +5,7 @@ import (
 	"io"
 	"io/fs"
 	"strings"
+	"sync"
 	"syscall"
 	"unsafe"
 
@@ -25,14 +26,32 @@ var (
 // rawFile, one guest instance uses it from one goroutine at a time.
 type rawDir struct {
 	rawFile
-	buf     []byte
-	pending []dirEnt // listed, not yet returned
+	bufs    *sync.Pool    // where buf comes from and goes back to on Close (of *[dirBuf]byte); nil: its own
+	buf     *[dirBuf]byte // getdents64's, from the first fill to Close
+	pending []dirEnt      // listed, not yet returned
 	eof     bool
 }
 
 // dirBuf is how many bytes one getdents64 fills: about a thousand
-// entries of a source tree.
+// entries of a source tree. A walk opens thousands of folders, so the
+// buffers are pooled (newDirBufs): one for each folder a walk made 70 MB
+// of garbage over a tree of 2,000 folders, most of a glob's allocations.
 const dirBuf = 32 << 10
+
+// newDirBufs is a pool of rawDir buffers, for one resolver's folders.
+func newDirBufs() *sync.Pool {
+	return &sync.Pool{New: func() any { return new([dirBuf]byte) }}
+}
+
+// Close closes the folder and gives its buffer back.
+func (d *rawDir) Close() error {
+	err := d.rawFile.Close()
+	if d.buf != nil && d.bufs != nil {
+		d.bufs.Put(d.buf)
+	}
+	d.buf = nil
+	return err
+}
 
 // ReadDir is os.File.ReadDir: up to n entries (all with n <= 0) in the
 // folder's own order, without "." and "..", and io.EOF once a call with
@@ -83,12 +102,16 @@ func (d *rawDir) Seek(off int64, whence int) (int64, error) {
 // fill reads the next batch into pending, or sets eof.
 func (d *rawDir) fill() error {
 	if d.buf == nil {
-		d.buf = make([]byte, dirBuf)
+		if d.bufs != nil {
+			d.buf = d.bufs.Get().(*[dirBuf]byte)
+		} else {
+			d.buf = new([dirBuf]byte)
+		}
 	}
 	var m int
 	for {
 		var err error
-		m, err = unix.Getdents(d.fd, d.buf)
+		m, err = unix.Getdents(d.fd, d.buf[:])
 		if err == syscall.EINTR {
 			continue
 		}

@@ -79,3 +79,53 @@ func describe(t *testing.T, ents []fs.DirEntry) []string {
 	slices.Sort(out)
 	return out
 }
+
+// TestRawDirPooledBuffer: folders listed one after another through one
+// pool of buffers (as a walk lists them) each list what os.ReadDir lists,
+// and the entries of a folder already closed, its buffer since reused by
+// the next, keep their names.
+func TestRawDirPooledBuffer(t *testing.T) {
+	root := t.TempDir()
+	var dirs []string
+	for _, d := range []string{"first", "second"} {
+		dir := filepath.Join(root, d)
+		os.Mkdir(dir, 0o755)
+		for i := range 2000 {
+			os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-file-with-a-name-long-enough-%04d", d, i)), nil, 0o644)
+		}
+		dirs = append(dirs, dir)
+	}
+	names := func(ents []fs.DirEntry) []string {
+		var out []string
+		for _, e := range ents {
+			out = append(out, e.Name())
+		}
+		slices.Sort(out)
+		return out
+	}
+	pool := newDirBufs()
+	for round := range 5 {
+		var kept [][]fs.DirEntry
+		for _, dir := range dirs {
+			fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := &rawDir{rawFile: rawFile{fd: fd, rel: filepath.Base(dir)}, bufs: pool}
+			ents, err := d.ReadDir(-1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := d.Close(); err != nil || d.buf != nil {
+				t.Fatalf("Close: %v, buffer kept: %v", err, d.buf != nil)
+			}
+			kept = append(kept, ents)
+		}
+		for i, dir := range dirs {
+			want, _ := os.ReadDir(dir)
+			if g, w := names(kept[i]), names(want); !slices.Equal(g, w) {
+				t.Fatalf("round %d, %s: %d names, want %d (first %q, want %q)", round, dir, len(g), len(w), g[0], w[0])
+			}
+		}
+	}
+}
