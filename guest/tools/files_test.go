@@ -3,12 +3,16 @@ package tools
 import (
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"testing/fstest"
 
 	"github.com/moatdev/moat/guest/proto"
+	"github.com/moatdev/moat/guest/wasifs"
 )
 
 // treeFS is the layout most tests share: files, folders, every kind of
@@ -89,12 +93,68 @@ func TestListDirCap(t *testing.T) {
 func TestListDirPages(t *testing.T) {
 	fsys := fstest.MapFS{}
 	const n = 3*maxListEntries + 17
+	var want []string
 	for i := range n {
 		fsys[fmt.Sprintf("d/f%05d", (i*7919)%n)] = file("") // a scrambled order
+		want = append(want, fmt.Sprintf("f%05d", i))
 	}
+	if all := listPages(t, fsys, "d"); !slices.Equal(all, want) {
+		t.Fatalf("pages hold %d entries, want %d (first %q)", len(all), n, all[:min(3, len(all))])
+	}
+	if got := call(t, fsys, proto.ListDir, map[string]any{"path": "d", "offset": n + 1}, proto.Limits{}).Text; got != fmt.Sprintf("(no entries from offset %d: the folder has %d)", n+1, n) {
+		t.Errorf("past the end: %q", got)
+	}
+	if got := call(t, fsys, proto.ListDir, map[string]any{"path": "d", "offset": -1}, proto.Limits{}).Text; !strings.Contains(got, "offset must be 1 or more") {
+		t.Errorf("negative offset: %q", got)
+	}
+}
+
+// TestListDirPagesOnDisk pages through a wide folder on disk through
+// wasifs (in the guest, its ScanDir straight from fd_readdir's buffer):
+// names that share their first 8 bytes and more, names that are prefixes
+// of others, and folders among the files all come in name order.
+func TestListDirPagesOnDisk(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "d")
+	os.Mkdir(dir, 0o755)
+	var want []string
+	for i := range 3*maxListEntries + 17 {
+		name := fmt.Sprintf("a-shared-prefix-%d", (i*7919)%4000)
+		switch i % 5 {
+		case 1:
+			name = strings.Repeat("x", 1+i%12) // x, xx, ... each a prefix of the next
+		case 2:
+			name = fmt.Sprintf("x%d", i)
+		}
+		if slices.Contains(want, name) || slices.Contains(want, name+"/") {
+			continue
+		}
+		if i%9 == 0 {
+			os.Mkdir(filepath.Join(dir, name), 0o755)
+			want = append(want, name+"/")
+			continue
+		}
+		os.WriteFile(filepath.Join(dir, name), nil, 0o644)
+		want = append(want, name)
+	}
+	slices.SortFunc(want, func(a, b string) int { return strings.Compare(strings.TrimSuffix(a, "/"), strings.TrimSuffix(b, "/")) })
+	if all := listPages(t, wasifs.New(root), "d"); !slices.Equal(all, want) {
+		for i := range min(len(all), len(want)) {
+			if all[i] != want[i] {
+				t.Fatalf("pages hold %d entries, want %d; entry %d is %q, want %q", len(all), len(want), i, all[i], want[i])
+			}
+		}
+		t.Fatalf("pages hold %d entries, want %d", len(all), len(want))
+	}
+}
+
+// listPages is every line of list_dir's pages of folder p, the pages'
+// notes left out.
+func listPages(t *testing.T, fsys fs.FS, p string) []string {
+	t.Helper()
 	var all []string
 	for offset := 1; ; {
-		got := call(t, fsys, proto.ListDir, map[string]any{"path": "d", "offset": offset}, proto.Limits{}).Text
+		got := call(t, fsys, proto.ListDir, map[string]any{"path": p, "offset": offset}, proto.Limits{}).Text
 		lines := strings.Split(got, "\n")
 		if len(lines) > 2 && strings.HasPrefix(lines[len(lines)-1], "[offset ") {
 			all = append(all, lines[:len(lines)-2]...)
@@ -103,22 +163,7 @@ func TestListDirPages(t *testing.T) {
 			}
 			continue
 		}
-		all = append(all, lines...)
-		break
-	}
-	if len(all) != n {
-		t.Fatalf("pages hold %d entries, want %d", len(all), n)
-	}
-	for i, l := range all {
-		if want := fmt.Sprintf("f%05d", i); l != want {
-			t.Fatalf("entry %d is %q, want %q", i, l, want)
-		}
-	}
-	if got := call(t, fsys, proto.ListDir, map[string]any{"path": "d", "offset": n + 1}, proto.Limits{}).Text; got != fmt.Sprintf("(no entries from offset %d: the folder has %d)", n+1, n) {
-		t.Errorf("past the end: %q", got)
-	}
-	if got := call(t, fsys, proto.ListDir, map[string]any{"path": "d", "offset": -1}, proto.Limits{}).Text; !strings.Contains(got, "offset must be 1 or more") {
-		t.Errorf("negative offset: %q", got)
+		return append(all, lines...)
 	}
 }
 

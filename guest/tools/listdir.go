@@ -1,6 +1,8 @@
 package tools
 
 import (
+	"bytes"
+	"cmp"
 	"errors"
 	"io"
 	"io/fs"
@@ -72,60 +74,121 @@ func listDir(fsys fs.FS, a proto.ListDirArgs, lim proto.Limits) (string, error) 
 	return strings.TrimSuffix(b.String(), "\n"), nil
 }
 
-// named is a listed entry kept for the page: its name (read once: sorting
-// and comparing a hundred thousand entries through fs.DirEntry's Name
-// method showed in a wide folder's listing) and its type. It holds no
-// fs.DirEntry: wasifs makes a batch's entries in one slice and their names
-// in one string, so one kept entry held its whole batch, and the kept
-// entries of a wide folder held every batch (6 MB for 100,000 entries),
-// which the GC then marked again and again.
+// named is an entry of the page: its name and its type.
 type named struct {
 	name string
 	typ  fs.FileMode
 }
 
 // smallestEntries returns the first limit entries of folder p in name order
-// and how many entries it has in all. It reads the folder in batches and
-// keeps at most 2*limit entries, so memory depends on the cap, not on the
-// folder's width; once it holds limit entries, one that sorts after all of
-// them is only counted.
+// and how many entries it has in all. It keeps at most 2*limit entries, so
+// memory depends on the cap, not on the folder's width; once it holds
+// limit entries, one that sorts after all of them is only counted. The
+// names it keeps are copied into one buffer, and the kept entries are
+// offsets into it: a listing of 100,000 names held no pointer for the
+// GC to mark, and sorting them moved no pointer through a write barrier
+// (both had been a fifth of a wide folder's listing under wasm).
 func smallestEntries(fsys fs.FS, p string, limit int) ([]named, int, error) {
-	byName := func(x, y named) int { return strings.Compare(x.name, y.name) }
-	f, err := fsys.Open(p)
+	type kept struct {
+		key      uint64 // the name's first 8 bytes, big-endian: most comparisons end here
+		off, end uint32 // the name is names[off:end]
+		typ      fs.FileMode
+	}
+	limit = max(limit, 1)
+	var (
+		names, spare []byte
+		keep         []kept
+		total        int
+		bound        string // with bounded, no name from bound on is kept
+		bounded      bool
+	)
+	nameOf := func(k kept) []byte { return names[k.off:k.end] }
+	byName := func(x, y kept) int {
+		if c := cmp.Compare(x.key, y.key); c != 0 {
+			return c
+		}
+		return bytes.Compare(names[x.off:x.end], names[y.off:y.end])
+	}
+	err := scanDir(fsys, p, func(name string, typ fs.FileMode) {
+		total++
+		if bounded && name >= bound {
+			return
+		}
+		off := len(names)
+		names = append(names, name...)
+		keep = append(keep, kept{nameKey(name), uint32(off), uint32(len(names)), typ})
+		if len(keep) < 2*limit {
+			return
+		}
+		// Keep the limit smallest, their names moved to the spare buffer.
+		slices.SortFunc(keep, byName)
+		keep = keep[:limit]
+		spare = spare[:0]
+		for i, k := range keep {
+			at := len(spare)
+			spare = append(spare, nameOf(k)...)
+			keep[i].off, keep[i].end = uint32(at), uint32(len(spare))
+		}
+		names, spare = spare, names
+		bound, bounded = string(nameOf(keep[limit-1])), true
+	})
 	if err != nil {
 		return nil, 0, err
+	}
+	slices.SortFunc(keep, byName)
+	keep = keep[:min(len(keep), limit)]
+	out := make([]named, len(keep))
+	for i, k := range keep {
+		out[i] = named{string(nameOf(k)), k.typ}
+	}
+	return out, total, nil
+}
+
+// nameKey is name's first 8 bytes as a big-endian number, zero-padded:
+// names compare as their keys do, unless the keys are equal. (A file name
+// holds no NUL, so a shorter name's padding sorts before any byte.)
+func nameKey(name string) uint64 {
+	var k uint64
+	for i := range 8 {
+		k <<= 8
+		if i < len(name) {
+			k |= uint64(name[i])
+		}
+	}
+	return k
+}
+
+// scanDir calls fn with the name and type of every entry of folder p:
+// through the filesystem's ScanDir if it has one (wasifs: straight from
+// the listing's buffer, so fn must not keep name), else by ReadDir in
+// batches of readDirBatch.
+func scanDir(fsys fs.FS, p string, fn func(name string, typ fs.FileMode)) error {
+	if s, ok := fsys.(interface {
+		ScanDir(name string, fn func(name string, typ fs.FileMode)) error
+	}); ok {
+		return s.ScanDir(p, fn)
+	}
+	f, err := fsys.Open(p)
+	if err != nil {
+		return err
 	}
 	defer f.Close()
 	dir, ok := f.(fs.ReadDirFile)
 	if !ok {
-		return nil, 0, &fs.PathError{Op: "readdir", Path: p, Err: syscall.ENOTDIR}
+		return &fs.PathError{Op: "readdir", Path: p, Err: syscall.ENOTDIR}
 	}
-	var keep []named
-	total := 0
-	bound, bounded := "", false // with bounded, no entry from bound on is kept
 	for {
 		batch, err := dir.ReadDir(readDirBatch)
-		total += len(batch)
 		for _, e := range batch {
-			if n := e.Name(); !bounded || n < bound {
-				keep = append(keep, named{strings.Clone(n), e.Type()})
-			}
-		}
-		if len(keep) >= 2*limit {
-			slices.SortFunc(keep, byName)
-			clear(keep[limit:])
-			keep = keep[:limit]
-			bound, bounded = keep[limit-1].name, true
+			fn(e.Name(), e.Type())
 		}
 		if errors.Is(err, io.EOF) || (err == nil && len(batch) == 0) {
-			break
+			return nil
 		}
 		if err != nil {
-			return nil, 0, err
+			return err
 		}
 	}
-	slices.SortFunc(keep, byName)
-	return keep[:min(len(keep), limit)], total, nil
 }
 
 // renderEntry shows one entry the way list_dir prints it: folders with a

@@ -4,6 +4,7 @@ package wasifs
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"slices"
 	"strings"
@@ -50,6 +51,26 @@ func (f *FS) readDir(d *file, name string, skipFile func(string) bool) ([]fs.Dir
 		list[i] = e.e
 	}
 	return list, err
+}
+
+// scanDir is ScanDir natively: os.File.ReadDir in batches.
+func (f *FS) scanDir(d *file, name string, fn func(string, fs.FileMode)) error {
+	for {
+		batch, err := d.ReadDir(1024)
+		for _, e := range batch {
+			fn(e.Name(), e.Type())
+		}
+		if errors.Is(err, io.EOF) || err == nil && len(batch) == 0 {
+			return nil
+		}
+		if err != nil {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = &fs.PathError{Op: pe.Op, Path: name, Err: pe.Err}
+			}
+			return err
+		}
+	}
 }
 
 // readDirN is os.File.ReadDir natively.

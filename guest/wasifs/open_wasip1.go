@@ -117,6 +117,52 @@ func (f *FS) readDirAll(d *file, skipFile func(string) bool) ([]fs.DirEntry, err
 	return out, err
 }
 
+// scanDir is ScanDir on the open folder d (name as opened): each batch
+// fd_readdir fills is walked once, and fn sees every name in the buffer.
+func (f *FS) scanDir(d *file, name string, fn func(string, fs.FileMode)) error {
+	r := &dirReader{fd: d.fd, head: &dirHead{fsys: f, dir: name}}
+	defer func() { f.putDirBuf(r.buf) }()
+	r.buf = f.getDirBuf()
+	for !r.eof {
+		var n uint32
+		if errno := fdReaddir(int32(r.fd), &r.buf[0], uint32(len(r.buf)), r.cookie, &n); errno != 0 {
+			return &fs.PathError{Op: "readdirent", Path: name, Err: errno}
+		}
+		b := r.buf[:n]
+		complete := 0
+		for at := 0; at+direntSize <= len(b); complete++ {
+			namlen := int(le32(b[at+16:]))
+			if at+direntSize+namlen > len(b) {
+				break // cut off at the buffer's end: read again from its cookie
+			}
+			r.cookie = le64(b[at:])
+			typ := fileType(b[at+20])
+			nm := ""
+			if namlen > 0 {
+				nm = unsafe.String(&b[at+direntSize], namlen)
+			}
+			at += direntSize + namlen
+			if nm == "" || nm == "." || nm == ".." {
+				continue
+			}
+			if typ == typeUnknown {
+				info, err := f.Lstat(joinName(name, nm))
+				if err != nil {
+					continue // gone since it was listed, as os treats it
+				}
+				typ = info.Mode().Type()
+			}
+			fn(nm, typ)
+		}
+		if int(n) < len(r.buf) {
+			r.eof = true // the host filled less than the buffer: the end
+		} else if complete == 0 {
+			r.buf = make([]byte, 2*len(r.buf)) // one entry longer than the buffer
+		}
+	}
+	return nil
+}
+
 // readDirN is fs.ReadDirFile's ReadDir on d, in the folder's own order,
 // with fd_readdir directly as readDir lists.
 func (f *FS) readDirN(d *file, n int) ([]fs.DirEntry, error) {

@@ -133,6 +133,20 @@ func (f *FS) ReadDirAnyOrder(name string, skipFile func(name string) bool) ([]fs
 	return list, err
 }
 
+// ScanDir calls fn with the name and type of every entry of folder name,
+// in the folder's own order, without "." and "..". Under wasip1 it hands
+// fn each name where fd_readdir left it, making no entry and no string:
+// fn must not keep name. A listing that keeps a few of a folder's
+// entries (list_dir's page of a folder of 100,000) pays for those only.
+func (f *FS) ScanDir(name string, fn func(name string, typ fs.FileMode)) error {
+	d, err := f.Open(name)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return f.scanDir(d.(*file), name, fn)
+}
+
 // Lstat is os.Lstat from the preopen.
 func (f *FS) Lstat(name string) (fs.FileInfo, error) {
 	p, err := f.path("lstat", name)

@@ -193,6 +193,28 @@ func TestReadDirWide(t *testing.T) {
 			t.Fatalf("ReadDirAnyOrder, entry %d: %q %v, want %q %v", i, anyOrder[i].Name(), anyOrder[i].Type(), want[i].Name(), want[i].Type())
 		}
 	}
+	// ScanDir: the same entries, each once, and names that stay whole
+	// across the buffer's end.
+	scanned := map[string]fs.FileMode{}
+	if err := wasifs.New(filepath.Dir(dir)).ScanDir(filepath.Base(dir), func(name string, typ fs.FileMode) {
+		if _, dup := scanned[name]; dup {
+			t.Fatalf("ScanDir: %q twice", name)
+		}
+		scanned[strings.Clone(name)] = typ
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(scanned) != len(want) {
+		t.Fatalf("ScanDir: %d entries, want %d", len(scanned), len(want))
+	}
+	for _, e := range want {
+		if typ, ok := scanned[e.Name()]; !ok || typ != e.Type() {
+			t.Fatalf("ScanDir: %q %v, want %v (listed %v)", e.Name(), typ, e.Type(), ok)
+		}
+	}
+	if err := wasifs.New(filepath.Dir(dir)).ScanDir("no-such-folder", func(string, fs.FileMode) {}); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("ScanDir of a missing folder: %v", err)
+	}
 	// In batches of 7 on an open folder (list_dir's way): the same
 	// entries, each once, then io.EOF.
 	f, err := wasifs.New(filepath.Dir(dir)).Open(filepath.Base(dir))

@@ -527,7 +527,10 @@ func (p *Policy) walkStored(n, s string) (string, bool) {
 // already known not to be denied), is denied. It is Denied for one more
 // component, without re-checking the folders above.
 func (p *Policy) DeniedChild(parent, name string) (rule string, denied bool) {
-	n := normalizeName(name)
+	n := name
+	if !isNormal(name) || strings.IndexByte(name, '/') >= 0 {
+		n = normalizeName(name) // the common name, lower-case ASCII, is its own form
+	}
 	full := func() string {
 		if parent == "." || parent == "" {
 			return n
