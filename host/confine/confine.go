@@ -419,14 +419,34 @@ func filterDir[T any](n int, read func(int) ([]T, error), name func(T) string, v
 // operations go through wazero's adapter of [FS.Open]; Stat, Lstat and
 // Readlink are answered by the walker so that they never open a file.
 //
-// Each guest instance gets its own Mount. Revoke cuts that instance off:
-// every later operation, including reads of files it already holds open,
-// fails with EIO (proto.ErrnoRevoked). The runner uses it to stop a guest that overran its
-// deadline without wazero's per-loop termination checks (see host/runner).
-func (f *FS) Mount() (m experimentalsys.FS, revoke func()) {
-	mt := &mount{AdaptFS: &sysfs.AdaptFS{FS: errnoFS{f, &listing{}}}, f: f}
-	return mt, func() { mt.dead.Store(true) }
+// Each guest instance gets its own Mount, and c controls it (see
+// [MountControl]).
+func (f *FS) Mount() (m experimentalsys.FS, c *MountControl) {
+	seen := &listing{}
+	mt := &mount{AdaptFS: &sysfs.AdaptFS{FS: errnoFS{f, seen}}, f: f}
+	return mt, &MountControl{mt: mt, seen: seen}
 }
+
+// MountControl is what the host does to one guest's mount between and
+// during its calls.
+type MountControl struct {
+	mt   *mount
+	seen *listing
+}
+
+// Revoke cuts the instance off: every later operation, including reads of
+// files it already holds open, fails with EIO (proto.ErrnoRevoked). The
+// runner uses it to stop a guest that overran its deadline without
+// wazero's per-loop termination checks (see host/runner).
+func (c *MountControl) Revoke() { c.mt.dead.Store(true) }
+
+// RememberListings says whether the guest's next folder listings are
+// remembered, so that opening the files they show goes straight to the
+// kernel (FS.openListedFile): worth it for a call that reads what it
+// lists (proto.OpensListed), time and memory lost for one that does not (a
+// glob over 300,000 entries spent a twentieth of its time recording
+// them). Off, it also forgets what was remembered. It is on at first.
+func (c *MountControl) RememberListings(on bool) { c.seen.enable(on) }
 
 // errnoFS reduces errors to their syscall.Errno, the only form wazero's
 // adapter maps to a WASI errno (anything else would reach the guest as EIO).

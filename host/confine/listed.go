@@ -61,6 +61,17 @@ type listing struct {
 	seed maphash.Seed
 	dirs map[string]*listedDir // by canonical folder path
 	held int                   // names held and not taken, in every folder
+	off  bool                  // listings are not remembered (enable)
+}
+
+// enable turns remembering on or off; off forgets every folder.
+func (l *listing) enable(on bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.off = !on
+	if l.off {
+		l.dirs, l.held = nil, 0
+	}
 }
 
 // listedDir is one folder's listed regular files: their names back to
@@ -91,6 +102,9 @@ const (
 func (l *listing) add(dir string, ents []fs.DirEntry) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.off {
+		return
+	}
 	if l.dirs == nil {
 		l.dirs = make(map[string]*listedDir)
 		l.seed = maphash.MakeSeed()

@@ -27,8 +27,8 @@ func TestListedThenSwapped(t *testing.T) {
 				"ROOT/d/", "ROOT/d/fifo.txt: a", "ROOT/d/out.txt: b", "ROOT/d/in.txt: c", "ROOT/d/keep.txt: keep",
 				"ROOT/d/target.txt: inside",
 			}})
-			m, revoke := newFS(t, root, k).Mount()
-			defer revoke()
+			m, ctl := newFS(t, root, k).Mount()
+			defer ctl.Revoke()
 			dir, errno := m.OpenFile("d", experimentalsys.O_DIRECTORY, 0)
 			if errno != 0 {
 				t.Fatal(errno)

@@ -98,3 +98,23 @@ func TestListingAfterIndex(t *testing.T) {
 		t.Errorf("after every listed file was taken: %d folders, %d names held", len(l.dirs), l.held)
 	}
 }
+
+// TestListingOff: with remembering off, a listing is not kept and nothing
+// is taken; turning it off forgets what was kept; on again, it keeps.
+func TestListingOff(t *testing.T) {
+	var l listing
+	l.add("d", []fs.DirEntry{regular("a"), regular("b")})
+	l.enable(false)
+	if l.take("d/a") || len(l.dirs) != 0 || l.held != 0 {
+		t.Fatalf("turned off, still holds %d folders, %d names", len(l.dirs), l.held)
+	}
+	l.add("d", []fs.DirEntry{regular("c")})
+	if l.take("d/c") {
+		t.Fatal("a listing made while off was kept")
+	}
+	l.enable(true)
+	l.add("d", []fs.DirEntry{regular("c")})
+	if !l.take("d/c") {
+		t.Fatal("on again, a listing was not kept")
+	}
+}

@@ -26,8 +26,8 @@ func TestNamesAsTheKernelReadsThem(t *testing.T) {
 				`ROOT/l => a\b.txt`, "ROOT/bad\xffname.txt: byte name", "ROOT/del\x7fname.txt: del name",
 				`ROOT/esc => ..\outside\secret`}})
 			f := newFS(t, root, k)
-			m, revoke := f.Mount()
-			defer revoke()
+			m, ctl := f.Mount()
+			defer ctl.Revoke()
 			for p, want := range map[string]string{
 				`a\b.txt`: "backslash file", "a/b.txt": "slash file", `d\x/in.txt`: "in backslash folder", "l": "backslash file",
 				proto.WASIPath("bad\xffname.txt"): "byte name", proto.WASIPath("del\x7fname.txt"): "del name",

@@ -38,8 +38,8 @@ func TestOSPermissionIsNotPolicy(t *testing.T) {
 				}
 			}
 			t.Cleanup(func() { os.Chmod(filepath.Join(root, "closed"), 0o755) }) // so the temp folder can be removed
-			m, revoke := newFS(t, root, k).Mount()
-			defer revoke()
+			m, ctl := newFS(t, root, k).Mount()
+			defer ctl.Revoke()
 			confinetest.AsUser(t, func() {
 				open := func(p string) experimentalsys.Errno {
 					f, errno := m.OpenFile(p, experimentalsys.O_RDONLY, 0)

@@ -20,8 +20,8 @@ func TestMountIsReadOnly(t *testing.T) {
 		t.Run(k.String(), func(t *testing.T) {
 			root := confinetest.Build(t, confinetest.Case{Layout: []string{"ROOT/a.txt: keep", "ROOT/d/"}})
 			before := tree(t, filepath.Dir(root))
-			m, revoke := newFS(t, root, k).Mount()
-			defer revoke()
+			m, ctl := newFS(t, root, k).Mount()
+			defer ctl.Revoke()
 			for _, fl := range []experimentalsys.Oflag{
 				experimentalsys.O_WRONLY, experimentalsys.O_RDWR, experimentalsys.O_CREAT | experimentalsys.O_EXCL,
 				experimentalsys.O_TRUNC, experimentalsys.O_APPEND, experimentalsys.O_RDONLY | experimentalsys.O_CREAT,

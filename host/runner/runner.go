@@ -298,7 +298,7 @@ func (r *Runner) Parallel() int { return cap(r.slots) }
 // instance is one running guest serving calls over its stdin and stdout.
 type instance struct {
 	cancel context.CancelFunc
-	revoke func() // cuts the instance off its filesystem
+	fsctl  *confine.MountControl // revokes the instance's filesystem, and more
 	stdin  *io.PipeWriter
 	out    *bufio.Reader
 	stderr *limitedBuffer
@@ -310,8 +310,8 @@ func (r *Runner) start() (*instance, error) {
 	ctx, cancel := context.WithCancel(experimental.WithMemoryAllocator(context.Background(), linearMemory()))
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	mount, revoke := r.fs.Mount()
-	in := &instance{cancel: cancel, revoke: revoke, stdin: inW, out: bufio.NewReaderSize(outR, 64<<10),
+	mount, ctl := r.fs.Mount()
+	in := &instance{cancel: cancel, fsctl: ctl, stdin: inW, out: bufio.NewReaderSize(outR, 64<<10),
 		stderr: &limitedBuffer{max: 4096}, exited: make(chan struct{})}
 	fsCfg := wazero.NewFSConfig().(sysfs.FSConfig).WithSysFSMount(mount, "/")
 	mc := wazero.NewModuleConfig().
@@ -359,6 +359,7 @@ func (r *Runner) Exec(ctx context.Context, req proto.Request) (proto.Response, e
 	// The guest stops its own work before this deadline (proto.Limits.TimeLimit),
 	// so an instance abandoned at the deadline is not left computing.
 	req.Limits.TimeLimit = timeLimit(ctx)
+	in.fsctl.RememberListings(proto.OpensListed(req.Tool))
 	resp, err := r.call(ctx, in, req)
 	if err == nil {
 		r.mu.Lock()
@@ -481,7 +482,7 @@ func (r *Runner) fail(in *instance, ioErr error) error {
 // fresh instance. In the isolated child the parent's deadline kills the
 // whole process instead.
 func (r *Runner) kill(in *instance) {
-	in.revoke()
+	in.fsctl.Revoke()
 	in.cancel()
 	in.stdin.CloseWithError(ErrClosed)
 	r.mu.Lock()
