@@ -207,14 +207,17 @@ type dirReader struct {
 	eof     bool
 	pending []dirent // read but not yet returned (readDirN)
 	// skipFile, if set, passes over files (not folders) by name: see
-	// FS.ReadDirAnyOrder. skipped is its verdicts on the batch read.
+	// FS.ReadDirAnyOrder.
 	skipFile func(name string) bool
-	skipped  []bool
+	wanted   []wantedEnt // next's, kept from batch to batch
 }
 
 // next appends the entries of the next batch to ents (without "." and
 // "..").  Entries of a type the host does not give are described by
-// Lstat, as os does.
+// Lstat, as os does. The batch is walked once to find the entries to
+// make (files skipFile rules out are passed over there, before any string
+// is made for them: the test sees the name in the buffer, and must not
+// keep it), and once more over those only, to make them.
 func (r *dirReader) next(ents []dirent) ([]dirent, error) {
 	if r.buf == nil {
 		r.buf = r.head.fsys.getDirBuf()
@@ -224,69 +227,46 @@ func (r *dirReader) next(ents []dirent) ([]dirent, error) {
 		r.eof = true
 		return ents, &fs.PathError{Op: "readdirent", Path: r.head.dir, Err: errno}
 	}
-	// The batch's complete entries and the length of their names.
 	b := r.buf[:n]
-	at, count, size := 0, 0, 0
-	for at+direntSize <= len(b) {
+	wanted, size, complete := r.wanted[:0], 0, 0
+	for at := 0; at+direntSize <= len(b); complete++ {
 		namlen := int(le32(b[at+16:]))
 		if at+direntSize+namlen > len(b) {
 			break // cut off at the buffer's end: read again from its cookie
 		}
+		r.cookie = le64(b[at:])
+		typ := fileType(b[at+20])
+		name := b[at+direntSize : at+direntSize+namlen]
 		at += direntSize + namlen
-		count++
+		if namlen == 0 || name[0] == '.' && (namlen == 1 || namlen == 2 && name[1] == '.') {
+			continue
+		}
+		if r.skipFile != nil && typ != fs.ModeDir && typ != typeUnknown && r.skipFile(unsafe.String(&name[0], namlen)) {
+			continue
+		}
+		wanted = append(wanted, wantedEnt{at - namlen, namlen, typ})
 		size += namlen
 	}
+	r.wanted = wanted
 	if int(n) < len(r.buf) {
 		r.eof = true // the host filled less than the buffer: the end
-	} else if count == 0 {
+	} else if complete == 0 {
 		r.buf = make([]byte, 2*len(r.buf)) // one entry longer than the buffer
 		return ents, nil
-	}
-	// Files the caller can never want (skipFile) are passed over here,
-	// before any string is made for them: the test sees the name in the
-	// buffer, and must not keep it.
-	r.skipped = slices.Grow(r.skipped[:0], count)[:count]
-	if r.skipFile != nil {
-		for i, at := 0, 0; i < count; i++ {
-			namlen := int(le32(b[at+16:]))
-			if t := fileType(b[at+20]); t != fs.ModeDir && t != typeUnknown && namlen > 0 {
-				if r.skipped[i] = r.skipFile(unsafe.String(&b[at+direntSize], namlen)); r.skipped[i] {
-					size -= namlen
-				}
-			} else {
-				r.skipped[i] = false
-			}
-			at += direntSize + namlen
-		}
-	} else {
-		clear(r.skipped)
 	}
 	// One string holds the names of the batch.
 	var names strings.Builder
 	names.Grow(size)
-	for i, at := 0, 0; i < count; i++ {
-		namlen := int(le32(b[at+16:]))
-		if !r.skipped[i] {
-			names.Write(b[at+direntSize : at+direntSize+namlen])
-		}
-		at += direntSize + namlen
+	for _, w := range wanted {
+		names.Write(b[w.at : w.at+w.len])
 	}
 	all := names.String()
-	ents = slices.Grow(ents, count)
-	for i, at, off := 0, 0, 0; i < count; i++ {
-		namlen := int(le32(b[at+16:]))
-		r.cookie = le64(b[at:])
-		typ := b[at+20]
-		at += direntSize + namlen
-		if r.skipped[i] {
-			continue
-		}
-		nm := all[off : off+namlen]
-		off += namlen
-		if nm == "." || nm == ".." {
-			continue
-		}
-		e := dirent{head: r.head, name: nm, typ: fileType(typ)}
+	ents = slices.Grow(ents, len(wanted))
+	off := 0
+	for _, w := range wanted {
+		nm := all[off : off+w.len]
+		off += w.len
+		e := dirent{head: r.head, name: nm, typ: w.typ}
 		if e.typ == typeUnknown {
 			info, err := r.head.fsys.Lstat(joinName(r.head.dir, nm))
 			if err != nil {
@@ -297,6 +277,13 @@ func (r *dirReader) next(ents []dirent) ([]dirent, error) {
 		ents = append(ents, e)
 	}
 	return ents, nil
+}
+
+// wantedEnt is an entry of a batch that next makes: where its name is in
+// the buffer, and its type.
+type wantedEnt struct {
+	at, len int
+	typ     fs.FileMode
 }
 
 // getDirBuf is a buffer for fd_readdir, from the pool if it has one.
