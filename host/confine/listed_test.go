@@ -11,7 +11,9 @@ import (
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 
 	"github.com/moatdev/moat/guest/proto"
+	"github.com/moatdev/moat/host/confine"
 	"github.com/moatdev/moat/host/confine/confinetest"
+	"github.com/moatdev/moat/host/policy"
 )
 
 // TestListedThenSwapped: a guest's mount opens a file its listing showed
@@ -82,5 +84,56 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestListedDenied: what the deny-list refuses stays refused after its
+// folder was listed, whether a built-in rule refuses the name, a --deny
+// rule the path, or a rule the folder above (listed through a folder
+// the guest may see): a listed name is opened without asking the policy
+// again, so the listing must never hold one.
+func TestListedDenied(t *testing.T) {
+	for _, k := range resolvers(t) {
+		t.Run(k.String(), func(t *testing.T) {
+			root := confinetest.Build(t, confinetest.Case{Layout: []string{
+				"ROOT/d/", "ROOT/d/.env: SECRET=1", "ROOT/d/id_rsa: key", "ROOT/d/ok.txt: ok", "ROOT/d/no.txt: no",
+				"ROOT/d/sub/", "ROOT/d/sub/x.txt: x",
+			}})
+			pol, err := policy.New([]string{"d/no.txt", "d/sub"}, nil)
+			must(t, err)
+			f, err := confine.New(root, k, pol)
+			must(t, err)
+			m, ctl := f.Mount()
+			defer ctl.Revoke()
+			dir, errno := m.OpenFile("d", experimentalsys.O_DIRECTORY, 0)
+			if errno != 0 {
+				t.Fatal(errno)
+			}
+			ents, errno := dir.Readdir(-1)
+			dir.Close()
+			if errno != 0 {
+				t.Fatal(errno)
+			}
+			var names []string
+			for _, e := range ents {
+				names = append(names, e.Name)
+			}
+			if len(names) != 1 || names[0] != "ok.txt" {
+				t.Fatalf("listing shows %q, want only ok.txt", names)
+			}
+			for _, name := range []string{"d/.env", "d/id_rsa", "d/no.txt", "d/sub/x.txt", "d/ok.txt"} {
+				f, errno := m.OpenFile(name, experimentalsys.O_RDONLY, 0)
+				if errno == 0 {
+					f.Close()
+				}
+				want := experimentalsys.UnwrapOSError(proto.ErrnoDenied)
+				if name == "d/ok.txt" {
+					want = 0
+				}
+				if errno != want {
+					t.Errorf("open %s after listing: errno %v, want %v", name, errno, want)
+				}
+			}
+		})
 	}
 }
