@@ -109,3 +109,20 @@ func FromWASIPath(p string) string {
 	}
 	return string(b)
 }
+
+// NameKey is name's first 8 bytes as a big-endian number, zero-padded.
+// Names compare as their keys do unless the keys are equal, so a sort of
+// listed names compares them by key first, and most comparisons end
+// there: under wasm a string comparison is a call, a key's is one
+// instruction. (A file name holds no NUL, so a shorter name's padding
+// sorts before any byte of a longer one.)
+func NameKey(name string) uint64 {
+	var k uint64
+	for i := range 8 {
+		k <<= 8
+		if i < len(name) {
+			k |= uint64(name[i])
+		}
+	}
+	return k
+}

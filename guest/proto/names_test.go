@@ -1,6 +1,7 @@
 package proto
 
 import (
+	"cmp"
 	"io/fs"
 	"strconv"
 	"strings"
@@ -74,6 +75,28 @@ func FuzzPathNameQuoted(f *testing.F) {
 	f.Fuzz(func(t *testing.T, name string) {
 		if got := PathName(strconv.Quote(name)); got != name {
 			t.Fatalf("PathName(%s) = %q", strconv.Quote(name), got)
+		}
+	})
+}
+
+// FuzzNameKey: two names without NUL compare as their keys do whenever
+// the keys differ, and names of 8 bytes or fewer with equal keys are
+// equal.
+func FuzzNameKey(f *testing.F) {
+	for _, p := range [][2]string{{"a", "ab"}, {"ab", "a"}, {"f0.go", "f10.go"}, {"a-shared-prefix-1", "a-shared-prefix-2"}, {"\xff", "\x01"}, {"", "x"}} {
+		f.Add(p[0], p[1])
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		if strings.IndexByte(a, 0) >= 0 || strings.IndexByte(b, 0) >= 0 {
+			t.Skip("a file name holds no NUL")
+		}
+		ka, kb := NameKey(a), NameKey(b)
+		if ka != kb {
+			if got, want := cmp.Compare(ka, kb), strings.Compare(a, b); got != want {
+				t.Fatalf("keys of %q and %q compare %d, the names %d", a, b, got, want)
+			}
+		} else if len(a) <= 8 && len(b) <= 8 && a != b {
+			t.Fatalf("%q and %q have one key", a, b)
 		}
 	})
 }

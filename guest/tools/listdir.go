@@ -116,7 +116,7 @@ func smallestEntries(fsys fs.FS, p string, limit int) ([]named, int, error) {
 		}
 		off := len(names)
 		names = append(names, name...)
-		keep = append(keep, kept{nameKey(name), uint32(off), uint32(len(names)), typ})
+		keep = append(keep, kept{proto.NameKey(name), uint32(off), uint32(len(names)), typ})
 		if len(keep) < 2*limit {
 			return
 		}
@@ -142,20 +142,6 @@ func smallestEntries(fsys fs.FS, p string, limit int) ([]named, int, error) {
 		out[i] = named{string(nameOf(k)), k.typ}
 	}
 	return out, total, nil
-}
-
-// nameKey is name's first 8 bytes as a big-endian number, zero-padded:
-// names compare as their keys do, unless the keys are equal. (A file name
-// holds no NUL, so a shorter name's padding sorts before any byte.)
-func nameKey(name string) uint64 {
-	var k uint64
-	for i := range 8 {
-		k <<= 8
-		if i < len(name) {
-			k |= uint64(name[i])
-		}
-	}
-	return k
 }
 
 // scanDir calls fn with the name and type of every entry of folder p:

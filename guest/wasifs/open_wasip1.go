@@ -3,6 +3,7 @@
 package wasifs
 
 import (
+	"cmp"
 	"encoding/binary"
 	"io"
 	"io/fs"
@@ -87,15 +88,26 @@ func (f *FS) readDir(d *file, name string, skipFile func(string) bool) ([]fs.Dir
 	// Sorted by index, not in place: swapping entries (which hold
 	// pointers) ran the GC's write barrier on every move while a
 	// collection was on, which in a folder of 100,000 files was a tenth of
-	// a grep's guest time; an index holds none.
-	idx := make([]int32, len(ents))
-	for i := range idx {
-		idx[i] = int32(i)
+	// a grep's guest time; an index holds none. Each index carries its
+	// name's key (proto.NameKey), which decides most comparisons: sorting
+	// by the names alone was a thirteenth of a grep of such a folder.
+	type byKey struct {
+		key uint64
+		i   int32
 	}
-	slices.SortFunc(idx, func(x, y int32) int { return strings.Compare(ents[x].name, ents[y].name) })
+	idx := make([]byKey, len(ents))
+	for i := range idx {
+		idx[i] = byKey{proto.NameKey(ents[i].name), int32(i)}
+	}
+	slices.SortFunc(idx, func(x, y byKey) int {
+		if x.key != y.key {
+			return cmp.Compare(x.key, y.key)
+		}
+		return strings.Compare(ents[x.i].name, ents[y.i].name)
+	})
 	out := make([]fs.DirEntry, len(ents))
 	for i, k := range idx {
-		out[i] = &ents[k]
+		out[i] = &ents[k.i]
 	}
 	return out, err
 }
