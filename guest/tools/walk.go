@@ -139,7 +139,11 @@ func walkDirFrom(fsys fs.FS, name string, d fs.DirEntry, fn fs.WalkDirFunc, opts
 	var skip func(string) bool
 	dirs, enter, err := visitDir(name, d, fn, func() ([]fs.DirEntry, error) {
 		if skip = opts.skipFor(name); skip != nil {
-			return readDirSkip(fsys, name, skip)
+			ents, left, err := readDirSkip(fsys, name, skip)
+			if left {
+				skip = nil // the listing holds none of them
+			}
+			return ents, err
 		}
 		return fs.ReadDir(fsys, name)
 	})
@@ -192,7 +196,11 @@ func walkDirAnyOrder(fsys fs.FS, name string, d fs.DirEntry, fn fs.WalkDirFunc, 
 	var skip func(string) bool
 	ents, enter, err := visitDir(name, d, fn, func() ([]fs.DirEntry, error) {
 		skip = opts.skipFor(name)
-		return readDirAnyOrder(fsys, name, skip)
+		ents, left, err := readDirAnyOrder(fsys, name, skip)
+		if left {
+			skip = nil // the listing holds none of them
+		}
+		return ents, err
 	})
 	if !enter {
 		return err
@@ -229,27 +237,31 @@ func walkDirAnyOrder(fsys fs.FS, name string, d fs.DirEntry, fn fs.WalkDirFunc, 
 }
 
 // readDirAnyOrder lists a folder in its own order, without the files skip
-// rules out, where the file system can (wasifs.FS.ReadDirAnyOrder), else
-// as fs.ReadDir does (the walk applies skip either way).
-func readDirAnyOrder(fsys fs.FS, name string, skip func(string) bool) ([]fs.DirEntry, error) {
+// rules out (left) where the file system can (wasifs.FS.ReadDirAnyOrder),
+// else as fs.ReadDir does, and then the walk applies skip.
+func readDirAnyOrder(fsys fs.FS, name string, skip func(string) bool) (ents []fs.DirEntry, left bool, err error) {
 	if a, ok := fsys.(interface {
 		ReadDirAnyOrder(name string, skipFile func(string) bool) ([]fs.DirEntry, error)
 	}); ok {
-		return a.ReadDirAnyOrder(name, skip)
+		ents, err = a.ReadDirAnyOrder(name, skip)
+		return ents, true, err
 	}
-	return fs.ReadDir(fsys, name)
+	ents, err = fs.ReadDir(fsys, name)
+	return ents, false, err
 }
 
 // readDirSkip lists a folder sorted by name without the files skip rules
-// out, where the file system can (wasifs.FS.ReadDirSkip), else as
-// fs.ReadDir does (the walk applies skip either way).
-func readDirSkip(fsys fs.FS, name string, skip func(string) bool) ([]fs.DirEntry, error) {
+// out (left) where the file system can (wasifs.FS.ReadDirSkip), else as
+// fs.ReadDir does, and then the walk applies skip.
+func readDirSkip(fsys fs.FS, name string, skip func(string) bool) (ents []fs.DirEntry, left bool, err error) {
 	if a, ok := fsys.(interface {
 		ReadDirSkip(name string, skipFile func(string) bool) ([]fs.DirEntry, error)
 	}); ok {
-		return a.ReadDirSkip(name, skip)
+		ents, err = a.ReadDirSkip(name, skip)
+		return ents, true, err
 	}
-	return fs.ReadDir(fsys, name)
+	ents, err = fs.ReadDir(fsys, name)
+	return ents, false, err
 }
 
 // joinEntry is path.Join(dir, name) for a clean dir, without cleaning

@@ -284,7 +284,9 @@ func (r *dirReader) next(ents []dirent) ([]dirent, error) {
 			if err != nil {
 				continue // gone since it was listed, as os treats it
 			}
-			e.typ = info.Mode().Type()
+			if e.typ = info.Mode().Type(); e.typ != fs.ModeDir && r.skipFile != nil && r.skipFile(nm) {
+				continue // a file after all, and one the caller never wants
+			}
 		}
 		ents = append(ents, e)
 	}
