@@ -70,10 +70,10 @@ func (g *grepper) searchFile(p string) (sc fileScan, nulAt int64, err error) {
 			copy(nb, g.buf[:carry])
 			g.buf = nb
 		}
-		n, rerr := io.ReadFull(f, g.buf[carry:])
-		// ReadFull returns these two unwrapped; errors.Is only for the rest
+		n, rerr := readFull(f, g.buf[carry:])
+		// readFull returns io.EOF unwrapped; errors.Is only for the rest
 		// (under wasm its interface checks cost a little per file).
-		eof := rerr == io.EOF || rerr == io.ErrUnexpectedEOF || rerr != nil && (errors.Is(rerr, io.EOF) || errors.Is(rerr, io.ErrUnexpectedEOF))
+		eof := rerr == io.EOF || rerr != nil && (errors.Is(rerr, io.EOF) || errors.Is(rerr, io.ErrUnexpectedEOF))
 		if rerr != nil && !eof {
 			return sc, -1, rerr
 		}
@@ -148,6 +148,25 @@ func (g *grepper) searchFile(p string) (sc fileScan, nulAt int64, err error) {
 		off += int64(len(data) - len(rest))
 		carry = copy(g.buf, rest)
 	}
+}
+
+// readFull is io.ReadFull on an open file, except that the end of the
+// file before b is full is io.EOF whatever was read: it calls f.Read
+// directly, where io.ReadFull would first make an io.Reader of f (a
+// runtime lookup, per file, under wasm).
+func readFull(f fs.File, b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		m, err := f.Read(b[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+		if m == 0 {
+			return n, io.ErrNoProgress
+		}
+	}
+	return n, nil
 }
 
 // grepPiece is how much of a block grep searches between two looks at the
