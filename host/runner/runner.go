@@ -112,6 +112,16 @@ type Module struct {
 // is not empty. A cache that cannot be opened or yields a broken module is
 // bypassed (and cleared), never fatal.
 func Compile(ctx context.Context, cacheDir string) (*Module, error) {
+	if CacheWarm(cacheDir) {
+		// Loading the guest from the cache allocates about 10 MB, nearly
+		// all of it garbage by the end, and collected three times while
+		// wazero validates the module: so the collector waits, unless the
+		// heap reaches compileHeap. (A cold compile allocates far more and
+		// collects as usual.) The settings are the process's; they are put
+		// back before Compile returns.
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(compileHeap))
+		defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	}
 	m, err := compile(ctx, cacheDir, guest.Wasm())
 	guest.ReleaseWasm() // compiled: the module's bytes need not stay resident
 	if err == nil && m.cached {
@@ -120,6 +130,10 @@ func Compile(ctx context.Context, cacheDir string) (*Module, error) {
 	}
 	return m, err
 }
+
+// compileHeap is the heap Compile lets grow before a collection, loading
+// the guest from a warm cache.
+const compileHeap = 64 << 20
 
 // cacheConfig names the runtime settings the cached code was compiled for;
 // change it with them (the memory limit, the absence of termination checks),

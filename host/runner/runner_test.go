@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
@@ -227,5 +228,27 @@ func TestCallAfterClose(t *testing.T) {
 	}
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCompileKeepsGCSettings: loading from a warm cache holds collections
+// back while it runs, and puts the process's settings back after.
+func TestCompileKeepsGCSettings(t *testing.T) {
+	dir := t.TempDir()
+	for _, warm := range []bool{false, true} {
+		pct := debug.SetGCPercent(150)
+		limit := debug.SetMemoryLimit(1 << 40)
+		m, err := runner.Compile(context.Background(), dir)
+		gotPct, gotLimit := debug.SetGCPercent(pct), debug.SetMemoryLimit(limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Close(context.Background())
+		if gotPct != 150 || gotLimit != 1<<40 {
+			t.Errorf("warm cache %v: after Compile, GC percent %d and memory limit %d, want 150 and %d", warm, gotPct, gotLimit, int64(1<<40))
+		}
+		if !runner.CacheWarm(dir) {
+			t.Fatal("cache not warm after compiling into it")
+		}
 	}
 }
