@@ -76,6 +76,15 @@ func (s *statInfo) Mode() fs.FileMode {
 type rawFile struct {
 	fd  int // -1 once closed, so a second Close cannot close a reused fd
 	rel string
+	// size is the file's size when it was opened, pos the offset of the
+	// next Read, atEnd whether a Read came up short at or past size: the
+	// file ended then, and the next Read says so without asking the
+	// kernel (a grep reads most files in one read, and then once more
+	// only to hear of the end). A file that grows after that read looks
+	// as it was then, as if read a moment sooner; a Seek asks again. A
+	// file whose size says nothing (0, as /proc's) is always asked.
+	size, pos int64
+	atEnd     bool
 }
 
 func (r *rawFile) err(op string, err error) error {
@@ -89,6 +98,9 @@ func (r *rawFile) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
+	if r.atEnd {
+		return 0, io.EOF
+	}
 	for {
 		n, err := syscall.Read(r.fd, p)
 		switch {
@@ -99,6 +111,8 @@ func (r *rawFile) Read(p []byte) (int, error) {
 		case n == 0:
 			return 0, io.EOF
 		}
+		r.pos += int64(n)
+		r.atEnd = n < len(p) && r.size > 0 && r.pos >= r.size
 		return n, nil
 	}
 }
@@ -136,6 +150,7 @@ func (r *rawFile) Seek(off int64, whence int) (int64, error) {
 	if err != nil {
 		return 0, r.err("seek", err)
 	}
+	r.pos, r.atEnd = n, false
 	return n, nil
 }
 
