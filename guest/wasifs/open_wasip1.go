@@ -134,43 +134,21 @@ func (f *FS) readDirAll(d *file, skipFile func(string) bool) ([]fs.DirEntry, err
 func (f *FS) scanDir(d *file, name string, fn func(string, fs.FileMode)) error {
 	r := &dirReader{fd: d.fd, head: &dirHead{fsys: f, dir: name}}
 	defer func() { f.putDirBuf(r.buf) }()
-	r.buf = f.getDirBuf()
 	for !r.eof {
-		var n uint32
-		if errno := fdReaddir(int32(r.fd), &r.buf[0], uint32(len(r.buf)), r.cookie, &n); errno != 0 {
-			return &fs.PathError{Op: "readdirent", Path: name, Err: errno}
+		b, err := r.fill()
+		if err != nil {
+			return err
 		}
-		b := r.buf[:n]
-		complete := 0
-		for at := 0; at+direntSize <= len(b); complete++ {
-			namlen := int(le32(b[at+16:]))
-			if at+direntSize+namlen > len(b) {
-				break // cut off at the buffer's end: read again from its cookie
-			}
-			r.cookie = le64(b[at:])
-			typ := fileType(b[at+20])
-			nm := ""
-			if namlen > 0 {
-				nm = unsafe.String(&b[at+direntSize], namlen)
-			}
-			at += direntSize + namlen
-			if nm == "" || nm == "." || nm == ".." {
-				continue
-			}
+		r.entries(b, func(_ int, nm string, typ fs.FileMode) {
 			if typ == typeUnknown {
 				info, err := f.Lstat(joinName(name, nm))
 				if err != nil {
-					continue // gone since it was listed, as os treats it
+					return // gone since it was listed, as os treats it
 				}
 				typ = info.Mode().Type()
 			}
 			fn(nm, typ)
-		}
-		if int(n) < len(r.buf) {
-			r.eof = true // the host filled less than the buffer: the end
-		} else if complete == 0 {
-			r.buf = make([]byte, 2*len(r.buf)) // one entry longer than the buffer
-		}
+		})
 	}
 	return nil
 }
@@ -231,41 +209,19 @@ type dirReader struct {
 // is made for them: the test sees the name in the buffer, and must not
 // keep it), and once more over those only, to make them.
 func (r *dirReader) next(ents []dirent) ([]dirent, error) {
-	if r.buf == nil {
-		r.buf = r.head.fsys.getDirBuf()
+	b, err := r.fill()
+	if err != nil {
+		return ents, err
 	}
-	var n uint32
-	if errno := fdReaddir(int32(r.fd), &r.buf[0], uint32(len(r.buf)), r.cookie, &n); errno != 0 {
-		r.eof = true
-		return ents, &fs.PathError{Op: "readdirent", Path: r.head.dir, Err: errno}
-	}
-	b := r.buf[:n]
-	wanted, size, complete := r.wanted[:0], 0, 0
-	for at := 0; at+direntSize <= len(b); complete++ {
-		namlen := int(le32(b[at+16:]))
-		if at+direntSize+namlen > len(b) {
-			break // cut off at the buffer's end: read again from its cookie
+	wanted, size := r.wanted[:0], 0
+	r.entries(b, func(at int, name string, typ fs.FileMode) {
+		if r.skipFile != nil && typ != fs.ModeDir && typ != typeUnknown && r.skipFile(name) {
+			return
 		}
-		r.cookie = le64(b[at:])
-		typ := fileType(b[at+20])
-		name := b[at+direntSize : at+direntSize+namlen]
-		at += direntSize + namlen
-		if namlen == 0 || name[0] == '.' && (namlen == 1 || namlen == 2 && name[1] == '.') {
-			continue
-		}
-		if r.skipFile != nil && typ != fs.ModeDir && typ != typeUnknown && r.skipFile(unsafe.String(&name[0], namlen)) {
-			continue
-		}
-		wanted = append(wanted, wantedEnt{at - namlen, namlen, typ})
-		size += namlen
-	}
+		wanted = append(wanted, wantedEnt{at, len(name), typ})
+		size += len(name)
+	})
 	r.wanted = wanted
-	if int(n) < len(r.buf) {
-		r.eof = true // the host filled less than the buffer: the end
-	} else if complete == 0 {
-		r.buf = make([]byte, 2*len(r.buf)) // one entry longer than the buffer
-		return ents, nil
-	}
 	// One string holds the names of the batch.
 	var names strings.Builder
 	names.Grow(size)
@@ -291,6 +247,50 @@ func (r *dirReader) next(ents []dirent) ([]dirent, error) {
 		ents = append(ents, e)
 	}
 	return ents, nil
+}
+
+// fill reads the next batch into the reader's buffer, from its cookie on:
+// the bytes fd_readdir filled.
+func (r *dirReader) fill() ([]byte, error) {
+	if r.buf == nil {
+		r.buf = r.head.fsys.getDirBuf()
+	}
+	var n uint32
+	if errno := fdReaddir(int32(r.fd), &r.buf[0], uint32(len(r.buf)), r.cookie, &n); errno != 0 {
+		r.eof = true
+		return nil, &fs.PathError{Op: "readdirent", Path: r.head.dir, Err: errno}
+	}
+	return r.buf[:n], nil
+}
+
+// entries calls fn with each complete entry of the batch b: where its name
+// starts in b, the name as it lies there (never "", "." or ".."; fn must
+// not keep it) and its type. It moves the reader's cookie past the last
+// complete entry, and then sets eof if the host filled less than the
+// buffer, or doubles the buffer if not even one entry fitted in it.
+func (r *dirReader) entries(b []byte, fn func(at int, name string, typ fs.FileMode)) {
+	complete := 0
+	for at := 0; at+direntSize <= len(b); complete++ {
+		namlen := int(le32(b[at+16:]))
+		if at+direntSize+namlen > len(b) {
+			break // cut off at the buffer's end: read again from its cookie
+		}
+		r.cookie = le64(b[at:])
+		typ := fileType(b[at+20])
+		start := at + direntSize
+		at = start + namlen
+		if namlen == 0 {
+			continue
+		}
+		if name := unsafe.String(&b[start], namlen); name != "." && name != ".." {
+			fn(start, name, typ)
+		}
+	}
+	if len(b) < len(r.buf) {
+		r.eof = true // the host filled less than the buffer: the end
+	} else if complete == 0 {
+		r.buf = make([]byte, 2*len(r.buf)) // one entry longer than the buffer
+	}
 }
 
 // wantedEnt is an entry of a batch that next makes: where its name is in
