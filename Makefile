@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 export GOFLAGS := -buildvcs=false
 
-.PHONY: build test test-lib test-scripts bench-once tools test-short test-guest bench-guest vet cross guest fuzz fuzz-short bench bench-go clean
+.PHONY: FORCE build test test-lib test-scripts bench-once tools test-short test-guest bench-guest vet cross guest fuzz fuzz-short bench bench-go clean
 
 build:
 	$(GO) build -o moat ./cmd/moat
@@ -64,10 +64,14 @@ tools:
 	fi
 
 # The guest's packages tested where they run: compiled to wasip1 and run in
-# wazero, the version go.mod pins (its command-line runner, built here).
-WASI_ENV = PATH="$$($(GO) env GOROOT)/lib/wasm:$(CURDIR)/.bin:$$PATH" GOWASIRUNTIME=wazero GOOS=wasip1 GOARCH=wasm
-test-guest: .bin/moat-testsum
-	$(GO) build -o .bin/wazero github.com/tetratelabs/wazero/cmd/wazero
+# wazero, the version go.mod pins, with the host module moat gives its guest
+# (cmd/moat-wasmexec, built here as the go_wasip1_wasm_exec that go test
+# looks for on PATH, ahead of Go's own, which would run wazero's command).
+WASI_ENV = PATH="$(CURDIR)/.bin:$$PATH" GOOS=wasip1 GOARCH=wasm
+.bin/go_wasip1_wasm_exec: FORCE
+	@mkdir -p .bin
+	$(GO) build -o $@ ./cmd/moat-wasmexec
+test-guest: .bin/moat-testsum .bin/go_wasip1_wasm_exec
 	@set -o pipefail; tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
 	TMPDIR=$$tmp $(WASI_ENV) $(GO) test -json -timeout 10m ./guest/... 2>&1 | $(TESTSUM)
 
@@ -130,8 +134,7 @@ bench:
 
 # The guest's own benchmarks, run where the guest runs (wazero), over Go's
 # source tree.
-bench-guest:
-	$(GO) build -o .bin/wazero github.com/tetratelabs/wazero/cmd/wazero
+bench-guest: .bin/go_wasip1_wasm_exec
 	GOROOT=$$($(GO) env GOROOT) WASIFS_BENCH_DIR=$$($(GO) env GOROOT)/src $(WASI_ENV) $(GO) test -run '^$$' -bench . -count 3 ./guest/...
 
 bench-go:
@@ -139,3 +142,4 @@ bench-go:
 
 clean:
 	rm -f moat
+FORCE:

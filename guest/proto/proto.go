@@ -261,12 +261,6 @@ type GrepShardArgs struct {
 // a model's tool either.
 const GlobShard = "glob_shard"
 
-// OpensListed reports whether a call of tool opens the files its folder
-// listings show: a grep lists a tree and reads every file in it. The
-// host's filesystem remembers a listing's files for such a call only, so
-// that it opens them without resolving their path again (host/confine).
-func OpensListed(tool string) bool { return tool == Grep || tool == GrepShard }
-
 // GlobShardArgs are the arguments of glob_shard: a glob's, and which share
 // of the tree to walk, Shard of Shards.
 type GlobShardArgs struct {

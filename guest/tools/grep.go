@@ -164,6 +164,9 @@ func runGrep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits, shard, shards int) 
 			globSkip = globFileFilter(globPattern(a.Glob))
 		}
 		opts := walkOptions{noIgnore: lim.NoIgnore, skipIn: g.skipIn(start, globSkip)}
+		if g.ahead = newReadAhead(fsys); g.ahead != nil {
+			opts.listed = g.listed(a.Glob)
+		}
 		err := walkTreeWith(fsys, start, opts, g.dl, g.notes, func(p string, d fs.DirEntry) error {
 			switch t := d.Type(); {
 			case t.IsDir():
@@ -200,6 +203,26 @@ func runGrep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits, shard, shards int) 
 		return nil, errorf("not a regular file: %s (%s)", displayPath(a.Path), fileKind(info.Mode()))
 	}
 	return g, nil
+}
+
+// listed is the walk's walkOptions.listed for grep: it tells the
+// read-ahead the files of each folder the walk will search, as the walk's
+// own tests below pick them (regular, not passed over, matching glob).
+func (g *grepper) listed(glob string) func(string, []fs.DirEntry, func(string) bool) {
+	return func(dir string, ents []fs.DirEntry, skip func(string) bool) {
+		names := make([]string, 0, len(ents))
+		for _, e := range ents {
+			if !e.Type().IsRegular() {
+				continue
+			}
+			nm := e.Name()
+			if skip != nil && skip(nm) || glob != "" && !globMatch(glob, joinEntry(dir, nm)) {
+				continue
+			}
+			names = append(names, nm)
+		}
+		g.ahead.listed(dir, names)
+	}
 }
 
 // noteFileTimeUp is the note of a grep of one file stopped at its deadline.
@@ -255,6 +278,8 @@ type grepper struct {
 	stop bool   // a cap was reached in this file
 
 	dealer // this instance's share of a sharded grep
+
+	ahead *readAhead // nil: every file is opened as usual
 
 	dl    *deadline
 	piece int  // bytes searched between looks at the clock (grepPiece, less in tests)

@@ -48,9 +48,11 @@ type fileScan struct {
 // (-1 otherwise): only a file with a hit is read for NUL bytes beyond its
 // search, as most files have none.
 func (g *grepper) searchFile(p string) (sc fileScan, nulAt int64, err error) {
-	f, err := g.fsys.Open(p)
-	if err != nil {
-		return sc, -1, err
+	f, ok := g.ahead.open(p)
+	if !ok {
+		if f, err = g.fsys.Open(p); err != nil {
+			return sc, -1, err
+		}
 	}
 	defer f.Close()
 

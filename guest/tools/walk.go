@@ -43,6 +43,10 @@ type walkOptions struct {
 	// for it) and is never seen by fn, nor its ignore rules looked up. The
 	// test sees names only, never folders'.
 	skipIn func(dir string) func(name string) bool
+	// listed, if set, is told each folder's entries (sorted walk only) as
+	// the walk lists them, before it visits them, and skip, the test of
+	// the files the walk passes over (nil: none).
+	listed func(dir string, ents []fs.DirEntry, skip func(string) bool)
 }
 
 // skipAll is a walkOptions.skipIn of the same test in every folder.
@@ -149,6 +153,9 @@ func walkDirFrom(fsys fs.FS, name string, d fs.DirEntry, fn fs.WalkDirFunc, opts
 	})
 	if !enter {
 		return err
+	}
+	if opts.listed != nil {
+		opts.listed(name, dirs, skip)
 	}
 	for _, d1 := range dirs {
 		if skip != nil && !d1.IsDir() && skip(d1.Name()) {

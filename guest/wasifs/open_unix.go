@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"os"
 	"slices"
 	"strings"
 	"syscall"
@@ -104,4 +105,58 @@ func skipFiles(list []fs.DirEntry, skipFile func(string) bool) []fs.DirEntry {
 		}
 	}
 	return kept
+}
+
+// readFiles is ReadFiles natively, each file opened and read in turn with
+// os, to the same rules as the host's moat.read_files.
+func (f *FS) readFiles(dir string, names []string, buf []byte, sizes []int32) int {
+	names = names[:min(len(names), len(sizes))]
+	at := 0
+	for i, nm := range names {
+		sizes[i] = -1
+		if nm == "" || nm == "." || nm == ".." || strings.ContainsAny(nm, "/\x00") {
+			continue
+		}
+		o, err := os.OpenFile(full(f.root, joinName(dir, nm)), os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+		if err != nil {
+			continue
+		}
+		fi, err := o.Stat()
+		switch {
+		case err != nil || !fi.Mode().IsRegular():
+		case fi.Size() >= int64(len(buf)-at):
+			if at > 0 {
+				o.Close()
+				return i
+			}
+		default:
+			if n, err := readAll(o, buf[at:]); err == nil {
+				sizes[i] = int32(n)
+				at += n
+			}
+		}
+		o.Close()
+	}
+	return len(names)
+}
+
+// readAll reads r to its end into b; one that does not end within b is an
+// error.
+func readAll(r io.Reader, b []byte) (int, error) {
+	n := 0
+	for {
+		if n == len(b) {
+			return n, errors.New("wasifs: the file did not end within the buffer")
+		}
+		m, err := r.Read(b[n:])
+		n += m
+		switch {
+		case err == io.EOF:
+			return n, nil
+		case err != nil:
+			return n, err
+		case m == 0:
+			return n, io.ErrNoProgress
+		}
+	}
 }

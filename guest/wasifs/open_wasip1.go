@@ -348,3 +348,32 @@ func fileType(t byte) fs.FileMode {
 	}
 	return typeUnknown
 }
+
+//go:wasmimport moat read_files
+//go:noescape
+func hostReadFiles(dir *byte, dirLen uint32, names *byte, namesLen uint32, buf *byte, bufLen uint32, sizes *int32, count uint32) uint32
+
+// readFiles is ReadFiles in one host call (moat.read_files): the host
+// opens each name as path_open would and reads it whole into buf. The
+// folder goes as its path from the preopen, the names after it each ended
+// by a NUL, all raw bytes (a host function takes any, unlike wazero's
+// path calls).
+func (f *FS) readFiles(dir string, names []string, buf []byte, sizes []int32) int {
+	names = names[:min(len(names), len(sizes))]
+	if len(names) == 0 || len(buf) == 0 {
+		return 0
+	}
+	p := full(f.root, dir)
+	size := len(p)
+	for _, nm := range names {
+		size += len(nm) + 1
+	}
+	packed := make([]byte, 0, size)
+	packed = append(packed, p...)
+	for _, nm := range names {
+		packed = append(packed, nm...)
+		packed = append(packed, 0)
+	}
+	return int(hostReadFiles(&packed[0], uint32(len(p)), &packed[len(p)], uint32(len(packed)-len(p)),
+		&buf[0], uint32(len(buf)), &sizes[0], uint32(len(names))))
+}

@@ -273,3 +273,15 @@ func joinName(dir, name string) string {
 	}
 	return dir + "/" + name
 }
+
+// ReadFiles reads whole, back to back into buf, the regular files names
+// (each one path component) of folder dir, in one host call where the
+// guest runs: a grep of many small files spent more on the three or four
+// WASI calls a file than on reading it. sizes[i] (len(sizes) >=
+// len(names)) is how many bytes names[i] took, or -1 when it must be
+// opened the usual way (which then says why: an error, not a regular file,
+// too large for buf, changing as it was read). It returns how many names
+// were decided, in order; the rest did not fit in what was left of buf.
+func (f *FS) ReadFiles(dir string, names []string, buf []byte, sizes []int32) int {
+	return f.readFiles(dir, names, buf, sizes)
+}

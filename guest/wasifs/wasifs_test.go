@@ -301,3 +301,46 @@ func TestReadDirAnyOrderSkips(t *testing.T) {
 		t.Errorf("%d entries, want %d (first: %v)", len(names), len(want), names[:min(5, len(names))])
 	}
 }
+
+// TestReadFiles reads a folder's small files in one call (in the guest,
+// the host's moat.read_files; natively, os): each regular file whole and
+// back to back; a folder, a symlink, a missing name, a name of two
+// components and one too large for the buffer left to Open (-1); and a
+// file that no longer fits once others took the buffer not decided, so
+// that the next call starts with it.
+func TestReadFiles(t *testing.T) {
+	dir := tree(t)
+	big := strings.Repeat("b", 100)
+	for name, data := range map[string]string{"sub/big.txt": big, "sub/x.txt": "ex\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := wasifs.New(dir)
+	names := []string{"b.txt", "deep", "missing", "../a.txt", "deep/c.go", "x.txt", "big.txt"}
+	buf := make([]byte, 64)
+	sizes := make([]int32, len(names))
+	n := w.ReadFiles("sub", names, buf, sizes)
+	if n != len(names)-1 {
+		t.Fatalf("decided %d names (sizes %v), want %d: big.txt does not fit after the others", n, sizes[:n], len(names)-1)
+	}
+	want := []int32{5, -1, -1, -1, -1, 3}
+	if !slices.Equal(sizes[:n], want) {
+		t.Fatalf("sizes %v, want %v", sizes[:n], want)
+	}
+	if got := string(buf[:8]); got != "beta\nex\n" {
+		t.Fatalf("buffer holds %q, want the files back to back", got)
+	}
+	// First in a call, a file too large for the whole buffer is left to Open.
+	if n := w.ReadFiles("sub", []string{"big.txt", "b.txt"}, buf, sizes); n != 2 || sizes[0] != -1 || sizes[1] != 5 || string(buf[:5]) != "beta\n" {
+		t.Fatalf("big first: decided %d, sizes %v, buffer %q", n, sizes[:n], buf[:5])
+	}
+	// The root folder, and a symlink to a file (never followed).
+	if n := w.ReadFiles(".", []string{"a.txt", "link", "empty"}, buf, sizes); n != 3 || !slices.Equal(sizes[:3], []int32{6, -1, 0}) || string(buf[:6]) != "alpha\n" {
+		t.Fatalf("root: decided %d, sizes %v, buffer %q", n, sizes[:n], buf[:6])
+	}
+	// A folder that is not one decides every name, as none can be read.
+	if n := w.ReadFiles("a.txt", []string{"x"}, buf, sizes); n != 1 || sizes[0] != -1 {
+		t.Fatalf("a file as the folder: decided %d, sizes %v", n, sizes[:n])
+	}
+}

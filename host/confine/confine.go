@@ -28,9 +28,9 @@
 //
 // After opening, the file's identity is compared with what the walker saw,
 // so a path swapped between check and open (a rename or a re-pointed
-// symlink) is refused rather than read. A regular file that the guest's
-// own folder listing showed is opened without the walk (see
-// FS.openListedFile): a grep opens little else.
+// symlink) is refused rather than read. A batch of small files in one
+// folder is read in one call (MountControl.ReadFiles): the folder through
+// the walk, each file one component beneath it.
 //
 // # Isolation
 //
@@ -309,21 +309,11 @@ func sameFile(a, b fs.FileInfo) bool {
 // Open implements fs.FS over the confined view, for host-side use and tests.
 // Folder listings leave out denied entries.
 func (f *FS) Open(name string) (fs.File, error) {
-	return f.openListed(name, nil)
-}
-
-// openListed is Open for one guest's mount: with seen, folder listings
-// record their regular files, and opening one of those goes straight to
-// the kernel (openListedFile).
-func (f *FS) openListed(name string, seen *listing) (fs.File, error) {
-	if file, rel, ok := f.openListedFile(name, seen); ok {
-		return &file_{f: file, rel: rel, pol: f.pol, seen: seen}, nil
-	}
 	file, rel, err := f.open(name)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
-	return &file_{f: file, rel: rel, pol: f.pol, seen: seen}, nil
+	return &file_{f: file, rel: rel, pol: f.pol}, nil
 }
 
 // Lstat describes name without following a final symlink.
@@ -369,10 +359,9 @@ func (f *FS) ReadLink(name string) (string, error) {
 // embed *os.File: wazero's adapter prefers an os.File's Readdir and Fd when
 // it can see them, which would bypass the deny-list filter below.
 type file_ struct {
-	f    handle
-	rel  string
-	pol  *policy.Policy
-	seen *listing // nil outside a guest's mount
+	f   handle
+	rel string
+	pol *policy.Policy
 }
 
 func (d *file_) Stat() (fs.FileInfo, error)                { return d.f.Stat() }
@@ -387,11 +376,7 @@ func (d *file_) visible(name string) bool {
 
 // ReadDir lists the folder without its denied entries.
 func (d *file_) ReadDir(n int) ([]fs.DirEntry, error) {
-	ents, err := filterDir(n, d.f.ReadDir, func(e fs.DirEntry) string { return e.Name() }, d.visible)
-	if d.seen != nil {
-		d.seen.add(d.rel, ents)
-	}
-	return ents, err
+	return filterDir(n, d.f.ReadDir, func(e fs.DirEntry) string { return e.Name() }, d.visible)
 }
 
 // There is deliberately no Readdir ([]fs.FileInfo): wazero would prefer
@@ -422,16 +407,14 @@ func filterDir[T any](n int, read func(int) ([]T, error), name func(T) string, v
 // Each guest instance gets its own Mount, and c controls it (see
 // [MountControl]).
 func (f *FS) Mount() (m experimentalsys.FS, c *MountControl) {
-	seen := &listing{}
-	mt := &mount{AdaptFS: &sysfs.AdaptFS{FS: errnoFS{f, seen}}, f: f}
-	return mt, &MountControl{mt: mt, seen: seen}
+	mt := &mount{AdaptFS: &sysfs.AdaptFS{FS: errnoFS{f}}, f: f}
+	return mt, &MountControl{mt: mt}
 }
 
 // MountControl is what the host does to one guest's mount between and
 // during its calls.
 type MountControl struct {
-	mt   *mount
-	seen *listing
+	mt *mount
 }
 
 // Revoke cuts the instance off: every later operation, including reads of
@@ -440,23 +423,12 @@ type MountControl struct {
 // wazero's per-loop termination checks (see host/runner).
 func (c *MountControl) Revoke() { c.mt.dead.Store(true) }
 
-// RememberListings says whether the guest's next folder listings are
-// remembered, so that opening the files they show goes straight to the
-// kernel (FS.openListedFile): worth it for a call that reads what it
-// lists (proto.OpensListed), time and memory lost for one that does not (a
-// glob over 300,000 entries spent a twentieth of its time recording
-// them). Off, it also forgets what was remembered. It is on at first.
-func (c *MountControl) RememberListings(on bool) { c.seen.enable(on) }
-
 // errnoFS reduces errors to their syscall.Errno, the only form wazero's
 // adapter maps to a WASI errno (anything else would reach the guest as EIO).
-type errnoFS struct {
-	f    *FS
-	seen *listing
-}
+type errnoFS struct{ f *FS }
 
 func (e errnoFS) Open(name string) (fs.File, error) {
-	file, err := e.f.openListed(name, e.seen)
+	file, err := e.f.Open(name)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: errnoOf(err)}
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"path"
 	"runtime"
 	"strings"
 	"testing"
@@ -66,6 +67,13 @@ func readVia(f *confine.FS, p string) (string, error) {
 	}
 	if t, err := f.ReadLink(p); err == nil {
 		out.WriteString(" -> " + t)
+	}
+	// A batch read of p in its folder (the guest's moat.read_files).
+	_, ctl := f.Mount()
+	defer ctl.Revoke()
+	buf, sizes := make([]byte, 4096), make([]int32, 1)
+	if n := ctl.ReadFiles(path.Dir(p), []string{path.Base(p)}, buf, sizes); n == 1 && sizes[0] >= 0 {
+		out.WriteString(" batch: " + string(buf[:sizes[0]]))
 	}
 	return out.String(), firstErr
 }

@@ -78,13 +78,6 @@ func (r openat2Resolver) open(rel string) (handle, fs.FileInfo, error) {
 	return os.NewFile(uintptr(fd), rel), fi, nil
 }
 
-// openBeneath is open; it is named apart to say what FS.openListedFile
-// relies on: the kernel refuses a symlink anywhere on the way
-// (RESOLVE_NO_SYMLINKS, O_NOFOLLOW), so rel is the real path opened.
-func (r openat2Resolver) openBeneath(rel string) (handle, fs.FileInfo, error) {
-	return r.open(rel)
-}
-
 // lstat describes rel through an O_PATH descriptor, which opens nothing
 // (a FIFO or device is not opened by it).
 func (r openat2Resolver) lstat(rel string) (fs.FileInfo, error) {

@@ -244,3 +244,45 @@ func (e *dirEnt) Info() (fs.FileInfo, error) {
 		return fi, nil
 	}
 }
+
+// openChild opens the regular file name, one component, in this folder:
+// openat2 beneath the folder's descriptor, never through a symlink
+// (ReadFiles). Anything but a regular file is closed and refused
+// (ErrSpecial).
+func (d *rawDir) openChild(name string) (*rawFile, error) {
+	if d.fd < 0 {
+		return nil, d.err("open", fs.ErrClosed)
+	}
+	var fd int
+	for {
+		var err error
+		fd, err = unix.Openat2(d.fd, name, &unix.OpenHow{
+			Flags:   uint64(unix.O_RDONLY | unix.O_NONBLOCK | unix.O_CLOEXEC | unix.O_NOFOLLOW),
+			Resolve: resolveFlags,
+		})
+		if err == unix.EINTR || err == unix.EAGAIN {
+			continue
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "openat2", Path: name, Err: err}
+		}
+		break
+	}
+	var st syscall.Stat_t
+	for {
+		err := syscall.Fstat(fd, &st)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			unix.Close(fd)
+			return nil, &fs.PathError{Op: "fstat", Path: name, Err: err}
+		}
+		break
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		unix.Close(fd)
+		return nil, ErrSpecial
+	}
+	return &rawFile{fd: fd, rel: name, size: st.Size}, nil
+}

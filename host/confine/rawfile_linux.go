@@ -176,3 +176,6 @@ func (r *rawFile) Close() error {
 	}
 	return nil
 }
+
+// openedSize is the file's size when it was opened (ReadFiles).
+func (r *rawFile) openedSize() int64 { return r.size }

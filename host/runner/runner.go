@@ -6,10 +6,11 @@
 //
 // # Isolation
 //
-// The guest gets WASI and nothing else: no network, no host functions, a
-// fixed fake wall clock (the monotonic clock is real, for the guest's own
-// deadline), no environment, and a single preopen ("/") that is the
-// confined filesystem of host/confine. Its linear memory is capped at
+// The guest gets WASI and one host function of moat's (moat.read_files, a
+// batch of small files opened as path_open would open each), and nothing
+// else: no network, a fixed fake wall clock (the monotonic clock is real,
+// for the guest's own deadline), no environment, and a single preopen
+// ("/") that is the confined filesystem of host/confine. Its linear memory is capped at
 // [MemoryLimit]; a call that overruns its deadline loses its filesystem at
 // once and is abandoned, and the next call starts a fresh instance.
 //
@@ -192,6 +193,9 @@ func compile(ctx context.Context, cacheDir string, wasm []byte) (*Module, error)
 		}
 		rt := wazero.NewRuntimeWithConfig(ctx, c)
 		wasi_snapshot_preview1.MustInstantiate(ctx, rt)
+		if err := InstantiateHost(ctx, rt); err != nil {
+			panic(err) // a fixed module: only a bug fails here
+		}
 		return rt
 	}
 	// A cold compile of the guest is the slowest thing moat does (seconds):
@@ -325,6 +329,7 @@ func (r *Runner) start() (*instance, error) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	mount, ctl := r.fs.Mount()
+	ctx = WithMount(ctx, ctl)
 	in := &instance{cancel: cancel, fsctl: ctl, stdin: inW, out: bufio.NewReaderSize(outR, 64<<10),
 		stderr: &limitedBuffer{max: 4096}, exited: make(chan struct{})}
 	fsCfg := wazero.NewFSConfig().(sysfs.FSConfig).WithSysFSMount(mount, "/")
@@ -373,7 +378,6 @@ func (r *Runner) Exec(ctx context.Context, req proto.Request) (proto.Response, e
 	// The guest stops its own work before this deadline (proto.Limits.TimeLimit),
 	// so an instance abandoned at the deadline is not left computing.
 	req.Limits.TimeLimit = timeLimit(ctx)
-	in.fsctl.RememberListings(proto.OpensListed(req.Tool))
 	resp, err := r.call(ctx, in, req)
 	if err == nil {
 		r.mu.Lock()
