@@ -91,11 +91,10 @@ func (ra *readAhead) open(p string) (fs.File, bool) {
 	if i := strings.LastIndexByte(p, '/'); i >= 0 {
 		dir, name = p[:i], p[i+1:]
 	}
-	d := depth(dir)
-	if d >= len(ra.levels) || ra.levels[d].dir != dir {
+	l := ra.level(dir)
+	if l == nil {
 		return nil, false
 	}
-	l := &ra.levels[d]
 	// The walk goes through names in order, passing over those it leaves
 	// out (ignored files): look a batch ahead at most.
 	i := l.pos
@@ -115,6 +114,22 @@ func (ra *readAhead) open(p string) (fs.File, bool) {
 	at, n := l.offs[i-l.lo], int(l.sizes[i-l.lo])
 	ra.file = memFile{b: l.buf[at : at+n : at+n]}
 	return &ra.file, true
+}
+
+// level is the read-ahead of folder dir, or nil: most often the deepest
+// (the folder listed last), else the one at dir's depth, if it is dir's.
+func (ra *readAhead) level(dir string) *aheadLevel {
+	n := len(ra.levels)
+	if n == 0 {
+		return nil
+	}
+	if l := &ra.levels[n-1]; l.dir == dir {
+		return l
+	}
+	if d := depth(dir); d < n && ra.levels[d].dir == dir {
+		return &ra.levels[d]
+	}
+	return nil
 }
 
 // fill reads the batch of l's names from i on.

@@ -249,7 +249,7 @@ func (e *dirEnt) Info() (fs.FileInfo, error) {
 // openat2 beneath the folder's descriptor, never through a symlink
 // (ReadFiles). Anything but a regular file is closed and refused
 // (ErrSpecial).
-func (d *rawDir) openChild(name string) (*rawFile, error) {
+func (d *rawDir) openChild(name string) (handle, error) {
 	if d.fd < 0 {
 		return nil, d.err("open", fs.ErrClosed)
 	}

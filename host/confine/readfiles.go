@@ -50,14 +50,14 @@ func (c *MountControl) ReadFiles(dir string, names []string, buf []byte, sizes [
 	}
 	defer d.Close()
 	child, _ := d.(interface {
-		openChild(name string) (*rawFile, error)
+		openChild(name string) (handle, error)
 	})
 	at := 0
 	for i, name := range names {
 		if c.mt.dead.Load() {
 			return i
 		}
-		if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") {
+		if !oneComponent(name) {
 			continue
 		}
 		// The folder is allowed, so this is the walker's judgement of
@@ -93,6 +93,13 @@ func (c *MountControl) ReadFiles(dir string, names []string, buf []byte, sizes [
 		h.Close()
 	}
 	return len(names)
+}
+
+// oneComponent reports whether name names an entry of a folder: not
+// empty, "." or "..", with no separator and no NUL.
+func oneComponent(name string) bool {
+	return name != "" && name != "." && name != ".." && !strings.ContainsAny(name, "/\x00") &&
+		!(backslashSeparates && strings.IndexByte(name, '\\') >= 0)
 }
 
 // regularSize is the size of an open regular file, as it was opened; not
