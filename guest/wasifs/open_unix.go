@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/moatdev/moat/guest/proto"
 )
 
 // openRoot: natively Open goes through syscall.Open by path.
@@ -113,8 +115,8 @@ func (f *FS) readFiles(dir string, names []string, buf []byte, sizes []int32) in
 	names = names[:min(len(names), len(sizes))]
 	at := 0
 	for i, nm := range names {
-		sizes[i] = -1
-		if nm == "" || nm == "." || nm == ".." || strings.ContainsAny(nm, "/\x00") {
+		sizes[i] = proto.NotRead
+		if !proto.EntryName(nm) {
 			continue
 		}
 		o, err := os.OpenFile(full(f.root, joinName(dir, nm)), os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
@@ -130,7 +132,7 @@ func (f *FS) readFiles(dir string, names []string, buf []byte, sizes []int32) in
 				return i
 			}
 		default:
-			if n, err := readAll(o, buf[at:]); err == nil {
+			if n, err := proto.ReadWhole(o, buf[at:]); err == nil {
 				sizes[i] = int32(n)
 				at += n
 			}
@@ -138,25 +140,4 @@ func (f *FS) readFiles(dir string, names []string, buf []byte, sizes []int32) in
 		o.Close()
 	}
 	return len(names)
-}
-
-// readAll reads r to its end into b; one that does not end within b is an
-// error.
-func readAll(r io.Reader, b []byte) (int, error) {
-	n := 0
-	for {
-		if n == len(b) {
-			return n, errors.New("wasifs: the file did not end within the buffer")
-		}
-		m, err := r.Read(b[n:])
-		n += m
-		switch {
-		case err == io.EOF:
-			return n, nil
-		case err != nil:
-			return n, err
-		case m == 0:
-			return n, io.ErrNoProgress
-		}
-	}
 }

@@ -1,10 +1,10 @@
 package confine
 
 import (
-	"errors"
-	"io"
 	"path"
 	"strings"
+
+	"github.com/moatdev/moat/guest/proto"
 )
 
 // ReadFiles reads whole, back to back into buf, the regular files names
@@ -37,7 +37,7 @@ func (c *MountControl) ReadFiles(dir string, names []string, buf []byte, sizes [
 	}
 	f := c.mt.f
 	for i := range names {
-		sizes[i] = -1
+		sizes[i] = proto.NotRead
 	}
 	// The folder by the walker, as path_open would open it: every
 	// component checked, the identity of what was opened compared.
@@ -85,7 +85,7 @@ func (c *MountControl) ReadFiles(dir string, names []string, buf []byte, sizes [
 				return i
 			}
 		default:
-			if n, err := readAll(h, buf[at:]); err == nil {
+			if n, err := proto.ReadWhole(h, buf[at:]); err == nil {
 				sizes[i] = int32(n)
 				at += n
 			}
@@ -95,11 +95,10 @@ func (c *MountControl) ReadFiles(dir string, names []string, buf []byte, sizes [
 	return len(names)
 }
 
-// oneComponent reports whether name names an entry of a folder: not
-// empty, "." or "..", with no separator and no NUL.
+// oneComponent reports whether name names an entry of a folder
+// (proto.EntryName), with no separator of this system's.
 func oneComponent(name string) bool {
-	return name != "" && name != "." && name != ".." && !strings.ContainsAny(name, "/\x00") &&
-		!(backslashSeparates && strings.IndexByte(name, '\\') >= 0)
+	return proto.EntryName(name) && !(backslashSeparates && strings.IndexByte(name, '\\') >= 0)
 }
 
 // regularSize is the size of an open regular file, as it was opened; not
@@ -113,29 +112,4 @@ func regularSize(h handle) (int64, bool) {
 		return 0, false
 	}
 	return fi.Size(), true
-}
-
-// errFull says a file filled the buffer without ending: it grew since
-// its size was taken.
-var errFull = errors.New("confine: the file did not end within the buffer")
-
-// readAll reads r to its end into b; a file that does not end within b is
-// errFull.
-func readAll(r io.Reader, b []byte) (int, error) {
-	n := 0
-	for {
-		if n == len(b) {
-			return n, errFull
-		}
-		m, err := r.Read(b[n:])
-		n += m
-		switch {
-		case err == io.EOF:
-			return n, nil
-		case err != nil:
-			return n, err
-		case m == 0:
-			return n, io.ErrNoProgress
-		}
-	}
 }
