@@ -65,7 +65,9 @@ func exec(prog string, args []string) (int, error) {
 	}
 	rt := wazero.NewRuntimeWithConfig(ctx, rc)
 	defer rt.Close(ctx)
-	wasi_snapshot_preview1.MustInstantiate(ctx, rt)
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
+		return 0, err
+	}
 	if err := runner.InstantiateHost(ctx, rt); err != nil {
 		return 0, err
 	}

@@ -182,7 +182,7 @@ func CacheWarm(cacheDir string) bool {
 }
 
 func compile(ctx context.Context, cacheDir string, wasm []byte) (*Module, error) {
-	newRT := func(cache wazero.CompilationCache) wazero.Runtime {
+	newRT := func(cache wazero.CompilationCache) (wazero.Runtime, error) {
 		// Not WithCloseOnContextDone: its per-loop checks made grep 10x
 		// slower (0.49 s -> 4.99 s over a 98 MB file). Deadlines are
 		// enforced by revoking the instance's filesystem instead; see kill.
@@ -192,11 +192,15 @@ func compile(ctx context.Context, cacheDir string, wasm []byte) (*Module, error)
 			c = c.WithCompilationCache(cache)
 		}
 		rt := wazero.NewRuntimeWithConfig(ctx, c)
-		wasi_snapshot_preview1.MustInstantiate(ctx, rt)
-		if err := InstantiateHost(ctx, rt); err != nil {
-			panic(err) // a fixed module: only a bug fails here
+		if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
+			rt.Close(ctx)
+			return nil, fmt.Errorf("runner: WASI: %w", err)
 		}
-		return rt
+		if err := InstantiateHost(ctx, rt); err != nil {
+			rt.Close(ctx)
+			return nil, fmt.Errorf("runner: host module: %w", err)
+		}
+		return rt, nil
 	}
 	// A cold compile of the guest is the slowest thing moat does (seconds):
 	// spread it over every core.
@@ -207,7 +211,10 @@ func compile(ctx context.Context, cacheDir string, wasm []byte) (*Module, error)
 		// A cache that cannot be opened is skipped; one whose module does
 		// not load is cleared, and the guest compiled in memory.
 		if cache, err := wazero.NewCompilationCacheWithDir(dir); err == nil {
-			rt := newRT(cache)
+			rt, err := newRT(cache)
+			if err != nil {
+				return nil, err
+			}
 			compiled, err := rt.CompileModule(ctx, wasm)
 			if err == nil {
 				m.rt, m.compiled, m.cached = rt, compiled, true
@@ -217,7 +224,10 @@ func compile(ctx context.Context, cacheDir string, wasm []byte) (*Module, error)
 			os.RemoveAll(dir)
 		}
 	}
-	rt := newRT(nil)
+	rt, err := newRT(nil)
+	if err != nil {
+		return nil, err
+	}
 	compiled, err := rt.CompileModule(ctx, wasm)
 	if err != nil {
 		rt.Close(ctx)
