@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"sort"
@@ -87,6 +88,8 @@ func cmdMCP(ts *testscript.TestScript, neg bool, args []string) {
 	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
 	elicit := fs.String("elicit", "", "declare elicitation and answer: accept, noapprove, decline, cancel or error")
 	reason := fs.String("reason", "", "with -elicit noapprove or decline: the reason the form carries")
+	overHTTP := fs.Bool("http", false, "serve with --listen 127.0.0.1:0 --token-file $WORK/.mcp-token and talk Streamable HTTP")
+	token := fs.String("token", "", "with -http: send this token instead of the file's")
 	if err := fs.Parse(own); err != nil || fs.NArg() < 1 {
 		ts.Fatalf("usage: mcp [-elicit ANSWER] tools|call NAME ARGS_JSON [-- FLAGS]")
 	}
@@ -117,12 +120,37 @@ func cmdMCP(ts *testscript.TestScript, neg bool, args []string) {
 			return &mcp.ElicitResult{Action: answer, Content: content}, nil
 		}
 	}
-	cmd := moatCmd(ts, stderr, moatFlags)
-	// An hour: the server must exit on EOF, never because it was signalled.
-	tr := &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Hour}
 	ctx := context.Background()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "moat-testscript", Version: "1"}, opts).Connect(ctx, tr, nil)
-	ts.Check(err)
+	var cmd *exec.Cmd
+	var cs *mcp.ClientSession
+	var err error
+	stop := func() {}
+	if *overHTTP {
+		cmd, stop = startHTTP(ts, stderr, moatFlags)
+		defer stop()
+		tok := *token
+		if tok == "" {
+			tok = strings.TrimSpace(ts.ReadFile(".mcp-token"))
+		}
+		hc := &http.Client{Transport: bearerTransport{tok}}
+		tr := &mcp.StreamableClientTransport{Endpoint: ts.Getenv("MCP_URL"), HTTPClient: hc, MaxRetries: -1}
+		cs, err = mcp.NewClient(&mcp.Implementation{Name: "moat-testscript", Version: "1"}, opts).Connect(ctx, tr, nil)
+		if err != nil {
+			fmt.Fprintf(stderr, "connect: %v\n", err)
+			cmd.Process.Signal(syscall.SIGTERM)
+			stop()
+			if !neg {
+				ts.Fatalf("connecting over HTTP: %v", err)
+			}
+			return
+		}
+	} else {
+		cmd = moatCmd(ts, stderr, moatFlags)
+		// An hour: the server must exit on EOF, never because it was signalled.
+		tr := &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Hour}
+		cs, err = mcp.NewClient(&mcp.Implementation{Name: "moat-testscript", Version: "1"}, opts).Connect(ctx, tr, nil)
+		ts.Check(err)
+	}
 
 	failed := false
 	switch op[0] {
@@ -162,6 +190,10 @@ func cmdMCP(ts *testscript.TestScript, neg bool, args []string) {
 	if err := cs.Close(); err != nil {
 		ts.Fatalf("moat mcp did not exit cleanly after EOF: %v", err)
 	}
+	if *overHTTP {
+		ts.Check(cmd.Process.Signal(syscall.SIGTERM))
+		stop()
+	}
 	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 0 {
 		ts.Fatalf("moat mcp exit state after EOF: %v", cmd.ProcessState)
 	}
@@ -171,6 +203,58 @@ func cmdMCP(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		ts.Fatalf("the call failed")
 	}
+}
+
+// startHTTP starts `moat mcp --listen 127.0.0.1:0 --token-file
+// $WORK/.mcp-token FLAGS` and waits for its listening line; the script's
+// MCP_URL is then the server's address. stop waits for the server to
+// exit (it kills it first if it was not told to stop) and is idempotent.
+func startHTTP(ts *testscript.TestScript, stderr io.Writer, flags []string) (*exec.Cmd, func()) {
+	cmd := moatCmd(ts, nil, append([]string{"--listen", "127.0.0.1:0", "--token-file", ts.MkAbs(".mcp-token")}, flags...))
+	pipe, err := cmd.StderrPipe()
+	ts.Check(err)
+	ts.Check(cmd.Start())
+	lines := bufio.NewScanner(pipe)
+	url := ""
+	for url == "" && lines.Scan() {
+		fmt.Fprintln(stderr, lines.Text())
+		if rest, ok := strings.CutPrefix(lines.Text(), "listening on "); ok {
+			url = rest
+		}
+	}
+	if url == "" {
+		cmd.Wait()
+		ts.Fatalf("moat mcp --listen never said where it listens (%v)", cmd.ProcessState)
+	}
+	ts.Setenv("MCP_URL", url)
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		for lines.Scan() {
+			fmt.Fprintln(stderr, lines.Text())
+		}
+	}()
+	var once sync.Once
+	return cmd, func() {
+		once.Do(func() {
+			select {
+			case <-copied: // it exited: its stderr is closed
+			case <-time.After(time.Minute):
+				cmd.Process.Kill()
+				<-copied
+			}
+			cmd.Wait()
+		})
+	}
+}
+
+// bearerTransport sends a bearer token with every request.
+type bearerTransport struct{ token string }
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
 }
 
 // cmdMCPRaw talks to `moat mcp` as a client written in any language would:

@@ -64,6 +64,7 @@ func readFilesTool() *mcp.Tool {
 	}
 	in.AdditionalProperties = &jsonschema.Schema{Not: &jsonschema.Schema{}}
 	minItems, maxItems := 1, MaxReadFilesPaths
+	in.Properties["paths"].Type, in.Properties["paths"].Types = "array", nil // a list, never null
 	in.Properties["paths"].MinItems = &minItems
 	in.Properties["paths"].MaxItems = &maxItems
 	out, err := jsonschema.For[ReadFilesOutput](nil)
