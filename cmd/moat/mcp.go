@@ -85,7 +85,7 @@ FILE, which is created with a new random token (mode 0600) if it does
 not exist; without it the answer is 401. A request from a web page that
 is not on this machine (an Origin header other than localhost,
 127.0.0.1 or [::1]) gets 403, and a Host header other than a loopback
-one on a loopback listener too (DNS rebinding). A body over 4 MiB gets
+one on a loopback listener too (DNS rebinding). A body over 16 MiB gets
 413, a session beyond the 32 open at once 503, and a call beyond the 16
 running and 1,024 waiting an error saying moat is busy. Idle sessions
 close after 30 minutes. Writes ask through the client's elicitation

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -28,8 +29,9 @@ import (
 // newline-delimited JSON-RPC (mcpraw).
 func TestMCP(t *testing.T) {
 	testscript.Run(t, scriptParams(t, "mcp", map[string]func(ts *testscript.TestScript, neg bool, args []string){
-		"mcp":    cmdMCP,
-		"mcpraw": cmdMCPRaw,
+		"mcp":      cmdMCP,
+		"mcpraw":   cmdMCPRaw,
+		"tsclient": cmdTSClient,
 	}))
 }
 
@@ -255,6 +257,64 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
 	return http.DefaultTransport.RoundTrip(r)
+}
+
+// cmdTSClient runs the official TypeScript SDK's client
+// (testdata/mcpclient/client.mjs) against `moat mcp`:
+//
+//	tsclient stdio|http [-- MOAT_MCP_FLAGS]
+//
+// over stdio (the client starts moat mcp) or Streamable HTTP (moat mcp
+// --listen, started as the mcp command's -http does), and copies the
+// client's lines to stdout. The client's packages are installed with npm
+// ci (as make mcp-clients does) when they are not there; scripts skip
+// this command where node is not installed ([!exec:node]).
+func cmdTSClient(ts *testscript.TestScript, neg bool, args []string) {
+	own, moatFlags := splitFlags(args)
+	if neg || len(own) != 1 || (own[0] != "stdio" && own[0] != "http") {
+		ts.Fatalf("usage: tsclient stdio|http [-- FLAGS]")
+	}
+	dir, err := filepath.Abs(filepath.Join("testdata", "mcpclient"))
+	ts.Check(err)
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
+		npm := exec.Command("npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts")
+		npm.Dir = dir
+		if out, err := npm.CombinedOutput(); err != nil {
+			ts.Fatalf("installing the TypeScript SDK (npm ci in %s, as make mcp-clients does): %v\n%s", dir, err, out)
+		}
+	}
+	stderr := &lockedWriter{w: ts.Stderr()}
+	var node *exec.Cmd
+	var server *exec.Cmd
+	stop := func() {}
+	if own[0] == "stdio" {
+		bin, err := exec.LookPath("moat")
+		ts.Check(err)
+		node = exec.Command("node", append([]string{filepath.Join(dir, "client.mjs"), "stdio", bin, "mcp"}, moatFlags...)...)
+	} else {
+		server, stop = startHTTP(ts, stderr, moatFlags)
+		defer stop()
+		tok := strings.TrimSpace(ts.ReadFile(".mcp-token"))
+		node = exec.Command("node", filepath.Join(dir, "client.mjs"), "http", ts.Getenv("MCP_URL"), tok)
+	}
+	node.Dir = ts.Getenv("WORK")
+	node.Env = os.Environ()
+	for _, k := range []string{"WORK", "HOME", "TMPDIR", "PATH", "MOAT_CACHE_DIR", "MOAT_ISOLATE", "OLLAMA_HOST"} {
+		node.Env = append(node.Env, k+"="+ts.Getenv(k))
+	}
+	node.Stdout = ts.Stdout()
+	node.Stderr = stderr
+	err = node.Run()
+	if server != nil {
+		server.Process.Signal(syscall.SIGTERM)
+		stop()
+		if code := server.ProcessState.ExitCode(); code != 0 {
+			ts.Fatalf("moat mcp --listen exited %d after SIGTERM", code)
+		}
+	}
+	if err != nil {
+		ts.Fatalf("the TypeScript client: %v", err)
+	}
 }
 
 // cmdMCPRaw talks to `moat mcp` as a client written in any language would:
