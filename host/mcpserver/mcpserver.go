@@ -172,7 +172,11 @@ func mcpTool(t *toolspec.Tool) *mcp.Tool {
 		ann.ReadOnlyHint = true
 		ann.IdempotentHint = true // changing nothing, a second call is the first
 	}
-	return &mcp.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.Schema, Annotations: ann}
+	mt := &mcp.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.Schema, Annotations: ann}
+	if out := outputSchema(t.Name); out != nil {
+		mt.OutputSchema = out // an interface: a nil *Schema in it would not be nil
+	}
+	return mt
 }
 
 // handler runs one call through the engine. Protocol errors are reserved for
@@ -198,6 +202,9 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 		} else {
 			res := s.eng.Call(ctx, name, args)
 			out = &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Text}}, IsError: res.IsError}
+			if !res.IsError {
+				out.StructuredContent = structured(name, res.Text)
+			}
 		}
 		s.log.Info("call", "tool", name, "is_error", out.IsError, "bytes", textLen(out), "took", time.Since(start).Round(time.Millisecond))
 		return out, nil

@@ -48,6 +48,10 @@ await step("read_file", async () => text(await client.callTool({ name: "read_fil
 await step("escape", async () => text(await client.callTool({ name: "read_file", arguments: { path: "../secret.txt" } })));
 // The SDK's client checks structuredContent against the tool's outputSchema.
 await step("read_files", async () => JSON.stringify((await client.callTool({ name: "read_files", arguments: { paths: ["a.txt", ".env"] } })).structuredContent));
+await step("stat", async () => {
+  const { path, kind, size, modified } = (await client.callTool({ name: "stat", arguments: { path: "a.txt" } })).structuredContent;
+  return `${path} ${kind} ${size} ${/^\d{4}-\d\d-\d\dT/.test(modified)}`;
+});
 await step("unknown", async () => text(await client.callTool({ name: "read_text_file", arguments: { path: "a.txt" } })));
 await step("propose_write", async () => text(await client.callTool({ name: "propose_write", arguments: { path: "new.txt", content: "from typescript\n" } })));
 
