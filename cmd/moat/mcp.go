@@ -91,8 +91,9 @@ running and 1,024 waiting an error saying moat is busy. Idle sessions
 close after 30 minutes. Writes ask through the client's elicitation
 dialog exactly as over stdio.
   moat mcp --root ~/src/project --listen :8080 --token-file ~/.config/moat/token
-Open WebUI (Settings, External Tools, type MCP Streamable HTTP): URL
-http://localhost:8080/mcp, Bearer auth with the token from the file.
+Open WebUI (Admin Settings, External Tools, +, type MCP (Streamable
+HTTP)): URL http://localhost:8080/mcp, auth Bearer with the token from
+the file (in Docker, see README.md: "Over HTTP").
 
 Client configuration (Claude Desktop's claude_desktop_config.json; Cursor
 and most other clients use the same "mcpServers" shape):
