@@ -89,7 +89,7 @@ one on a loopback listener too (DNS rebinding). A body over 16 MiB gets
 413, a session beyond the 32 open at once 503, and a call beyond the 16
 running and 1,024 waiting an error saying moat is busy. Idle sessions
 close after 30 minutes. Writes ask through the client's elicitation
-dialog exactly as over stdio.
+dialog exactly as over stdio. It runs until SIGINT or SIGTERM.
   moat mcp --root ~/src/project --listen :8080 --token-file ~/.config/moat/token
 Open WebUI (Admin Settings, External Tools, +, type MCP (Streamable
 HTTP)): URL http://localhost:8080/mcp, auth Bearer with the token from
