@@ -39,6 +39,20 @@ func otherNames() map[string]string {
 	}
 }
 
+// howTo says how moat's tool does another server's job, when it takes
+// an argument to: "" otherwise.
+func howTo(name string) string {
+	switch name {
+	case "list_directory_with_sizes":
+		return ` with "sizes": true`
+	case "directory_tree", "tree":
+		return ` with "pattern": "**" (every path below "path")`
+	case "search_within_files":
+		return ` (an RE2 pattern)`
+	}
+	return ""
+}
+
 // refusedWhy says why moat has no tool for one of otherNames' "" entries.
 func refusedWhy(name string) string {
 	switch name {
@@ -105,7 +119,7 @@ func (s *Server) unknownMessage(cat *toolspec.Catalog, name string, elicit bool)
 		near = nearest(name, listed)
 	}
 	if near != "" {
-		return fmt.Sprintf("unknown tool %s: did you mean %q?%s", shown, near, tools)
+		return fmt.Sprintf("unknown tool %s: did you mean %q%s?%s", shown, near, howTo(name), tools)
 	}
 	return fmt.Sprintf("unknown tool %s%s", shown, tools)
 }
