@@ -237,11 +237,11 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, opt HTTPOptions
 	// Open SSE streams never go idle: end the sessions first, then the
 	// connections. Shutdown waits 5 s for a connection a client opened
 	// and never used (a Transport dials ahead of need): close those now.
-	s.closeSessions()
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	shut := make(chan error, 1)
-	go func() { shut <- hs.Shutdown(sctx) }()
+	go func() { shut <- hs.Shutdown(sctx) }() // first of all, it stops accepting
+	s.closeSessions()
 	mu.Lock()
 	for c := range fresh {
 		c.Close()

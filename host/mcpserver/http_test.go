@@ -29,7 +29,7 @@ const testToken = "0123456789abcdef0123456789abcdef"
 
 // newEngine is an engine over ex, with the real approval gate on a
 // temporary root when withGate is set; it returns the root too.
-func newEngine(t *testing.T, ex engine.Executor, withGate bool) (*engine.Engine, string) {
+func newEngine(t testing.TB, ex engine.Executor, withGate bool) (*engine.Engine, string) {
 	t.Helper()
 	cat, err := toolspec.New()
 	if err != nil {
@@ -77,7 +77,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // connect opens an SDK client session over Streamable HTTP.
-func connect(t *testing.T, url, token string, elicit func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)) (*mcp.ClientSession, error) {
+func connect(t testing.TB, url, token string, elicit func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)) (*mcp.ClientSession, error) {
 	t.Helper()
 	hc := &http.Client{Transport: bearer{token: token, next: http.DefaultTransport}}
 	tr := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1}
