@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -92,6 +93,7 @@ func cmdMCP(ts *testscript.TestScript, neg bool, args []string) {
 	reason := fs.String("reason", "", "with -elicit noapprove or decline: the reason the form carries")
 	overHTTP := fs.Bool("http", false, "serve with --listen 127.0.0.1:0 --token-file $WORK/.mcp-token and talk Streamable HTTP")
 	token := fs.String("token", "", "with -http: send this token instead of the file's")
+	concurrent := fs.Int("concurrent", 0, "with -http and call: also make this many calls at once, from five more clients, each of which must get the same answer")
 	if err := fs.Parse(own); err != nil || fs.NArg() < 1 {
 		ts.Fatalf("usage: mcp [-elicit ANSWER] tools|call NAME ARGS_JSON [-- FLAGS]")
 	}
@@ -188,6 +190,16 @@ func cmdMCP(ts *testscript.TestScript, neg bool, args []string) {
 			fmt.Fprintln(ts.Stdout(), strings.TrimSuffix(tc.Text, "\n"))
 		}
 		failed = res.IsError
+		if *concurrent > 0 {
+			if !*overHTTP {
+				ts.Fatalf("-concurrent needs -http")
+			}
+			want := fmt.Sprint(res.Content[0].(*mcp.TextContent).Text, res.IsError)
+			if n := concurrentCalls(ts, opts, *concurrent, op[1], op[2], want); n > 0 {
+				ts.Fatalf("%d of %d concurrent calls did not get the answer the first call got", n, *concurrent)
+			}
+			fmt.Fprintf(stderr, "%d concurrent calls from 5 clients: all answered alike\n", *concurrent)
+		}
 	}
 	if err := cs.Close(); err != nil {
 		ts.Fatalf("moat mcp did not exit cleanly after EOF: %v", err)
@@ -248,6 +260,33 @@ func startHTTP(ts *testscript.TestScript, stderr io.Writer, flags []string) (*ex
 			cmd.Wait()
 		})
 	}
+}
+
+// concurrentCalls makes n calls of tool at once over five new sessions of
+// the server at $MCP_URL and returns how many were not answered want.
+func concurrentCalls(ts *testscript.TestScript, opts *mcp.ClientOptions, n int, tool, args, want string) int {
+	ctx := context.Background()
+	hc := &http.Client{Transport: bearerTransport{strings.TrimSpace(ts.ReadFile(".mcp-token"))}}
+	var wrong atomic.Int64
+	var wg sync.WaitGroup
+	for c := range 5 {
+		tr := &mcp.StreamableClientTransport{Endpoint: ts.Getenv("MCP_URL"), HTTPClient: hc, MaxRetries: -1}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: fmt.Sprint("moat-testscript-", c), Version: "1"}, opts).Connect(ctx, tr, nil)
+		ts.Check(err)
+		defer cs.Close()
+		for i := c; i < n; i += 5 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: json.RawMessage(args)})
+				if err != nil || len(res.Content) != 1 || fmt.Sprint(res.Content[0].(*mcp.TextContent).Text, res.IsError) != want {
+					wrong.Add(1)
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	return int(wrong.Load())
 }
 
 // bearerTransport sends a bearer token with every request.
