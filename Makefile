@@ -45,7 +45,7 @@ NORACE = github.com/moatdev/moat/guest/match
 test-lib: .bin/moat-testsum
 	set -o pipefail; { $(GO) test -json -race -timeout 20m $$($(GO) list ./... | grep -v '/cmd/' | grep -vxF '$(NORACE)') ; s=$$?; \
 	  $(GO) test -json -timeout 20m $(NORACE) || s=1; exit $$s; } 2>&1 | $(TESTSUM)
-test-scripts: .bin/moat-testsum
+test-scripts: .bin/moat-testsum mcp-clients
 	set -o pipefail; $(GO) test -json -timeout 20m ./cmd/... 2>&1 | $(TESTSUM)
 bench-once: .bin/moat-testsum
 	set -o pipefail; $(GO) test -json -run '^$$' -bench . -benchtime 1x -timeout 10m ./... 2>&1 | $(TESTSUM)
@@ -62,6 +62,18 @@ tools:
 	    (apt-get update -qq && apt-get install -y -qq ripgrep git) >/dev/null || echo "could not install$$missing; the tests that compare with them skip"; \
 	  else echo "not root: install$$missing yourself, or the tests that compare with them skip"; fi; \
 	fi
+
+# The official TypeScript MCP SDK, whose client testscripts/mcp/mcp_typescript.txtar
+# drives against moat mcp over stdio and HTTP: npm ci from the committed
+# package-lock.json (98 packages, 29 MB, about 5 s; the script itself runs
+# in about 2 s). Without node the script skips and says why; the script
+# runs the same npm ci itself when the packages are missing.
+MCP_CLIENT = cmd/moat/testdata/mcpclient
+.PHONY: mcp-clients
+mcp-clients:
+	@if command -v npm >/dev/null; then \
+	  [ -d $(MCP_CLIENT)/node_modules/@modelcontextprotocol/sdk ] || (cd $(MCP_CLIENT) && npm ci --no-audit --no-fund --ignore-scripts); \
+	else echo "no node/npm: the TypeScript MCP client test skips"; fi
 
 # The guest's packages tested where they run: compiled to wasip1 and run in
 # wazero, the version go.mod pins, with the host module moat gives its guest

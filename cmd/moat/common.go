@@ -39,12 +39,14 @@ type common struct {
 	isolate      string
 	cacheDir     string
 	config       string
+	rootsGiven   int // how many times --root was set: once at most
 
 	cache *cacheChoice // decided on first use (see chooseCache)
 }
 
 func (c *common) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.root, "root", ".", "the sandbox root: the only `folder` the tools can see")
+	c.root = "."
+	fs.Var(oneRoot{&c.root, &c.rootsGiven}, "root", "the sandbox root: the only `folder` the tools can see (one; given twice is an error)")
 	fs.StringVar(&c.resolver, "resolver", "auto", "how paths are confined to the root: auto, openat2 (Linux RESOLVE_BENEATH) or root (Go os.Root)")
 	fs.Var(&c.deny, "deny", "also deny paths matching this `glob` (repeatable, or a comma-separated list; a name without / matches at any depth)")
 	fs.Var(&c.allow, "allow", "allow paths matching this `glob` even if the deny-list matches (repeatable, or a comma-separated list), e.g. .env.example")
@@ -62,6 +64,29 @@ func (c *common) register(fs *flag.FlagSet) {
 	validate(fs, "max-read-bytes", positive(&c.maxReadBytes))
 	validate(fs, "max-results", positive(&c.maxResults))
 	validate(fs, "timeout", positive(&c.timeout))
+}
+
+// oneRoot is --root's value. It may be set once: a second --root (or a
+// second root line in the config file) would otherwise replace the first
+// without a word, and moat serves one root for now.
+type oneRoot struct {
+	p *string
+	n *int
+}
+
+func (r oneRoot) String() string {
+	if r.p == nil {
+		return ""
+	}
+	return *r.p
+}
+
+func (r oneRoot) Set(v string) error {
+	if *r.n++; *r.n > 1 {
+		return fmt.Errorf("a second root (the first was %q): moat serves one folder for now, several roots are not supported yet; give one --root", *r.p)
+	}
+	*r.p = v
+	return nil
 }
 
 // checkRoot allows only an existing folder as the root.

@@ -19,7 +19,7 @@ import (
 // The flags that name a file or a folder, and how each command is run with
 // one of them set (the rest of its command line).
 var (
-	fileFlags   = []string{"config", "system", "transcript", "audit", "log", "instructions", "record"}
+	fileFlags   = []string{"config", "system", "transcript", "audit", "log", "instructions", "record", "token-file"}
 	folderFlags = []string{"root", "cache-dir"}
 	fileRuns    = map[string][]string{
 		"ask":    {"--model", "qwen3", "what is here?"},

@@ -33,10 +33,12 @@ func mcpCommand(e *env) *ffcli.Command {
 	logFile := fs.String("log", "", "append the server's log to this `file` instead of standard error (never standard output: that is the protocol)")
 	var rec recordFlags
 	rec.register(fs)
+	var h httpFlags
+	h.register(fs)
 	return &ffcli.Command{
 		Name:       "mcp",
-		ShortUsage: "moat mcp [--root DIR] [flags]",
-		ShortHelp:  "serve the sandboxed tools over MCP (stdio)",
+		ShortUsage: "moat mcp [--root DIR | DIR] [--listen ADDR --token-file FILE] [flags]",
+		ShortHelp:  "serve the sandboxed tools over MCP (stdio, or Streamable HTTP)",
 		LongHelp: `Serves moat's tools to an MCP client (desktop chat apps, IDE assistants,
 agent frameworks) over standard input and output, newline-delimited
 JSON-RPC. The tools, their JSON Schemas and their error texts are exactly
@@ -45,8 +47,10 @@ resolver, limits and isolation, with one sandbox for the server's life.
 Read-only tools are annotated readOnlyHint, idempotentHint and not
 openWorldHint; a refused call is an isError result saying why.
 
-The root is --root and nothing else. A client may announce "roots" of its
-own; moat ignores them. The root is the boundary chosen by the person who
+The root is --root, or the one folder given as an argument (moat mcp
+~/src/project), and nothing else; one root for now (a second --root or
+folder is an error). A client may announce "roots" of its own; moat
+ignores them. The root is the boundary chosen by the person who
 configured the server, while the client acts for a model that reads
 untrusted files: a client may narrow what it asks for, never widen what
 moat serves. To give a client less, configure a narrower --root.
@@ -59,9 +63,37 @@ path, sizes and unified diff; it is written only if the user ticks approve
 and accepts. Decline, cancel, an error or --approve-timeout: nothing is
 written. Other clients never see the two tools.
 
+Besides the read-only tools, MCP clients get read_files: up to 16 files
+in one call, each read as read_file reads it (one that cannot be read is
+reported in its place), with its answer also as structuredContent. A call
+of a tool moat does not have (another server's read_text_file, say) is
+told moat's nearest tool and the list.
+
 The server stops cleanly when the client closes standard input, and on
 SIGINT or SIGTERM. Logs go to standard error or --log FILE, never to
 standard output.
+
+Streamable HTTP: --listen ADDR serves the same tools at
+http://ADDR/mcp instead of stdio, to web front ends (Open WebUI) and
+other HTTP clients, several sessions at once. ADDR is HOST:PORT, :PORT
+or PORT; without a host it binds 127.0.0.1, so only a host named
+explicitly (0.0.0.0:8080) is reachable from other machines. Port 0
+picks a free port; the address is printed on standard error as
+"listening on http://HOST:PORT/mcp". Every request needs the header
+Authorization: Bearer TOKEN, TOKEN being the content of --token-file
+FILE, which is created with a new random token (mode 0600) if it does
+not exist; without it the answer is 401. A request from a web page that
+is not on this machine (an Origin header other than localhost,
+127.0.0.1 or [::1]) gets 403, and a Host header other than a loopback
+one on a loopback listener too (DNS rebinding). A body over 16 MiB gets
+413, a session beyond the 32 open at once 503, and a call beyond the 16
+running and 1,024 waiting an error saying moat is busy. Idle sessions
+close after 30 minutes. Writes ask through the client's elicitation
+dialog exactly as over stdio. It runs until SIGINT or SIGTERM.
+  moat mcp --root ~/src/project --listen :8080 --token-file ~/.config/moat/token
+Open WebUI (Admin Settings, External Tools, +, type MCP (Streamable
+HTTP)): URL http://localhost:8080/mcp, auth Bearer with the token from
+the file (in Docker, see README.md: "Over HTTP").
 
 Client configuration (Claude Desktop's claude_desktop_config.json; Cursor
 and most other clients use the same "mcpServers" shape):
@@ -72,8 +104,11 @@ Exit status: 0 after a clean end, 1 if serving failed, 2 for a usage
 error, 4 when --isolate require cannot isolate.`,
 		FlagSet: fs,
 		Exec: func(ctx context.Context, args []string) error {
-			if len(args) != 0 {
-				return usagef("mcp takes no arguments (the root is --root); see 'moat help mcp'")
+			if err := rootArgument(&c, args, e); err != nil {
+				return err
+			}
+			if err := h.check(&rec); err != nil {
+				return err
 			}
 			if _, _, err := c.sandbox(); err != nil {
 				return err // on stderr, before --log takes over
@@ -88,7 +123,7 @@ error, 4 when --isolate require cannot isolate.`,
 				logw = f
 			}
 			log := slog.New(slog.NewTextHandler(logw, nil))
-			if isTerminal(e.stdin) {
+			if isTerminal(e.stdin) && h.listen == "" {
 				// Someone typed moat mcp to try it: say what it is.
 				fmt.Fprintln(e.stderr, "moat mcp: this is an MCP server; it speaks JSON-RPC on standard input and output to an MCP client, which starts it (a client configuration is in 'moat help mcp'). Ctrl-C stops it.")
 			}
@@ -136,7 +171,11 @@ error, 4 when --isolate require cannot isolate.`,
 				served = recorder.mcp(eng)
 			}
 			srv := mcpserver.New(served, mcpserver.Options{Name: "moat", Version: moatVersion(), Logger: log})
-			err = srv.Serve(ctx, &mcp.IOTransport{Reader: readCloser(e.stdin), Writer: nopWriteCloser{e.stdout}})
+			if h.listen != "" {
+				err = h.serve(ctx, e, &c, srv, log)
+			} else {
+				err = srv.Serve(ctx, &mcp.IOTransport{Reader: readCloser(e.stdin), Writer: nopWriteCloser{e.stdout}})
+			}
 			if err != nil {
 				return fmt.Errorf("mcp: %w", err)
 			}
@@ -144,6 +183,23 @@ error, 4 when --isolate require cannot isolate.`,
 			return nil
 		},
 	}
+}
+
+// rootArgument takes moat mcp's one folder argument as its root.
+func rootArgument(c *common, args []string, e *env) error {
+	switch {
+	case len(args) == 0:
+		return nil
+	case len(args) > 1:
+		return usagef("mcp serves one folder for now, got %d arguments (several roots are not supported yet); give the one folder as --root DIR or as the only argument", len(args))
+	case c.rootsGiven > 0:
+		return usagef("mcp got the folder %q as an argument and %s %q: give the root once", args[0], e.source("root"), c.root)
+	}
+	if err := checkRoot(args[0]); err != nil {
+		return usagef("mcp takes one argument, the folder to serve (as --root does): %v", err)
+	}
+	c.root = args[0]
+	return nil
 }
 
 // readCloser lets the transport close standard input when it stops, which

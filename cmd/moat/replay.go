@@ -27,7 +27,7 @@ func replayCommand(e *env) *ffcli.Command {
 	var update bool
 	// Only the flags that say where and how tightly the sandbox runs: the
 	// limits and lists that change results come from the recording.
-	fs.StringVar(&c.root, "root", "", "replay against this `folder` (as it was when recorded) instead of the files in the recording")
+	fs.Var(oneRoot{&c.root, &c.rootsGiven}, "root", "replay against this `folder` (as it was when recorded) instead of the files in the recording")
 	fs.StringVar(&c.resolver, "resolver", "auto", "how paths are confined to the root: auto, openat2 (Linux RESOLVE_BENEATH) or root (Go os.Root)")
 	fs.StringVar(&c.isolate, "isolate", "auto", "OS isolation of the tool process: auto (where the kernel allows), require, or off")
 	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "deadline for one tool call")

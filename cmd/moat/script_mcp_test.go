@@ -8,12 +8,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -27,8 +30,9 @@ import (
 // newline-delimited JSON-RPC (mcpraw).
 func TestMCP(t *testing.T) {
 	testscript.Run(t, scriptParams(t, "mcp", map[string]func(ts *testscript.TestScript, neg bool, args []string){
-		"mcp":    cmdMCP,
-		"mcpraw": cmdMCPRaw,
+		"mcp":      cmdMCP,
+		"mcpraw":   cmdMCPRaw,
+		"tsclient": cmdTSClient,
 	}))
 }
 
@@ -87,6 +91,9 @@ func cmdMCP(ts *testscript.TestScript, neg bool, args []string) {
 	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
 	elicit := fs.String("elicit", "", "declare elicitation and answer: accept, noapprove, decline, cancel or error")
 	reason := fs.String("reason", "", "with -elicit noapprove or decline: the reason the form carries")
+	overHTTP := fs.Bool("http", false, "serve with --listen 127.0.0.1:0 --token-file $WORK/.mcp-token and talk Streamable HTTP")
+	token := fs.String("token", "", "with -http: send this token instead of the file's")
+	concurrent := fs.Int("concurrent", 0, "with -http and call: also make this many calls at once, from five more clients, each of which must get the same answer")
 	if err := fs.Parse(own); err != nil || fs.NArg() < 1 {
 		ts.Fatalf("usage: mcp [-elicit ANSWER] tools|call NAME ARGS_JSON [-- FLAGS]")
 	}
@@ -117,12 +124,37 @@ func cmdMCP(ts *testscript.TestScript, neg bool, args []string) {
 			return &mcp.ElicitResult{Action: answer, Content: content}, nil
 		}
 	}
-	cmd := moatCmd(ts, stderr, moatFlags)
-	// An hour: the server must exit on EOF, never because it was signalled.
-	tr := &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Hour}
 	ctx := context.Background()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "moat-testscript", Version: "1"}, opts).Connect(ctx, tr, nil)
-	ts.Check(err)
+	var cmd *exec.Cmd
+	var cs *mcp.ClientSession
+	var err error
+	stop := func() {}
+	if *overHTTP {
+		cmd, stop = startHTTP(ts, stderr, moatFlags)
+		defer stop()
+		tok := *token
+		if tok == "" {
+			tok = strings.TrimSpace(ts.ReadFile(".mcp-token"))
+		}
+		hc := &http.Client{Transport: bearerTransport{tok}}
+		tr := &mcp.StreamableClientTransport{Endpoint: ts.Getenv("MCP_URL"), HTTPClient: hc, MaxRetries: -1}
+		cs, err = mcp.NewClient(&mcp.Implementation{Name: "moat-testscript", Version: "1"}, opts).Connect(ctx, tr, nil)
+		if err != nil {
+			fmt.Fprintf(stderr, "connect: %v\n", err)
+			cmd.Process.Signal(syscall.SIGTERM)
+			stop()
+			if !neg {
+				ts.Fatalf("connecting over HTTP: %v", err)
+			}
+			return
+		}
+	} else {
+		cmd = moatCmd(ts, stderr, moatFlags)
+		// An hour: the server must exit on EOF, never because it was signalled.
+		tr := &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Hour}
+		cs, err = mcp.NewClient(&mcp.Implementation{Name: "moat-testscript", Version: "1"}, opts).Connect(ctx, tr, nil)
+		ts.Check(err)
+	}
 
 	failed := false
 	switch op[0] {
@@ -158,9 +190,23 @@ func cmdMCP(ts *testscript.TestScript, neg bool, args []string) {
 			fmt.Fprintln(ts.Stdout(), strings.TrimSuffix(tc.Text, "\n"))
 		}
 		failed = res.IsError
+		if *concurrent > 0 {
+			if !*overHTTP {
+				ts.Fatalf("-concurrent needs -http")
+			}
+			want := fmt.Sprint(res.Content[0].(*mcp.TextContent).Text, res.IsError)
+			if n := concurrentCalls(ts, opts, *concurrent, op[1], op[2], want); n > 0 {
+				ts.Fatalf("%d of %d concurrent calls did not get the answer the first call got", n, *concurrent)
+			}
+			fmt.Fprintf(stderr, "%d concurrent calls from 5 clients: all answered alike\n", *concurrent)
+		}
 	}
 	if err := cs.Close(); err != nil {
 		ts.Fatalf("moat mcp did not exit cleanly after EOF: %v", err)
+	}
+	if *overHTTP {
+		ts.Check(cmd.Process.Signal(syscall.SIGTERM))
+		stop()
 	}
 	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 0 {
 		ts.Fatalf("moat mcp exit state after EOF: %v", cmd.ProcessState)
@@ -170,6 +216,143 @@ func cmdMCP(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("the call succeeded")
 		}
 		ts.Fatalf("the call failed")
+	}
+}
+
+// startHTTP starts `moat mcp --listen 127.0.0.1:0 --token-file
+// $WORK/.mcp-token FLAGS` and waits for its listening line; the script's
+// MCP_URL is then the server's address. stop waits for the server to
+// exit (it kills it first if it was not told to stop) and is idempotent.
+func startHTTP(ts *testscript.TestScript, stderr io.Writer, flags []string) (*exec.Cmd, func()) {
+	cmd := moatCmd(ts, nil, append([]string{"--listen", "127.0.0.1:0", "--token-file", ts.MkAbs(".mcp-token")}, flags...))
+	pipe, err := cmd.StderrPipe()
+	ts.Check(err)
+	ts.Check(cmd.Start())
+	lines := bufio.NewScanner(pipe)
+	url := ""
+	for url == "" && lines.Scan() {
+		fmt.Fprintln(stderr, lines.Text())
+		if rest, ok := strings.CutPrefix(lines.Text(), "listening on "); ok {
+			url = rest
+		}
+	}
+	if url == "" {
+		cmd.Wait()
+		ts.Fatalf("moat mcp --listen never said where it listens (%v)", cmd.ProcessState)
+	}
+	ts.Setenv("MCP_URL", url)
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		for lines.Scan() {
+			fmt.Fprintln(stderr, lines.Text())
+		}
+	}()
+	var once sync.Once
+	return cmd, func() {
+		once.Do(func() {
+			select {
+			case <-copied: // it exited: its stderr is closed
+			case <-time.After(time.Minute):
+				cmd.Process.Kill()
+				<-copied
+			}
+			cmd.Wait()
+		})
+	}
+}
+
+// concurrentCalls makes n calls of tool at once over five new sessions of
+// the server at $MCP_URL and returns how many were not answered want.
+func concurrentCalls(ts *testscript.TestScript, opts *mcp.ClientOptions, n int, tool, args, want string) int {
+	ctx := context.Background()
+	hc := &http.Client{Transport: bearerTransport{strings.TrimSpace(ts.ReadFile(".mcp-token"))}}
+	var wrong atomic.Int64
+	var wg sync.WaitGroup
+	for c := range 5 {
+		tr := &mcp.StreamableClientTransport{Endpoint: ts.Getenv("MCP_URL"), HTTPClient: hc, MaxRetries: -1}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: fmt.Sprint("moat-testscript-", c), Version: "1"}, opts).Connect(ctx, tr, nil)
+		ts.Check(err)
+		defer cs.Close()
+		for i := c; i < n; i += 5 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: json.RawMessage(args)})
+				if err != nil || len(res.Content) != 1 || fmt.Sprint(res.Content[0].(*mcp.TextContent).Text, res.IsError) != want {
+					wrong.Add(1)
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	return int(wrong.Load())
+}
+
+// bearerTransport sends a bearer token with every request.
+type bearerTransport struct{ token string }
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// cmdTSClient runs the official TypeScript SDK's client
+// (testdata/mcpclient/client.mjs) against `moat mcp`:
+//
+//	tsclient stdio|http [-- MOAT_MCP_FLAGS]
+//
+// over stdio (the client starts moat mcp) or Streamable HTTP (moat mcp
+// --listen, started as the mcp command's -http does), and copies the
+// client's lines to stdout. The client's packages are installed with npm
+// ci (as make mcp-clients does) when they are not there; scripts skip
+// this command where node is not installed ([!exec:node]).
+func cmdTSClient(ts *testscript.TestScript, neg bool, args []string) {
+	own, moatFlags := splitFlags(args)
+	if neg || len(own) != 1 || (own[0] != "stdio" && own[0] != "http") {
+		ts.Fatalf("usage: tsclient stdio|http [-- FLAGS]")
+	}
+	dir, err := filepath.Abs(filepath.Join("testdata", "mcpclient"))
+	ts.Check(err)
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
+		npm := exec.Command("npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts")
+		npm.Dir = dir
+		if out, err := npm.CombinedOutput(); err != nil {
+			ts.Fatalf("installing the TypeScript SDK (npm ci in %s, as make mcp-clients does): %v\n%s", dir, err, out)
+		}
+	}
+	stderr := &lockedWriter{w: ts.Stderr()}
+	var node *exec.Cmd
+	var server *exec.Cmd
+	stop := func() {}
+	if own[0] == "stdio" {
+		bin, err := exec.LookPath("moat")
+		ts.Check(err)
+		node = exec.Command("node", append([]string{filepath.Join(dir, "client.mjs"), "stdio", bin, "mcp"}, moatFlags...)...)
+	} else {
+		server, stop = startHTTP(ts, stderr, moatFlags)
+		defer stop()
+		tok := strings.TrimSpace(ts.ReadFile(".mcp-token"))
+		node = exec.Command("node", filepath.Join(dir, "client.mjs"), "http", ts.Getenv("MCP_URL"), tok)
+	}
+	node.Dir = ts.Getenv("WORK")
+	node.Env = os.Environ()
+	for _, k := range []string{"WORK", "HOME", "TMPDIR", "PATH", "MOAT_CACHE_DIR", "MOAT_ISOLATE", "OLLAMA_HOST"} {
+		node.Env = append(node.Env, k+"="+ts.Getenv(k))
+	}
+	node.Stdout = ts.Stdout()
+	node.Stderr = stderr
+	err = node.Run()
+	if server != nil {
+		server.Process.Signal(syscall.SIGTERM)
+		stop()
+		if code := server.ProcessState.ExitCode(); code != 0 {
+			ts.Fatalf("moat mcp --listen exited %d after SIGTERM", code)
+		}
+	}
+	if err != nil {
+		ts.Fatalf("the TypeScript client: %v", err)
 	}
 }
 

@@ -174,6 +174,7 @@ func Tools() []string {
 type ListDirArgs struct {
 	Path   string `json:"path" jsonschema:"folder to list, relative to the workspace root; \".\" is the root"`
 	Offset int    `json:"offset,omitempty" jsonschema:"first entry to list, counting from 1 in name order (default 1); a folder longer than one page says the offset of the next"`
+	Sizes  bool   `json:"sizes,omitempty" jsonschema:"also show each file's size and each entry's modification time (default false)"`
 }
 
 // ReadFileArgs are the arguments of read_file.

@@ -55,7 +55,7 @@ func DecodeArgs(raw []byte, v any) error {
 	var fs []field
 	switch a := v.(type) {
 	case *ListDirArgs:
-		fs = []field{{name: "path", s: &a.Path}, {name: "offset", i: &a.Offset}}
+		fs = []field{{name: "path", s: &a.Path}, {name: "offset", i: &a.Offset}, {name: "sizes", b: &a.Sizes}}
 	case *ReadFileArgs:
 		fs = []field{{name: "path", s: &a.Path}, {name: "offset", i: &a.Offset}, {name: "limit", i: &a.Limit}}
 	case *GrepArgs:

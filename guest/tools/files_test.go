@@ -65,6 +65,26 @@ func TestListDir(t *testing.T) {
 	})
 }
 
+// sizes adds each regular file's size and every entry's own time (a link's,
+// not its target's), and changes nothing else of the line.
+func TestListDirSizes(t *testing.T) {
+	fsys := fstest.MapFS{
+		"small.txt": file("hello\n"),
+		"big.bin":   file(strings.Repeat("x", 1500)),
+		"sub":       dir(),
+		"to-small":  link("small.txt"),
+	}
+	when := mtime().UTC().Format("2006-01-02T15:04:05Z")
+	runCases(t, fsys, proto.ListDir, []toolCase{
+		{"sizes", map[string]any{"path": ".", "sizes": true}, proto.Limits{}, strings.Join([]string{
+			"big.bin  (1500 bytes, 1.5 KB, " + when + ")",
+			"small.txt  (6 bytes, " + when + ")",
+			"sub/  (" + when + ")",
+			"to-small -> small.txt  (" + when + ")"}, "\n")},
+		{"without", map[string]any{"path": ".", "sizes": false}, proto.Limits{}, "big.bin\nsmall.txt\nsub/\nto-small -> small.txt"},
+	})
+}
+
 func TestListDirCap(t *testing.T) {
 	fsys := fstest.MapFS{}
 	const n = maxListEntries + 234

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/moatdev/moat/guest/proto"
 )
@@ -65,6 +66,9 @@ func listDir(fsys fs.FS, a proto.ListDirArgs, lim proto.Limits) (string, error) 
 	var b strings.Builder
 	for _, e := range entries {
 		b.WriteString(renderEntry(fsys, p, e))
+		if a.Sizes {
+			b.WriteString(entryDetails(fsys, joinPath(p, e.name), e.typ))
+		}
 		b.WriteByte('\n')
 	}
 	if rest := total - skip - len(entries); rest > 0 {
@@ -193,6 +197,31 @@ func renderEntry(fsys fs.FS, dir string, e named) string {
 	default:
 		return quotePath(name) + " (" + fileKind(t) + ")"
 	}
+}
+
+// entryDetails is what sizes adds to an entry's line: "  (12 bytes,
+// 2026-12-01T10:00:00Z)" for a regular file, "  (2026-12-01T10:00:00Z)"
+// for anything else (a folder's or a link's own size says nothing of its
+// content), from the entry's own Lstat, never its link's target.
+func entryDetails(fsys fs.FS, p string, typ fs.FileMode) string {
+	info, err := fs.Lstat(fsys, p)
+	if err != nil {
+		return "  (size unknown)"
+	}
+	when := info.ModTime().UTC().Format(time.RFC3339)
+	if !typ.IsRegular() {
+		return "  (" + when + ")"
+	}
+	return "  (" + humanBytes(info.Size()) + ", " + when + ")"
+}
+
+// humanBytes is a size as stat shows it: exact below 1000 bytes, with a
+// rounded form above.
+func humanBytes(n int64) string {
+	if n < 1000 {
+		return sprintf("%d bytes", n)
+	}
+	return sprintf("%d bytes, %s", n, humanSize(n))
 }
 
 // linkTarget is a symlink's text for display, or why it cannot be shown.

@@ -48,6 +48,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/moatdev/moat/guest/proto"
 	"github.com/moatdev/moat/host/toolspec"
 )
 
@@ -64,7 +65,21 @@ type Options struct {
 	// Logger receives the server's log: one line per call and the SDK's
 	// warnings. It must not write to the transport (stdout). Nil discards.
 	Logger *slog.Logger
+	// MaxCalls bounds the tool calls run at once, over all sessions; 0
+	// means DefaultMaxCalls. MaxWaiting bounds the calls that wait for one
+	// of those slots; 0 means DefaultMaxWaiting. A call beyond both is
+	// refused at once, as an isError result saying the server is busy.
+	MaxCalls, MaxWaiting int
 }
+
+// The bounds on concurrent calls when Options leaves them at zero. The
+// guest runs about one call per core at a time anyway (host/runner's
+// pool); the rest wait their turn here rather than as goroutines inside
+// the engine.
+const (
+	DefaultMaxCalls   = 16
+	DefaultMaxWaiting = 1024
+)
 
 // Engine is what the server needs of host/engine's *engine.Engine: the
 // tools, their catalogue, and the one path every call takes. (moat mcp
@@ -76,11 +91,15 @@ type Engine interface {
 }
 
 // Server is an MCP server for one engine. Build it with [New], run it with
-// [Server.Serve]; it serves one session at a time (stdio).
+// [Server.Serve] (one session, stdio) or [Server.ServeHTTP] (Streamable
+// HTTP, several sessions at once, all on the one engine).
 type Server struct {
-	eng Engine
-	log *slog.Logger
-	srv *mcp.Server
+	eng    Engine
+	log    *slog.Logger
+	sdkLog *slog.Logger // the SDK's warnings and errors
+	srv    *mcp.Server
+	slots  *slots
+	names  []string // the tools registered, in the order added
 }
 
 // New registers the engine's tools on an MCP server. The write proposals are
@@ -94,11 +113,12 @@ func New(eng Engine, opt Options) *Server {
 	if opt.Name == "" {
 		opt.Name = "moat"
 	}
-	s := &Server{eng: eng, log: log}
+	s := &Server{eng: eng, log: log, slots: newSlots(opt.MaxCalls, opt.MaxWaiting)}
+	// The SDK logs every connect and disconnect at Info; keep its
+	// warnings and errors, and one line per call of our own.
+	s.sdkLog = slog.New(atLeast{log.Handler(), slog.LevelWarn})
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: opt.Name, Title: "moat: sandboxed folder tools", Version: opt.Version}, &mcp.ServerOptions{
-		// The SDK logs every connect and disconnect at Info; keep its
-		// warnings and errors, and one line per call of our own.
-		Logger: slog.New(atLeast{log.Handler(), slog.LevelWarn}),
+		Logger: s.sdkLog,
 		// The tool list never changes during a session, and moat does not
 		// forward its log to the client: advertise tools and nothing else.
 		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
@@ -107,8 +127,13 @@ func New(eng Engine, opt Options) *Server {
 	})
 	for _, t := range eng.Tools() {
 		s.srv.AddTool(mcpTool(t), s.handler(t.Name))
+		s.names = append(s.names, t.Name)
+		if t.Name == proto.ReadFile {
+			s.srv.AddTool(readFilesTool(), s.handler(ReadFiles))
+			s.names = append(s.names, ReadFiles)
+		}
 	}
-	s.srv.AddReceivingMiddleware(hideWrites(eng.Catalog()))
+	s.srv.AddReceivingMiddleware(hideWrites(eng.Catalog()), s.unknownTools(eng.Catalog()))
 	return s
 }
 
@@ -120,6 +145,9 @@ func instructions(eng Engine) string {
 			writes = append(writes, t.Name)
 		} else {
 			reads = append(reads, t.Name)
+			if t.Name == proto.ReadFile {
+				reads = append(reads, ReadFiles)
+			}
 		}
 	}
 	s := "Tools to explore one folder (the workspace) read-only: " + strings.Join(reads, ", ") + ". " +
@@ -144,7 +172,11 @@ func mcpTool(t *toolspec.Tool) *mcp.Tool {
 		ann.ReadOnlyHint = true
 		ann.IdempotentHint = true // changing nothing, a second call is the first
 	}
-	return &mcp.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.Schema, Annotations: ann}
+	mt := &mcp.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.Schema, Annotations: ann}
+	if out := outputSchema(t.Name); out != nil {
+		mt.OutputSchema = out // an interface: a nil *Schema in it would not be nil
+	}
+	return mt
 }
 
 // handler runs one call through the engine. Protocol errors are reserved for
@@ -158,10 +190,35 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 		if req.Params != nil {
 			args = req.Params.Arguments
 		}
-		res := s.eng.Call(ctx, name, args)
-		s.log.Info("call", "tool", name, "is_error", res.IsError, "bytes", len(res.Text), "took", time.Since(start).Round(time.Millisecond))
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Text}}, IsError: res.IsError}, nil
+		release, busy := s.slots.acquire(ctx)
+		if busy != "" {
+			s.log.Warn("call refused", "tool", name, "error", busy)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "error: " + busy}}, IsError: true}, nil
+		}
+		defer release()
+		var out *mcp.CallToolResult
+		if name == ReadFiles {
+			out = s.readFiles(ctx, args)
+		} else {
+			res := s.eng.Call(ctx, name, args)
+			out = &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Text}}, IsError: res.IsError}
+			if !res.IsError {
+				out.StructuredContent = structured(name, res.Text)
+			}
+		}
+		s.log.Info("call", "tool", name, "is_error", out.IsError, "bytes", textLen(out), "took", time.Since(start).Round(time.Millisecond))
+		return out, nil
 	}
+}
+
+func textLen(r *mcp.CallToolResult) int {
+	n := 0
+	for _, c := range r.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			n += len(tc.Text)
+		}
+	}
+	return n
 }
 
 // hideWrites removes the write proposals from tools/list for a session whose

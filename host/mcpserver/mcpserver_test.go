@@ -181,10 +181,17 @@ func TestToolsListedWithSchemasAndHints(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := f.eng.Catalog().Tools(false)
-	if len(res.Tools) != len(want) {
-		t.Fatalf("listed %d tools, want the %d read-only ones", len(res.Tools), len(want))
+	if len(res.Tools) != len(want)+1 {
+		t.Fatalf("listed %d tools, want the %d read-only ones and read_files", len(res.Tools), len(want))
 	}
 	for _, tl := range res.Tools { // the SDK lists tools by name
+		if tl.Name == ReadFiles {
+			a := tl.Annotations
+			if a == nil || !a.ReadOnlyHint || tl.OutputSchema == nil {
+				t.Errorf("read_files = %+v, want read-only with an outputSchema", tl)
+			}
+			continue
+		}
 		ct, ok := f.eng.Catalog().Lookup(tl.Name)
 		if !ok || ct.Write || tl.Description != ct.Description {
 			t.Errorf("listed %s %q, not a read-only catalogue tool", tl.Name, tl.Description)

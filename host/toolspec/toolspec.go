@@ -113,7 +113,7 @@ func defs() []def {
 	aboutSearch := Summary{Subject: "pattern", Quote: true, In: "path"}
 	return []def{
 		{name: proto.ListDir, title: "List folder",
-			desc: "List the entries of a folder in the workspace, sorted; folders end with \"/\", symlinks show their target. Wide folders come in pages: use offset to list on. A path shown in double quotes is passed back exactly as shown, quotes included.",
+			desc: "List the entries of a folder in the workspace, sorted; folders end with \"/\", symlinks show their target; sizes adds each file's size and each entry's modification time. Wide folders come in pages: use offset to list on. A path shown in double quotes is passed back exactly as shown, quotes included.",
 			args: proto.ListDirArgs{}, paths: []string{"path"}, summary: aboutPath},
 		{name: proto.ReadFile, title: "Read file",
 			desc: "Read a text file in the workspace. Large files come in pages: use offset and limit (in lines) to read on. Binary files are refused.",

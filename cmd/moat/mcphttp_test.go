@@ -1,0 +1,52 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// readToken creates a missing token file with a fresh token, private to
+// its owner, reads it back the next time, and refuses every other case
+// with one line naming the flag.
+func TestReadToken(t *testing.T) {
+	dir, root := t.TempDir(), t.TempDir()
+	path := filepath.Join(dir, "token")
+	tok, created, err := readToken(path, "--token-file", root)
+	if err != nil || !created || len(tok) != 64 {
+		t.Fatalf("a missing file: %q, created %v, %v", tok, created, err)
+	}
+	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("the new file: %v, %v", st.Mode(), err)
+	}
+	again, created, err := readToken(path, "--token-file", root)
+	if err != nil || created || again != tok {
+		t.Fatalf("read again: %q, created %v, %v; want %q", again, created, err, tok)
+	}
+	other, _, err := readToken(filepath.Join(dir, "token2"), "--token-file", root)
+	if err != nil || other == tok {
+		t.Fatalf("a second new token %q is the first, or %v", other, err)
+	}
+	for name, tc := range map[string]struct {
+		path string
+		want string
+	}{
+		"missing folder":  {filepath.Join(dir, "no", "token"), "--token-file " + filepath.Join(dir, "no", "token") + ": no such folder"},
+		"folder":          {dir, "is a folder"},
+		"inside the root": {filepath.Join(root, "sub", "token"), "is inside the root"},
+		"MOAT_TOKEN_FILE": {filepath.Join(dir, "nope", "t"), `MOAT_TOKEN_FILE="`},
+	} {
+		from := "--token-file"
+		if name == "MOAT_TOKEN_FILE" {
+			from = name
+		}
+		_, _, err := readToken(tc.path, from, root)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v, want one line with %q", name, err, tc.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(root, "sub", "token")); err == nil {
+		t.Errorf("a token file was made inside the root")
+	}
+}

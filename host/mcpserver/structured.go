@@ -1,0 +1,77 @@
+package mcpserver
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/moatdev/moat/guest/proto"
+)
+
+// StatOutput is stat's structuredContent: the fields of its text answer
+// ("path: ...", "kind: ...", "size: N bytes", "modified: ...", "target:
+// ..." for a link), the text staying as it is for clients that read text.
+// WASI carries no permission bits, so there are none here either (the
+// text says so).
+type StatOutput struct {
+	Path     string `json:"path" jsonschema:"the path, relative to the workspace root"`
+	Kind     string `json:"kind" jsonschema:"file, folder, symlink or another kind"`
+	Size     *int64 `json:"size,omitempty" jsonschema:"the size in bytes"`
+	Modified string `json:"modified,omitempty" jsonschema:"the last modification time, RFC 3339, UTC"`
+	Target   string `json:"target,omitempty" jsonschema:"for a symlink: where it points, or why that is not shown"`
+}
+
+// outputSchema is the outputSchema of the tools whose answer has a fixed
+// shape, or nil.
+func outputSchema(tool string) *jsonschema.Schema {
+	if tool != proto.Stat {
+		return nil
+	}
+	s, err := jsonschema.For[StatOutput](nil)
+	if err != nil {
+		panic(err) // a static struct: a failure is a programming error
+	}
+	return s
+}
+
+// structured is a successful answer's structuredContent for the tools
+// outputSchema describes, read from the answer's text (after redaction,
+// so it shows nothing the text does not), or nil.
+func structured(tool, text string) any {
+	if tool != proto.Stat {
+		return nil
+	}
+	var out StatOutput
+	for _, line := range strings.Split(text, "\n") {
+		key, val, ok := strings.Cut(line, ": ")
+		if !ok {
+			continue
+		}
+		switch key {
+		case "path":
+			out.Path = unquote(val)
+		case "kind":
+			out.Kind = val
+		case "size":
+			if n, err := strconv.ParseInt(strings.Fields(val)[0], 10, 64); err == nil {
+				out.Size = &n
+			}
+		case "modified":
+			out.Modified = val
+		case "target":
+			out.Target = unquote(val)
+		}
+	}
+	return out
+}
+
+// unquote undoes the guest's quoting of a path that needs it.
+func unquote(s string) string {
+	if strings.HasPrefix(s, `"`) {
+		if u, err := strconv.Unquote(s); err == nil {
+			return u
+		}
+	}
+	return s
+}

@@ -1,0 +1,70 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/moatdev/moat/guest/proto"
+)
+
+// statExec answers stat with the guest's text for a link whose name needs
+// quoting.
+type statExec struct{ fakeExec }
+
+const statText = "path: \"odd\\nname\"\nkind: symlink\nsize: 12 bytes\nmode: not visible inside the sandbox (WASI carries no permission bits)\nmodified: 2026-12-01T10:00:00Z\ntarget: outside the sandbox (not followed)"
+
+func (s *statExec) Exec(ctx context.Context, req proto.Request) (proto.Response, error) {
+	s.fakeExec.Exec(ctx, req)
+	if req.Tool == proto.Stat {
+		return proto.Response{ID: req.ID, Text: statText}, nil
+	}
+	return proto.Response{ID: req.ID, Text: "guest ran " + req.Tool}, nil
+}
+
+func TestStatStructured(t *testing.T) {
+	eng, _ := newEngine(t, &statExec{}, false)
+	st, ct := mcp.NewInMemoryTransports()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go New(eng, Options{}).Serve(ctx, st)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range tools.Tools {
+		if has := tl.OutputSchema != nil; has != (tl.Name == proto.Stat || tl.Name == ReadFiles) {
+			t.Errorf("%s: outputSchema %v", tl.Name, tl.OutputSchema)
+		}
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: proto.Stat, Arguments: map[string]any{"path": "x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text(res) != statText {
+		t.Errorf("the text changed: %q", text(res))
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	var got StatOutput
+	json.Unmarshal(b, &got)
+	if got.Path != "odd\nname" || got.Kind != "symlink" || got.Size == nil || *got.Size != 12 || got.Modified != "2026-12-01T10:00:00Z" || got.Target != "outside the sandbox (not followed)" {
+		t.Errorf("structuredContent = %s", b)
+	}
+	// Refusals carry no structuredContent; other tools have none.
+	for _, c := range []struct {
+		tool string
+		args any
+	}{{proto.Stat, map[string]any{"path": "../x"}}, {proto.ListDir, map[string]any{"path": "."}}} {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
+		if err != nil || res.StructuredContent != nil {
+			t.Errorf("%s %v: structuredContent %v, %v", c.tool, c.args, res.StructuredContent, err)
+		}
+	}
+}
