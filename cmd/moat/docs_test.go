@@ -95,6 +95,7 @@ var foreignFlags = map[string]bool{
 	"no-verify": true,
 	"jinja":     true, "reasoning": true, "reasoning-format": true, // llama.cpp's server
 	"dotfiles": true, // GNU stow
+	"add-host": true, // docker run, in the Open WebUI recipe
 }
 
 // repoFiles lists the repository's *.md and *.go files (relative, with
