@@ -120,14 +120,18 @@ type fileEntry struct {
 	Mode        string `json:"mode"`
 	ModTime     string `json:"mtime"`
 	Placeholder bool   `json:"placeholder,omitempty"`
+	Size        int64  `json:"size,omitempty"` // a placeholder's
 	Link        string `json:"link,omitempty"`
 	Encoding    string `json:"encoding,omitempty"`
 }
 
 // withHead is a JSON line followed by a text.
 func withHead(head any, text []byte) []byte {
-	h, _ := json.Marshal(head)
-	return append(append(h, '\n'), text...)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // "<root>/notes.txt" as it is
+	enc.Encode(head)
+	return append(b.Bytes(), text...) // Encode ended the line
 }
 
 func splitHead(data []byte, head any) ([]byte, error) {
@@ -199,6 +203,9 @@ func Encode(r *Recording) ([]byte, error) {
 		var entries []fileEntry
 		for _, f := range r.Files {
 			e := fileEntry{Path: f.Path, Dir: f.Dir, Mode: fmt.Sprintf("%04o", f.Mode.Perm()), ModTime: f.ModTime.UTC().Format(time.RFC3339Nano), Placeholder: f.Placeholder, Link: f.Link}
+			if f.Placeholder {
+				e.Size = f.Size
+			}
 			if !f.Dir && !f.Placeholder && f.Link == "" {
 				data, enc := putText(f.Data)
 				e.Encoding = enc
@@ -360,7 +367,10 @@ func decodeArchive(a *txtar.Archive) (*Recording, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: %s: mtime %q", filesFile, e.Path, e.ModTime)
 			}
-			f := File{Path: e.Path, Dir: e.Dir, Mode: fs.FileMode(mode).Perm(), ModTime: mt, Placeholder: e.Placeholder, Link: e.Link}
+			if e.Size < 0 || e.Size > 0 && !e.Placeholder {
+				return nil, fmt.Errorf("%s: %s: size %d (only a placeholder has one)", filesFile, e.Path, e.Size)
+			}
+			f := File{Path: e.Path, Dir: e.Dir, Mode: fs.FileMode(mode).Perm(), ModTime: mt, Placeholder: e.Placeholder, Size: e.Size, Link: e.Link}
 			if e.Link != "" && !linkInside(e.Path, e.Link) {
 				return nil, fmt.Errorf("%s: the link %s points out of the root (%q)", filesFile, e.Path, e.Link)
 			}

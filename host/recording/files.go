@@ -9,28 +9,64 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/moatdev/moat/host/confine"
 	"github.com/moatdev/moat/host/policy"
 )
 
-// --record-files: the files a session read and the folders it listed, taken
-// into the recording, and made again for a replay.
+// --record-files: every file a session's calls opened, every folder they
+// listed and every path they described, taken into the recording, and
+// made again for a replay.
 
-// capture takes a file, or a folder's names, into the recording the first
-// time the session touches it: as it was then.
-func (r *Recorder) capture(given string, dir bool) {
+// captureTouch takes what one call touched (as its guest's mount observed
+// it, confine.Touch) into the recording, the first time the session
+// touches it: as it was then. Every path is checked again here, against
+// the deny-list and through the confined view: the touches of an isolated
+// child are that child's word.
+func (r *Recorder) captureTouch(t confine.Touch) {
 	if r.over {
 		return
 	}
-	rel, ok := r.resolve(given)
+	rel, ok := r.resolve(t.Path)
 	if !ok {
 		return
 	}
-	if dir {
+	if t.Kind&confine.Listed != 0 {
 		r.captureDir(rel)
+	}
+	if t.Kind&confine.Opened != 0 {
+		if f := r.read(rel); f != nil {
+			r.keep(*f)
+		}
+	}
+	if t.Kind&confine.Described != 0 {
+		r.describe(rel)
+	}
+}
+
+// describe takes a path a call described (stat): a folder, or a file as
+// a placeholder of its size (its content is not taken: it was not
+// opened).
+func (r *Recorder) describe(rel string) {
+	if rel == "." {
 		return
 	}
-	if f := r.read(rel); f != nil {
-		r.keep(*f)
+	if _, seen := r.files[rel]; seen {
+		return
+	}
+	info, err := fs.Lstat(r.root, rel)
+	if err != nil {
+		return
+	}
+	switch {
+	case info.IsDir():
+		r.addDir(rel)
+	case info.Mode().IsRegular():
+		if !r.grow(len(rel), rootDir+rel) {
+			return
+		}
+		r.addParents(rel)
+		r.files[rel] = len(r.rec.Files)
+		r.rec.Files = append(r.rec.Files, File{Path: rel, Placeholder: true, Size: info.Size(), ModTime: info.ModTime(), Mode: info.Mode().Perm()})
 	}
 }
 
@@ -60,7 +96,7 @@ func (r *Recorder) resolve(given string) (string, bool) {
 			if err != nil || !linkInside(pre, target) {
 				return "", false
 			}
-			if _, seen := r.files[pre]; !seen && r.grow(len(pre)+len(target)) {
+			if _, seen := r.files[pre]; !seen && r.grow(len(pre)+len(target), rootDir+pre) {
 				r.addParents(pre)
 				r.files[pre] = len(r.rec.Files)
 				r.rec.Files = append(r.rec.Files, File{Path: pre, Link: target, ModTime: st.ModTime(), Mode: st.Mode().Perm()})
@@ -120,7 +156,7 @@ func (r *Recorder) allowed(given string) (string, bool) {
 }
 
 func (r *Recorder) keep(f File) {
-	if !r.grow(len(f.Data)) {
+	if !r.grow(len(f.Data), rootDir+f.Path) {
 		return
 	}
 	r.addParents(f.Path)
@@ -161,7 +197,7 @@ func (r *Recorder) captureDir(rel string) {
 			// link it refuses (out of the root, to a denied name) is left
 			// out.
 			target, err := fs.ReadLink(r.root, p)
-			if err != nil || !linkInside(p, target) || !r.grow(len(p)+len(target)) {
+			if err != nil || !linkInside(p, target) || !r.grow(len(p)+len(target), rootDir+p) {
 				continue
 			}
 			r.files[p] = len(r.rec.Files)
@@ -170,7 +206,7 @@ func (r *Recorder) captureDir(rel string) {
 			r.addDir(p)
 		case info.Mode().IsRegular():
 			// The name only: a file listed is not a file read.
-			if !r.grow(len(p)) {
+			if !r.grow(len(p), rootDir+p) {
 				return
 			}
 			r.files[p] = len(r.rec.Files)
@@ -233,6 +269,11 @@ func Materialize(dir string, files []File) error {
 		if err := root.WriteFile(filepath.FromSlash(f.Path), f.Data, f.Mode.Perm()|0o400); err != nil {
 			return err
 		}
+		if f.Placeholder && f.Size > 0 {
+			if err := truncate(root, f.Path, f.Size); err != nil {
+				return err
+			}
+		}
 	}
 	for _, f := range links {
 		if !linkInside(f.Path, f.Link) {
@@ -244,10 +285,14 @@ func Materialize(dir string, files []File) error {
 	}
 	// Times last, deepest first: creating an entry changes its folder's.
 	// A link's own time cannot be set through an os.Root (Chtimes follows
-	// it), so it is not.
+	// it); it is set by its path in the folder just made, where the
+	// system can (linkTime).
 	for i := len(files) - 1; i >= 0; i-- {
 		f := files[i]
 		if f.Link != "" {
+			if err := linkTime(dir, f.Path, f.ModTime); err != nil {
+				return err
+			}
 			continue
 		}
 		if err := root.Chtimes(filepath.FromSlash(f.Path), f.ModTime, f.ModTime); err != nil {
@@ -264,4 +309,18 @@ func Materialize(dir string, files []File) error {
 		}
 	}
 	return nil
+}
+
+// truncate makes the file at rel (just written empty) size bytes long:
+// zeros, a sparse file where the filesystem has them.
+func truncate(root *os.Root, rel string, size int64) error {
+	f, err := root.OpenFile(filepath.FromSlash(rel), os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	err = f.Truncate(size)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

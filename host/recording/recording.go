@@ -30,7 +30,7 @@ type Recording struct {
 	Session Session
 	Script  fakellm.Script // the model's replies, turn by turn
 	Calls   []Call
-	Files   []File // --record-files: the files read and the folders listed
+	Files   []File // --record-files: the files opened, the folders listed, the paths described
 }
 
 // Session is what replay needs besides the replies and the calls: the
@@ -120,10 +120,11 @@ type File struct {
 	Data    []byte      // a file's content; nil for a placeholder
 	ModTime time.Time   // restored on replay (stat shows it)
 	Mode    fs.FileMode // permission bits
-	// Placeholder: the name was listed but the content is not recorded
-	// (a denied file, or one over the size bound); replay creates it
-	// empty.
+	// Placeholder: the name was listed or described but the content is
+	// not recorded (no call opened it); replay creates it empty, or of
+	// Size zero bytes when a call described it (stat shows the size).
 	Placeholder bool
+	Size        int64
 	// Link is a symbolic link's target, for a link a listing showed whose
 	// target the confined view resolves inside the root (or not at all);
 	// replay makes the link again. Links it refuses are not recorded.
