@@ -122,6 +122,7 @@ type fileEntry struct {
 	Placeholder bool   `json:"placeholder,omitempty"`
 	Size        int64  `json:"size,omitempty"` // a placeholder's
 	Link        string `json:"link,omitempty"`
+	Refused     string `json:"refused,omitempty"` // a refused link's reason (File.Refused)
 	Encoding    string `json:"encoding,omitempty"`
 }
 
@@ -202,11 +203,11 @@ func Encode(r *Recording) ([]byte, error) {
 	if len(r.Files) > 0 {
 		var entries []fileEntry
 		for _, f := range r.Files {
-			e := fileEntry{Path: f.Path, Dir: f.Dir, Mode: fmt.Sprintf("%04o", f.Mode.Perm()), ModTime: f.ModTime.UTC().Format(time.RFC3339Nano), Placeholder: f.Placeholder, Link: f.Link}
-			if f.Placeholder {
+			e := fileEntry{Path: f.Path, Dir: f.Dir, Mode: fmt.Sprintf("%04o", f.Mode.Perm()), ModTime: f.ModTime.UTC().Format(time.RFC3339Nano), Placeholder: f.Placeholder, Link: f.Link, Refused: f.Refused}
+			if f.Placeholder || f.Refused != "" {
 				e.Size = f.Size
 			}
-			if !f.Dir && !f.Placeholder && f.Link == "" {
+			if !f.Dir && !f.Placeholder && f.Link == "" && f.Refused == "" {
 				data, enc := putText(f.Data)
 				e.Encoding = enc
 				add(rootDir+f.Path, data)
@@ -367,14 +368,17 @@ func decodeArchive(a *txtar.Archive) (*Recording, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: %s: mtime %q", filesFile, e.Path, e.ModTime)
 			}
-			if e.Size < 0 || e.Size > 0 && !e.Placeholder {
-				return nil, fmt.Errorf("%s: %s: size %d (only a placeholder has one)", filesFile, e.Path, e.Size)
+			if e.Size < 0 || e.Size > 0 && !e.Placeholder && e.Refused == "" || e.Refused != "" && e.Size > 4096 {
+				return nil, fmt.Errorf("%s: %s: size %d (only a placeholder or a refused link has one)", filesFile, e.Path, e.Size)
 			}
-			f := File{Path: e.Path, Dir: e.Dir, Mode: fs.FileMode(mode).Perm(), ModTime: mt, Placeholder: e.Placeholder, Size: e.Size, Link: e.Link}
+			if e.Refused != "" && (e.Refused != RefusedOutside && e.Refused != RefusedDenied || e.Link != "" || e.Dir || e.Placeholder) {
+				return nil, fmt.Errorf("%s: %s: refused %q", filesFile, e.Path, e.Refused)
+			}
+			f := File{Path: e.Path, Dir: e.Dir, Mode: fs.FileMode(mode).Perm(), ModTime: mt, Placeholder: e.Placeholder, Size: e.Size, Link: e.Link, Refused: e.Refused}
 			if e.Link != "" && !linkInside(e.Path, e.Link) {
 				return nil, fmt.Errorf("%s: the link %s points out of the root (%q)", filesFile, e.Path, e.Link)
 			}
-			if !e.Dir && !e.Placeholder && e.Link == "" {
+			if !e.Dir && !e.Placeholder && e.Link == "" && e.Refused == "" {
 				d, ok := files[rootDir+e.Path]
 				if !ok {
 					return nil, fmt.Errorf("%s lists %s, and the archive has no %s", filesFile, e.Path, path.Join(rootDir, e.Path))

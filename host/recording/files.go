@@ -94,6 +94,7 @@ func (r *Recorder) resolve(given string) (string, bool) {
 			}
 			target, err := fs.ReadLink(r.root, pre)
 			if err != nil || !linkInside(pre, target) {
+				r.keepRefused(pre, st, err) // described (stat), or on the way
 				return "", false
 			}
 			if _, seen := r.files[pre]; !seen && r.grow(len(pre)+len(target), rootDir+pre) {
@@ -197,7 +198,11 @@ func (r *Recorder) captureDir(rel string) {
 			// link it refuses (out of the root, to a denied name) is left
 			// out.
 			target, err := fs.ReadLink(r.root, p)
-			if err != nil || !linkInside(p, target) || !r.grow(len(p)+len(target), rootDir+p) {
+			if err != nil || !linkInside(p, target) {
+				r.keepRefused(p, info, err)
+				continue
+			}
+			if !r.grow(len(p)+len(target), rootDir+p) {
 				continue
 			}
 			r.files[p] = len(r.rec.Files)
@@ -213,6 +218,42 @@ func (r *Recorder) captureDir(rel string) {
 			r.rec.Files = append(r.rec.Files, File{Path: p, Placeholder: true, ModTime: info.ModTime(), Mode: info.Mode().Perm()})
 		}
 	}
+}
+
+// keepRefused records the link at p (info its lstat) that the confined
+// view refused to read (err, or a target that leads out lexically): as a
+// link that a replay's view refuses for the same reason, its target's
+// length kept, its target not. A link refused for another reason (a
+// loop) is not recorded.
+func (r *Recorder) keepRefused(p string, info fs.FileInfo, err error) {
+	why := ""
+	switch {
+	case err == nil, errors.Is(err, confine.ErrEscape):
+		why = RefusedOutside
+	case errors.Is(err, confine.ErrDenied):
+		why = RefusedDenied
+	default:
+		return
+	}
+	if _, seen := r.files[p]; seen || !r.grow(len(p), rootDir+p) {
+		return
+	}
+	r.addParents(p)
+	r.files[p] = len(r.rec.Files)
+	r.rec.Files = append(r.rec.Files, File{Path: p, Refused: why, Size: min(info.Size(), 4096), ModTime: info.ModTime(), Mode: info.Mode().Perm()})
+}
+
+// refusedTarget is a target of n bytes that the confined view refuses
+// for the reason why: an absolute path (out of the root, never followed),
+// or one through .git (the deny-list's, built in).
+func refusedTarget(why string, n int64) string {
+	if why == RefusedDenied {
+		if n < 5 {
+			return ".git"
+		}
+		return ".git/" + strings.Repeat("x", int(n)-5)
+	}
+	return "/" + strings.Repeat("x", max(int(n), 1)-1)
 }
 
 func (r *Recorder) addParents(rel string) {
@@ -256,7 +297,7 @@ func Materialize(dir string, files []File) error {
 				return err
 			}
 		}
-		if f.Link != "" {
+		if f.Link != "" || f.Refused != "" {
 			links = append(links, f) // last: nothing is written through one
 			continue
 		}
@@ -276,6 +317,12 @@ func Materialize(dir string, files []File) error {
 		}
 	}
 	for _, f := range links {
+		if f.Refused != "" {
+			if err := root.Symlink(refusedTarget(f.Refused, f.Size), filepath.FromSlash(f.Path)); err != nil {
+				return err
+			}
+			continue
+		}
 		if !linkInside(f.Path, f.Link) {
 			return fmt.Errorf("the link %s points out of the root", f.Path)
 		}
@@ -289,7 +336,7 @@ func Materialize(dir string, files []File) error {
 	// system can (linkTime).
 	for i := len(files) - 1; i >= 0; i-- {
 		f := files[i]
-		if f.Link != "" {
+		if f.Link != "" || f.Refused != "" {
 			if err := linkTime(dir, f.Path, f.ModTime); err != nil {
 				return err
 			}

@@ -72,6 +72,12 @@ type Question struct {
 	Error   string `json:"error,omitempty"`
 }
 
+// Why a link is refused (File.Refused).
+const (
+	RefusedOutside = "outside"
+	RefusedDenied  = "denied"
+)
+
 // Outcomes of a question.
 const (
 	Answered    = "answer"
@@ -127,6 +133,12 @@ type File struct {
 	Size        int64
 	// Link is a symbolic link's target, for a link a listing showed whose
 	// target the confined view resolves inside the root (or not at all);
-	// replay makes the link again. Links it refuses are not recorded.
+	// replay makes the link again.
 	Link string
+	// Refused is a link the confined view refuses to follow, which the
+	// tools show without its target: RefusedOutside (it leads out of the
+	// root) or RefusedDenied (to a name the deny-list hides). Its target
+	// is not recorded, only its length (Size, stat shows it); replay
+	// makes a link of that length that the view refuses the same way.
+	Refused string
 }
