@@ -239,7 +239,12 @@ func (t *recTools) Call(ctx context.Context, name string, args json.RawMessage) 
 			r.captureTouch(tc)
 		}
 	}
-	text := relText(res.Text, r.roots)
+	text := res.Text
+	if res.IsError {
+		// An error names the path as the call gave it (an absolute one,
+		// maybe); an answer's content is left as the file has it.
+		text = relText(text, r.roots)
+	}
 	n := len(name) + len(args) + len(text)
 	if rv != nil {
 		for _, l := range rv.Lines {
@@ -392,7 +397,10 @@ func (r *Recorder) message(m agent.Message) {
 		r.rec.Session.Questions = append(r.rec.Session.Questions, Question{Clear: r.clear, Text: m.Content})
 		r.clear = false
 	case "tool":
-		content := relText(m.Content, r.roots)
+		content := m.Content
+		if n := len(r.rec.Calls); n > 0 && r.rec.Calls[n-1].Error {
+			content = relText(content, r.roots) // as the call's text
+		}
 		if n := len(r.rec.Calls); n > 0 && r.rec.Calls[n-1].Text != content && r.rec.Calls[n-1].Sent == nil {
 			if r.grow(len(content), fmt.Sprintf("call %d (what the model was sent)", n)) {
 				r.rec.Calls[n-1].Sent = &content
@@ -534,7 +542,7 @@ func (r *Recorder) comment() string {
 		fmt.Fprintf(&b, "# flags: %s\n", oneLine(r.opt.Flags))
 	}
 	if s.Files {
-		b.WriteString("# with --record-files: the files read and the folders listed are under root/\n")
+		b.WriteString("# with --record-files: the files the calls opened, listed and described are under root/\n")
 	} else {
 		b.WriteString("# without --record-files: replay needs the root, as it was: moat replay FILE --root DIR\n")
 	}
