@@ -196,9 +196,17 @@ type contrib struct {
 // maxContribs is how many of the largest parts that message names.
 const maxContribs = 5
 
-// note keeps the largest parts seen.
+// note keeps the largest parts seen (a part counted again, a file's name
+// and then its content, is one part).
 func (r *Recorder) note(what string, n int) {
 	c := contrib{what, int64(n)}
+	for i, x := range r.top {
+		if x.what == what {
+			c.n += x.n
+			r.top = append(r.top[:i], r.top[i+1:]...)
+			break
+		}
+	}
 	i := sort.Search(len(r.top), func(i int) bool { return r.top[i].n < c.n })
 	if i >= maxContribs {
 		return

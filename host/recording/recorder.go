@@ -502,6 +502,9 @@ func (r *Recorder) Bytes() ([]byte, error) {
 	if int64(len(b)) > r.opt.MaxBytes {
 		r.mu.Lock()
 		if !r.over {
+			if extra := int64(len(b)) - r.size; extra > 0 {
+				r.note("the archive's own headers", int(extra))
+			}
 			r.overflow(int64(len(b)))
 		}
 		r.mu.Unlock()
