@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -157,14 +158,21 @@ func absScript(turns []fakellm.Turn, root string) {
 // Volatile lines (toolspec.Volatile): masked in both texts before they
 // are compared, when the replay cannot have restored them.
 
-// masked is text with the value of every volatile line of tool replaced,
-// those a self-contained replay restores only when restored is false.
+// masked is text with the value of every volatile line of tool's answers
+// replaced, those a self-contained replay restores only when restored is
+// false.
 func masked(tool, text string, restored bool) string {
+	return strings.Join(maskLines(tool, strings.Split(text, "\n"), false, restored), "\n")
+}
+
+// maskLines masks the volatile lines of an answer's lines, or of a
+// review's (review).
+func maskLines(tool string, lines []string, review, restored bool) []string {
 	vs := toolspec.VolatileOf(tool)
 	if len(vs) == 0 {
-		return text
+		return lines
 	}
-	lines := strings.Split(text, "\n")
+	lines = append([]string(nil), lines...)
 	has := func(l string) bool {
 		for _, x := range lines {
 			if x == l {
@@ -174,16 +182,34 @@ func masked(tool, text string, restored bool) string {
 		return false
 	}
 	for _, v := range vs {
-		if (v.Restored && restored) || (v.When != "" && !has(v.When)) {
+		if v.Review != review || (v.Restored && restored) || (v.When != "" && !has(v.When)) {
 			continue
 		}
 		for i, l := range lines {
-			if strings.HasPrefix(l, v.Prefix) {
+			if !strings.HasPrefix(l, v.Prefix) {
+				continue
+			}
+			if v.Word == "" {
 				lines[i] = v.Prefix + "(volatile)"
+				continue
+			}
+			if at := strings.Index(l, v.Word); at >= 0 {
+				rest := l[at+len(v.Word):]
+				end := strings.IndexByte(rest, ' ')
+				if end < 0 {
+					end = len(rest)
+				}
+				lines[i] = l[:at+len(v.Word)] + "(volatile)" + rest[end:]
 			}
 		}
 	}
-	return strings.Join(lines, "\n")
+	return lines
+}
+
+// sameReview reports whether a recorded review and a replayed one are the
+// same, their volatile lines compared by the tool's declaration.
+func sameReview(tool string, a, b []string, restored bool) bool {
+	return slices.Equal(a, b) || slices.Equal(maskLines(tool, a, true, restored), maskLines(tool, b, true, restored))
 }
 
 // contrib is one part of a recording and its size, for the message that

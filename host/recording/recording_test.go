@@ -268,6 +268,14 @@ func TestMasked(t *testing.T) {
 			t.Errorf("masked(%s, %q, %v) = %q, want %q", c.tool, c.text, c.restored, got, c.want)
 		}
 	}
+	review := []string{"moat: the model proposes a change (propose_edit)", "  action   edit the existing file (1 replacement): 9 -> 9 bytes, mode 0644 kept", "-buy mlik mode 0644"}
+	other := []string{review[0], strings.Replace(review[1], "0644", "0664", 1), review[2]}
+	if !sameReview("propose_edit", review, other, false) || sameReview("propose_edit", review, other, true) {
+		t.Error("a review's mode is not volatile against --root, or is in a self-contained replay")
+	}
+	if sameReview("propose_edit", review, []string{review[0], review[1], "-buy mlik mode 0664"}, false) {
+		t.Error("a diff line compared as volatile")
+	}
 	if sameText("stat", file, strings.Replace(file, "3 bytes", "4 bytes", 1), false) {
 		t.Error("a file's size compared as volatile")
 	}

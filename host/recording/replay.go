@@ -243,7 +243,7 @@ func compare(want, got *Recording, restored bool) []Diff {
 			out = append(out, Diff{Where: at, What: "the change was shown for review in the replay, not in the recording", Diff: unified("review", "", joinLines(g.Review.Lines))})
 		case w.Review != nil && g.Review == nil:
 			out = append(out, Diff{Where: at, What: "the change was shown for review in the recording, not in the replay", Diff: unified("review", joinLines(w.Review.Lines), "")})
-		case w.Review != nil && !slices.Equal(w.Review.Lines, g.Review.Lines):
+		case w.Review != nil && !sameReview(w.Tool, w.Review.Lines, g.Review.Lines, restored):
 			out = append(out, Diff{Where: at, What: "the review shown changed", Diff: unified("review", joinLines(w.Review.Lines), joinLines(g.Review.Lines))})
 		}
 	}

@@ -113,8 +113,14 @@ type Volatile struct {
 	// When, if set, is a line the answer must also have for this one to
 	// be volatile ("kind: folder": a folder's size, not a file's).
 	When string
+	// Word, if set, is where the value starts inside the line: only the
+	// word after it is volatile ("mode " in "..., mode 0644 kept").
+	Word string
+	// Review: the line is one of the review a person is shown for a write
+	// proposal (host/gate), not of the answer.
+	Review bool
 	// Restored: a self-contained recording keeps the value (each file's
-	// time) and its replay restores it.
+	// time and mode) and its replay restores it.
 	Restored bool
 }
 
@@ -134,6 +140,9 @@ type def struct {
 func defs() []def {
 	aboutPath := Summary{Subject: "path"}
 	aboutSearch := Summary{Subject: "pattern", Quote: true, In: "path"}
+	// The review of a change to an existing file shows its mode, which
+	// a checkout sets from the umask (git keeps only 644 or 755).
+	reviewMode := []Volatile{{Prefix: "  action ", Word: "mode ", Review: true, Restored: true}}
 	return []def{
 		{name: proto.ListDir, title: "List folder",
 			desc: "List the entries of a folder in the workspace, sorted; folders end with \"/\", symlinks show their target. Wide folders come in pages: use offset to list on. A path shown in double quotes is passed back exactly as shown, quotes included.",
@@ -153,10 +162,12 @@ func defs() []def {
 			volatile: []Volatile{{Prefix: "modified: ", Restored: true}, {Prefix: "size: ", When: "kind: folder"}}},
 		{name: proto.ProposeWrite, title: "Propose writing a file",
 			desc: "Propose creating or replacing a file in the workspace. A person sees the diff and must approve it; you are told whether it was written.",
-			args: proto.ProposeWriteArgs{}, write: true, paths: []string{"path"}, summary: aboutPath},
+			args: proto.ProposeWriteArgs{}, write: true, paths: []string{"path"}, summary: aboutPath,
+			volatile: reviewMode},
 		{name: proto.ProposeEdit, title: "Propose editing a file",
 			desc: "Propose replacing exact text in a workspace file. old_text must match exactly once unless replace_all is true. For several replacements in one file, give edits, a list of {old_text, new_text, replace_all?} applied in order (each to the result of the ones before), all or none, instead of old_text and new_text. A person must approve the change.",
-			args: proto.ProposeEditArgs{}, write: true, paths: []string{"path"}, summary: aboutPath},
+			args: proto.ProposeEditArgs{}, write: true, paths: []string{"path"}, summary: aboutPath,
+			volatile: reviewMode},
 	}
 }
 
