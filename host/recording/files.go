@@ -50,11 +50,19 @@ func (r *Recorder) describe(rel string) {
 	if rel == "." {
 		return
 	}
-	if _, seen := r.files[rel]; seen {
+	i, seen := r.files[rel]
+	if seen && (i < 0 || !r.rec.Files[i].Placeholder || r.rec.Files[i].Size > 0) {
 		return
 	}
 	info, err := fs.Lstat(r.root, rel)
 	if err != nil {
+		return
+	}
+	if seen {
+		// A name a listing took: now its size shows.
+		if info.Mode().IsRegular() {
+			r.rec.Files[i].Size = info.Size()
+		}
 		return
 	}
 	switch {
