@@ -12,7 +12,10 @@
 // Params builds the moat command from the module this test depends on and
 // puts it on the scripts' PATH, and gives the scripts these commands:
 //
-//	replay [--root DIR] [FILE.txtar]   replay a recording (default: this script)
+//	replay [--root DIR] [FILE.txtar]   replay a recording (default: this script);
+//	                                   a relative DIR is the script's own folder
+//	                                   in $WORK, else DIR in the test's folder
+//	                                   (go test's working directory)
 //	fakellm SCRIPT.json                start the fake model server (OLLAMA_HOST
 //	                                   and FAKELLM point at it)
 //	llmsent [N]                        print the chat requests the fake got
