@@ -98,6 +98,8 @@ func TestNowhere(t *testing.T) {
 	}
 	nowhere := withoutFiles(t, rec, "replay --root testdata/nosuch")
 	write("testdata/nowhere/plain.txtar", string(nowhere))
+	// A wrong command line: moat replay exits 2, which is no difference.
+	write("testdata/nowhere/usage.txtar", strings.Replace(string(rec), "\nreplay\n", "\n! replay --no-such-flag\n", 1))
 
 	run := func(args ...string) (string, error) {
 		cmd := exec.Command(gobin, args...)
@@ -156,6 +158,8 @@ func TestNowhere(t *testing.T) {
 	for _, want := range []string{
 		"replay: --root testdata/nosuch: no such folder in the script's $WORK",
 		"nor in the test's folder (" + filepath.Join(dir, "testdata", "nosuch") + ")",
+		"replay: moat replay refused its command line (exit status 2; its message is above): --no-such-flag",
+		"--- FAIL: TestNowhere/usage",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("go test output lacks %q:\n%s", want, out)
