@@ -123,6 +123,7 @@ type fileEntry struct {
 	Size        int64  `json:"size,omitempty"` // a placeholder's
 	Link        string `json:"link,omitempty"`
 	Refused     string `json:"refused,omitempty"` // a refused link's reason (File.Refused)
+	Special     string `json:"special,omitempty"` // pipe or socket (File.Special)
 	Encoding    string `json:"encoding,omitempty"`
 }
 
@@ -203,11 +204,11 @@ func Encode(r *Recording) ([]byte, error) {
 	if len(r.Files) > 0 {
 		var entries []fileEntry
 		for _, f := range r.Files {
-			e := fileEntry{Path: f.Path, Dir: f.Dir, Mode: fmt.Sprintf("%04o", f.Mode.Perm()), ModTime: f.ModTime.UTC().Format(time.RFC3339Nano), Placeholder: f.Placeholder, Link: f.Link, Refused: f.Refused}
+			e := fileEntry{Path: f.Path, Dir: f.Dir, Mode: fmt.Sprintf("%04o", f.Mode.Perm()), ModTime: f.ModTime.UTC().Format(time.RFC3339Nano), Placeholder: f.Placeholder, Link: f.Link, Refused: f.Refused, Special: f.Special}
 			if f.Placeholder || f.Refused != "" {
 				e.Size = f.Size
 			}
-			if !f.Dir && !f.Placeholder && f.Link == "" && f.Refused == "" {
+			if !f.Dir && !f.Placeholder && f.Link == "" && f.Refused == "" && f.Special == "" {
 				data, enc := putText(f.Data)
 				e.Encoding = enc
 				add(rootDir+f.Path, data)
@@ -378,7 +379,11 @@ func decodeArchive(a *txtar.Archive) (*Recording, error) {
 			if e.Link != "" && !linkInside(e.Path, e.Link) {
 				return nil, fmt.Errorf("%s: the link %s points out of the root (%q)", filesFile, e.Path, e.Link)
 			}
-			if !e.Dir && !e.Placeholder && e.Link == "" && e.Refused == "" {
+			if e.Special != "" && (e.Special != SpecialPipe && e.Special != SpecialSocket || e.Link != "" || e.Refused != "" || e.Dir || e.Placeholder) {
+				return nil, fmt.Errorf("%s: %s: special %q", filesFile, e.Path, e.Special)
+			}
+			f.Special = e.Special
+			if !e.Dir && !e.Placeholder && e.Link == "" && e.Refused == "" && e.Special == "" {
 				d, ok := files[rootDir+e.Path]
 				if !ok {
 					return nil, fmt.Errorf("%s lists %s, and the archive has no %s", filesFile, e.Path, path.Join(rootDir, e.Path))

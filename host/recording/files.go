@@ -75,7 +75,35 @@ func (r *Recorder) describe(rel string) {
 		r.addParents(rel)
 		r.files[rel] = len(r.rec.Files)
 		r.rec.Files = append(r.rec.Files, File{Path: rel, Placeholder: true, Size: info.Size(), ModTime: info.ModTime(), Mode: info.Mode().Perm()})
+	default:
+		r.keepSpecial(rel, info)
 	}
+}
+
+// keepSpecial records a named pipe or a socket a call listed or
+// described (never opened: the confined view refuses to), so that the
+// replay shows the same kind; a device is not recorded.
+func (r *Recorder) keepSpecial(rel string, info fs.FileInfo) {
+	kind := specialKind(info.Mode())
+	if kind == "" {
+		return
+	}
+	if _, seen := r.files[rel]; seen || !r.grow(len(rel), rootDir+rel) {
+		return
+	}
+	r.addParents(rel)
+	r.files[rel] = len(r.rec.Files)
+	r.rec.Files = append(r.rec.Files, File{Path: rel, Special: kind, ModTime: info.ModTime(), Mode: info.Mode().Perm()})
+}
+
+func specialKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return SpecialPipe
+	case m&fs.ModeSocket != 0:
+		return SpecialSocket
+	}
+	return ""
 }
 
 // resolve takes a path the tools read through links inside the root to
@@ -224,6 +252,8 @@ func (r *Recorder) captureDir(rel string) {
 			}
 			r.files[p] = len(r.rec.Files)
 			r.rec.Files = append(r.rec.Files, File{Path: p, Placeholder: true, ModTime: info.ModTime(), Mode: info.Mode().Perm()})
+		default:
+			r.keepSpecial(p, info)
 		}
 	}
 }
@@ -307,6 +337,12 @@ func Materialize(dir string, files []File) error {
 		}
 		if f.Link != "" || f.Refused != "" {
 			links = append(links, f) // last: nothing is written through one
+			continue
+		}
+		if f.Special != "" {
+			if err := makeSpecial(dir, f.Path, f.Special, f.Mode.Perm()|0o400); err != nil {
+				return err
+			}
 			continue
 		}
 		if f.Dir {

@@ -78,6 +78,12 @@ const (
 	RefusedDenied  = "denied"
 )
 
+// The special files a recording makes again (File.Special).
+const (
+	SpecialPipe   = "pipe"
+	SpecialSocket = "socket"
+)
+
 // Outcomes of a question.
 const (
 	Answered    = "answer"
@@ -141,4 +147,7 @@ type File struct {
 	// is not recorded, only its length (Size, stat shows it); replay
 	// makes a link of that length that the view refuses the same way.
 	Refused string
+	// Special is a named pipe (SpecialPipe) or a socket (SpecialSocket)
+	// a listing showed: made again, never opened.
+	Special string
 }
