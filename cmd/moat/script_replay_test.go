@@ -21,7 +21,7 @@ func TestReplay(t *testing.T) {
 	cmds := llmCmds()
 	cmds["mcp"], cmds["mcpraw"] = cmdMCP, cmdMCPRaw // sessions recorded over MCP
 	cmds["copytree"], cmds["replacein"] = cmdCopyTree, cmdReplaceIn
-	cmds["mkfifo"] = fileCmds()["mkfifo"]
+	cmds["mkfifo"], cmds["ctlfile"] = fileCmds()["mkfifo"], fileCmds()["ctlfile"]
 	testscript.Run(t, scriptParams(t, "replay", cmds))
 }
 

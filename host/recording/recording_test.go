@@ -43,7 +43,15 @@ func TestArchiveRoundTrip(t *testing.T) {
 		File{Path: "bin", Data: []byte{0xff, 0, 0xfe, '\n'}, Mode: 0o600, ModTime: time.Unix(1, 0).UTC()},
 		File{Path: "d", Dir: true, Mode: 0o755, ModTime: time.Unix(2, 0).UTC()},
 		File{Path: "d/listed", Placeholder: true, Mode: 0o644, ModTime: time.Unix(3, 0).UTC()},
-		File{Path: "d/link", Link: "../bin", Mode: 0o777, ModTime: time.Unix(4, 0).UTC()})
+		File{Path: "d/link", Link: "../bin", Mode: 0o777, ModTime: time.Unix(4, 0).UTC()},
+		// Names and targets txtar or JSON cannot hold as they are, and
+		// the other kinds of entry.
+		File{Path: "d/a\nforged.txt", Data: []byte("one\n"), Mode: 0o644, ModTime: time.Unix(5, 0).UTC()},
+		File{Path: "d/bad\xffname", Data: []byte("two\n"), Mode: 0o644, ModTime: time.Unix(6, 0).UTC()},
+		File{Path: "d/trailing ", Placeholder: true, Size: 12, Mode: 0o644, ModTime: time.Unix(7, 0).UTC()},
+		File{Path: "d/badlink", Link: "bad\xffname", Mode: 0o777, ModTime: time.Unix(8, 0).UTC()},
+		File{Path: "d/away", Refused: RefusedOutside, Size: 14, Mode: 0o777, ModTime: time.Unix(9, 0).UTC()},
+		File{Path: "d/pipe", Special: SpecialPipe, Mode: 0o644, ModTime: time.Unix(10, 0).UTC()})
 	b, err := Encode(rec)
 	if err != nil {
 		t.Fatal(err)
