@@ -128,8 +128,8 @@ type fileEntry struct {
 	Size        int64  `json:"size,omitempty"` // a placeholder's
 	Link        string `json:"link,omitempty"`
 	LinkBase64  string `json:"link_base64,omitempty"` // a target JSON cannot hold as it is
-	Refused     string `json:"refused,omitempty"` // a refused link's reason (File.Refused)
-	Special     string `json:"special,omitempty"` // pipe or socket (File.Special)
+	Refused     string `json:"refused,omitempty"`     // a refused link's reason (File.Refused)
+	Special     string `json:"special,omitempty"`     // pipe or socket (File.Special)
 	Encoding    string `json:"encoding,omitempty"`
 }
 
