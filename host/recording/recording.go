@@ -6,15 +6,19 @@
 // script), the engine (every tool call and the exact text it returned),
 // the approval gate's [gate.Reviewer] (each review a person saw and their
 // decision) and the transcript (the questions, and what the model was sent
-// after the context budget cut it). Nothing is taken from anywhere else:
-// a recording holds what the tools returned, so a file the deny-list hides
-// never reaches it.
+// after the context budget cut it). With --record-files it also takes
+// every file a call opened, folder it listed and path it described, as the
+// guest's mount observed them (confine.Observer), each read again through
+// the confined view, so a file the deny-list hides never reaches it.
+// Absolute paths inside the root are written "<root>/...".
 //
 // [Replay] plays the model's side from the recording through the fake
 // model server (host/fakellm) and the real agent loop, runs every tool call
 // again through the engine it is given (the whole sandbox), answers every
 // review from the recorded decision, and compares each result, each review
-// and each question's outcome byte for byte.
+// and each question's outcome byte for byte, but for the lines the tool
+// table declares volatile (toolspec.Volatile), which a replay against a
+// folder compares for being there.
 package recording
 
 import (
