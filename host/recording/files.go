@@ -109,8 +109,8 @@ func specialKind(m fs.FileMode) string {
 // resolve takes a path the tools read through links inside the root to
 // the path with no link in it, recording each link on the way, so that
 // the replay makes the same links. It fails for a path that is denied, or
-// a link the confined view does not read (out of the root, to a denied
-// name): then nothing is taken.
+// one through a link the confined view does not read (out of the root, to
+// a denied name): then only that link is taken, as refused.
 func (r *Recorder) resolve(given string) (string, bool) {
 	rel, ok := r.allowed(given)
 	if !ok {
