@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/moatdev/moat/guest/proto"
+	"github.com/moatdev/moat/host/confine"
 	"github.com/moatdev/moat/host/engine"
 	"github.com/moatdev/moat/host/runner"
 )
@@ -120,12 +120,21 @@ func runChild(ctx context.Context, in *os.File, outf *os.File, build runnerFunc)
 		if err != nil {
 			return 0 // the parent closed the pipe: the session is over
 		}
-		var req proto.Request
+		var req request
 		var rep reply
 		if err := json.Unmarshal(line, &req); err != nil {
 			rep.Err = "bad request from parent: " + err.Error()
 		} else {
-			resp, err := rn.Exec(ctx, req)
+			callCtx := ctx
+			var touched *confine.Touches
+			if req.Observe {
+				touched = &confine.Touches{}
+				callCtx = confine.WithObserver(ctx, touched)
+			}
+			resp, err := rn.Exec(callCtx, req.Request)
+			if touched != nil {
+				rep.Touched = touched.List()
+			}
 			rep.Resp = resp
 			if err != nil {
 				rep.Err = err.Error()

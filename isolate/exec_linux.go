@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/moatdev/moat/guest/proto"
+	"github.com/moatdev/moat/host/confine"
 	"github.com/moatdev/moat/host/engine"
 	"github.com/moatdev/moat/host/runner"
 )
@@ -167,7 +168,8 @@ func (c *child) roundTrip(ctx context.Context, req proto.Request) (reply, error)
 	stop := context.AfterFunc(ctx, c.kill)
 	defer stop()
 	var rep reply
-	if err := c.send(req); err != nil {
+	obs := confine.ObserverFrom(ctx)
+	if err := c.send(request{Request: req, Observe: obs != nil}); err != nil {
 		return rep, err
 	}
 	line, err := c.out.ReadBytes('\n')
@@ -176,6 +178,11 @@ func (c *child) roundTrip(ctx context.Context, req proto.Request) (reply, error)
 	}
 	if err := json.Unmarshal(line, &rep); err != nil {
 		return rep, fmt.Errorf("bad reply: %w", err)
+	}
+	if obs != nil {
+		for _, t := range rep.Touched {
+			obs.Touched(t.Path, t.Kind)
+		}
 	}
 	return rep, nil
 }

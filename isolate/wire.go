@@ -1,6 +1,9 @@
 package isolate
 
-import "github.com/moatdev/moat/guest/proto"
+import (
+	"github.com/moatdev/moat/guest/proto"
+	"github.com/moatdev/moat/host/confine"
+)
 
 // The protocol between parent and child is JSON lines on the child's stdin
 // and stdout, like the guest's own (guest/proto): the parent writes one
@@ -32,6 +35,15 @@ type keyringState struct {
 	Err  string `json:"err,omitempty"`
 }
 
+// request is one call: a proto.Request line, and (additively) whether
+// the parent wants to know what the call touched.
+type request struct {
+	proto.Request
+	// Observe asks for the paths the call opened, listed and described,
+	// in reply.Touched (a recording's --record-files).
+	Observe bool `json:"observe,omitempty"`
+}
+
 // reply answers one request. Err is a runner failure (the guest could not
 // run the call), distinct from a tool error the model should read.
 type reply struct {
@@ -41,6 +53,10 @@ type reply struct {
 	// deadline, and a guest stuck in computation cannot be stopped inside
 	// the process (see host/runner), only by killing the process.
 	Restart bool `json:"restart,omitempty"`
+	// Touched is what the call touched, when the request asked. The
+	// parent only passes these paths on: whoever takes files from them
+	// (host/recording) reads each through its own confined view again.
+	Touched []confine.Touch `json:"touched,omitempty"`
 }
 
 // probeSpec asks the child to try escapes instead of serving calls: the

@@ -12,7 +12,10 @@
 // Params builds the moat command from the module this test depends on and
 // puts it on the scripts' PATH, and gives the scripts these commands:
 //
-//	replay [--root DIR] [FILE.txtar]   replay a recording (default: this script)
+//	replay [--root DIR] [FILE.txtar]   replay a recording (default: this script);
+//	                                   a relative DIR is the script's own folder
+//	                                   in $WORK, else DIR in the test's folder
+//	                                   (go test's working directory)
 //	fakellm SCRIPT.json                start the fake model server (OLLAMA_HOST
 //	                                   and FAKELLM point at it)
 //	llmsent [N]                        print the chat requests the fake got
@@ -26,6 +29,7 @@ package moattest
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -53,6 +57,9 @@ func Params(t testing.TB, dir string) testscript.Params {
 		Cmds: Commands(),
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+env.Getenv("PATH"))
+			if abs, err := filepath.Abs(dir); err == nil {
+				env.Setenv(scriptsVar, abs) // so that replay names a script's own file
+			}
 			env.Setenv("MOAT_CACHE_DIR", cache)
 			env.Setenv("OLLAMA_HOST", "http://127.0.0.1:9") // nothing listens there
 			return nil
@@ -146,9 +153,18 @@ func Commands() map[string]func(ts *testscript.TestScript, neg bool, args []stri
 	}
 }
 
+// scriptsVar is the scripts' folder (Params' dir), absolute, in the
+// scripts' environment.
+const scriptsVar = "MOATTEST_SCRIPTS"
+
 // cmdReplay runs moat replay. With no FILE, the recording is the script
 // itself: testscript extracted its files (moat/..., root/...) into $WORK,
-// and they are packed again into the archive they came from.
+// and they are packed again into the archive they came from (or, when
+// they are still as the script's file has them, that file is replayed).
+//
+// A relative --root DIR is a folder the script made in $WORK when there
+// is one, and otherwise DIR in the folder the test runs in (go test's
+// working directory, the package's folder: testdata/tree there).
 func cmdReplay(ts *testscript.TestScript, neg bool, args []string) {
 	var flags, files []string
 	for i := 0; i < len(args); i++ {
@@ -157,7 +173,7 @@ func cmdReplay(ts *testscript.TestScript, neg bool, args []string) {
 			if i+1 == len(args) {
 				ts.Fatalf("usage: replay [--root DIR] [--update] [FILE.txtar]")
 			}
-			flags = append(flags, "--root", ts.MkAbs(args[i+1]))
+			flags = append(flags, "--root", replayRoot(ts, args[i+1]))
 			i++
 		case strings.HasPrefix(a, "-"):
 			flags = append(flags, a)
@@ -165,30 +181,95 @@ func cmdReplay(ts *testscript.TestScript, neg bool, args []string) {
 			files = append(files, ts.MkAbs(a))
 		}
 	}
+	name := "" // the recording's own file, as the hint names it
 	switch len(files) {
 	case 0:
+		own := scriptFile(ts)
 		for _, f := range flags {
 			if f == "--update" || f == "-update" {
+				if own != "" {
+					ts.Fatalf("replay --update rewrites a recording's file; run moat replay --update %s", own)
+				}
 				ts.Fatalf("replay --update rewrites a recording's file; name it (replay --update FILE.txtar), or run moat replay --update on it")
 			}
 		}
-		files = []string{packWork(ts)}
+		files = []string{packWork(ts, own)}
+		name = own
 	case 1:
+		name = files[0]
 	default:
 		ts.Fatalf("usage: replay [--root DIR] [--update] [FILE.txtar]")
 	}
+	if name == "" {
+		name = "FILE"
+	}
 	err := ts.Exec("moat", append(append([]string{"replay"}, flags...), files[0])...)
+	var exit *exec.ExitError
 	switch {
-	case err != nil && !neg:
-		ts.Fatalf("the replay differs from the recording (the differences are above; moat replay --update FILE accepts them): %v", err)
 	case err == nil && neg:
 		ts.Fatalf("the replay was the same as the recording; want a difference")
+	case err == nil:
+	case errors.As(err, &exit) && exit.ExitCode() == 2:
+		// A wrong command line compared nothing: say so, even under !.
+		ts.Fatalf("replay: moat replay refused its command line (exit status 2; its message is above): %s", strings.Join(args, " "))
+	case neg && errors.As(err, &exit) && exit.ExitCode() == 1 && differs(ts):
+	case errors.As(err, &exit) && exit.ExitCode() == 1 && differs(ts):
+		ts.Fatalf("the replay differs from the recording (the differences are above); 'moat replay --update %s' accepts them", name)
+	default:
+		ts.Fatalf("replay: moat replay failed before it compared anything (its message is above): %v", err)
 	}
 }
 
+// differs reports whether the last moat replay found differences (its
+// last line says how many), rather than failing to replay at all.
+func differs(ts *testscript.TestScript) bool {
+	return strings.Contains(ts.ReadFile("stderr"), " difference(s)")
+}
+
+// replayRoot resolves a --root: as given when absolute; else a folder in
+// $WORK (the script's own), else one in the test's folder. A folder in
+// neither is a failure that names both places.
+func replayRoot(ts *testscript.TestScript, dir string) string {
+	if filepath.IsAbs(dir) {
+		return dir
+	}
+	inWork := ts.MkAbs(dir)
+	if st, err := os.Stat(inWork); err == nil && st.IsDir() {
+		return inWork
+	}
+	wd, err := os.Getwd()
+	if err == nil {
+		inTest := filepath.Join(wd, dir)
+		if st, err := os.Stat(inTest); err == nil && st.IsDir() {
+			return inTest
+		}
+		ts.Fatalf("replay: --root %s: no such folder in the script's $WORK (%s) nor in the test's folder (%s): a relative --root names one of those", dir, inWork, inTest)
+	}
+	ts.Fatalf("replay: --root %s: no such folder in the script's $WORK (%s)", dir, inWork)
+	return ""
+}
+
+// scriptFile is the file of the script running, when Params set the
+// scripts' folder: "" when it cannot tell.
+func scriptFile(ts *testscript.TestScript) string {
+	dir := ts.Getenv(scriptsVar)
+	if dir == "" {
+		return ""
+	}
+	for _, ext := range []string{".txtar", ".txt"} {
+		p := filepath.Join(dir, ts.Name()+ext)
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
 // packWork rebuilds the recording this script is from the files
-// testscript extracted: everything under moat/ and root/.
-func packWork(ts *testscript.TestScript) string {
+// testscript extracted: everything under moat/ and root/. When they are
+// exactly the recording in the script's own file (own), that file is
+// replayed itself, so that moat names it.
+func packWork(ts *testscript.TestScript, own string) string {
 	work := ts.MkAbs(".")
 	a := &txtar.Archive{}
 	for _, top := range []string{"moat", "root"} {
@@ -211,9 +292,37 @@ func packWork(ts *testscript.TestScript) string {
 	if !bytes.Contains(txtar.Format(a), []byte("-- moat/session.json --")) {
 		ts.Fatalf("replay: this script is not a moat recording: no moat/session.json")
 	}
+	if own != "" && sameRecording(own, a) {
+		return own
+	}
 	out := filepath.Join(ts.MkAbs("."), ".moat-recording.txtar")
 	if err := os.WriteFile(out, txtar.Format(a), 0o644); err != nil {
 		ts.Fatalf("replay: %v", err)
 	}
 	return out
+}
+
+// sameRecording reports whether the file own holds exactly the files of
+// a under moat/ and root/ (the rest of a script's file is not the
+// recording's).
+func sameRecording(own string, a *txtar.Archive) bool {
+	f, err := txtar.ParseFile(own)
+	if err != nil {
+		return false
+	}
+	want := map[string]string{}
+	for _, x := range a.Files {
+		want[x.Name] = string(x.Data)
+	}
+	n := 0
+	for _, x := range f.Files {
+		if !strings.HasPrefix(x.Name, "moat/") && !strings.HasPrefix(x.Name, "root/") {
+			continue
+		}
+		if d, ok := want[x.Name]; !ok || d != string(x.Data) {
+			return false
+		}
+		n++
+	}
+	return n == len(want)
 }

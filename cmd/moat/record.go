@@ -30,7 +30,7 @@ type recordFlags struct {
 
 func (r *recordFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&r.file, "record", "", "record the session in this txtar `file`, to replay it later with 'moat replay' (a regression test)")
-	fs.BoolVar(&r.files, "record-files", false, "with --record: also put the files the model reads and the names in the folders it lists in the recording, so it replays with no folder (never a denied file)")
+	fs.BoolVar(&r.files, "record-files", false, "with --record: also put every file a tool call opens and the names in every folder one lists in the recording, so it replays with no folder (never a denied file)")
 	fs.Int64Var(&r.maxBytes, "record-max-bytes", recording.DefaultMaxBytes, "with --record: the largest recording; a session that outgrows it is not recorded, and moat says so")
 	validate(fs, "record-max-bytes", positive(&r.maxBytes))
 }
@@ -105,7 +105,7 @@ func (r *recordFlags) start(e *env, c *common, sess recording.Session, flags str
 		return nil, err
 	}
 	if r.files {
-		fmt.Fprintf(e.stderr, "moat: --record-files: %s will hold the content of every file the model reads and the names in every folder it lists (never a file the deny-list hides)\n", agent.Sanitize(r.file, false))
+		fmt.Fprintf(e.stderr, "moat: --record-files: %s will hold the content of every file the model reads and the names in every folder it lists, and every file a search opens (never a file the deny-list hides)\n", agent.Sanitize(r.file, false))
 	}
 	return out, nil
 }

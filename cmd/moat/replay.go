@@ -51,14 +51,17 @@ through moat's MCP server, its client's calls made again in order and each
 approval dialog answered as recorded. Each result, each review of a change and how each question ended
 are compared byte for byte with the recording.
 
-A recording made with --record-files holds the files the model read and the
-names in the folders it listed; replay recreates them in a temporary folder.
-Otherwise give the folder it was made in, as it was then, with --root: the
-approved changes in the recording are made there again.
+A recording made with --record-files holds every file a call opened (with
+its time), the names in every folder a call listed and every path a call
+described; replay recreates them in a temporary folder. Otherwise give the
+folder it was made in with --root (a fresh checkout or a copy will do): the
+approved changes in the recording are made there again, and the lines of an
+answer that a copy changes (stat's modified:) are compared for being there,
+not for their value.
 
 Exit status: 0 when everything is the same; 1 when something changed, with a
 unified diff on standard output for each call that changed, naming the turn
-and the tool; 2 usage. --update rewrites the recording's results, reviews
+and the tool, or when the recording cannot be read; 2 usage. --update rewrites the recording's results, reviews
 and answers with what this build returns, and exits 0.`,
 		FlagSet: fs,
 		Exec: func(ctx context.Context, args []string) error {
@@ -71,13 +74,15 @@ and answers with what this build returns, and exits 0.`,
 }
 
 func replay(ctx context.Context, e *env, c *common, file string, update bool) error {
+	// A recording that is not there, or not one, is the world not as
+	// asked (exit 1), not a wrong command line.
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return usagef("%v", err)
+		return fmt.Errorf("cannot read the recording: %v", err)
 	}
 	rec, err := recording.Decode(data)
 	if err != nil {
-		return usagef("%s: %v", file, err)
+		return fmt.Errorf("%s: %v", agent.Sanitize(file, false), err)
 	}
 	if c.root != "" && rec.Session.Writes == "ask" {
 		if n := approved(rec); n > 0 {

@@ -362,6 +362,9 @@ type file_ struct {
 	f   handle
 	rel string
 	pol *policy.Policy
+	// onList, when set, is called at the folder's first listing (a
+	// mount's observer, observe.go).
+	onList func()
 }
 
 func (d *file_) Stat() (fs.FileInfo, error)                { return d.f.Stat() }
@@ -376,6 +379,10 @@ func (d *file_) visible(name string) bool {
 
 // ReadDir lists the folder without its denied entries.
 func (d *file_) ReadDir(n int) ([]fs.DirEntry, error) {
+	if d.onList != nil {
+		d.onList()
+		d.onList = nil
+	}
 	return filterDir(n, d.f.ReadDir, func(e fs.DirEntry) string { return e.Name() }, d.visible)
 }
 
@@ -407,7 +414,8 @@ func filterDir[T any](n int, read func(int) ([]T, error), name func(T) string, v
 // Each guest instance gets its own Mount, and c controls it (see
 // [MountControl]).
 func (f *FS) Mount() (m experimentalsys.FS, c *MountControl) {
-	mt := &mount{AdaptFS: &sysfs.AdaptFS{FS: errnoFS{f}}, f: f}
+	mt := &mount{f: f}
+	mt.AdaptFS = &sysfs.AdaptFS{FS: errnoFS{f, mt}}
 	return mt, &MountControl{mt: mt}
 }
 
@@ -425,13 +433,17 @@ func (c *MountControl) Revoke() { c.mt.dead.Store(true) }
 
 // errnoFS reduces errors to their syscall.Errno, the only form wazero's
 // adapter maps to a WASI errno (anything else would reach the guest as EIO).
-type errnoFS struct{ f *FS }
+type errnoFS struct {
+	f  *FS
+	mt *mount // whose observer is told of what is opened
+}
 
 func (e errnoFS) Open(name string) (fs.File, error) {
 	file, err := e.f.Open(name)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: errnoOf(err)}
 	}
+	e.mt.noteOpen(name, file.(*file_))
 	return file, nil
 }
 
@@ -464,6 +476,7 @@ type mount struct {
 	*sysfs.AdaptFS
 	f    *FS
 	dead atomic.Bool
+	obs  atomic.Pointer[observerBox] // MountControl.Observe
 }
 
 func (m *mount) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
@@ -515,6 +528,7 @@ func (m *mount) Stat(p string) (sys.Stat_t, experimentalsys.Errno) {
 	if err != nil {
 		return sys.Stat_t{}, toErrno(err)
 	}
+	m.note(guestPath(p), Described)
 	return sys.NewStat_t(fi), 0
 }
 
@@ -526,6 +540,7 @@ func (m *mount) Lstat(p string) (sys.Stat_t, experimentalsys.Errno) {
 	if err != nil {
 		return sys.Stat_t{}, toErrno(err)
 	}
+	m.note(guestPath(p), Described)
 	return sys.NewStat_t(fi), 0
 }
 

@@ -88,6 +88,7 @@ func (c *MountControl) ReadFiles(dir string, names []string, buf []byte, sizes [
 			if n, err := proto.ReadWhole(h, buf[at:]); err == nil {
 				sizes[i] = int32(n)
 				at += n
+				c.mt.note(path.Join(dir, name), Opened)
 			}
 		}
 		h.Close()

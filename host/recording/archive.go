@@ -27,6 +27,7 @@ const (
 	callsDir    = "moat/calls/"
 	filesFile   = "moat/files.json"
 	rootDir     = "root/"
+	namesDir    = "moat/names/" // the content of a file whose name txtar cannot hold
 )
 
 // Text encodings. txtar cannot hold every text as it is: a file's data
@@ -115,19 +116,30 @@ type sentHead struct {
 }
 
 type fileEntry struct {
-	Path        string `json:"path"`
+	Path string `json:"path,omitempty"`
+	// PathBase64 is the path, base64, when it is not one txtar and JSON
+	// hold as it is (a newline, bytes that are not UTF-8, spaces at its
+	// ends); the content is then namesDir + its index.
+	PathBase64  string `json:"path_base64,omitempty"`
 	Dir         bool   `json:"dir,omitempty"`
 	Mode        string `json:"mode"`
 	ModTime     string `json:"mtime"`
 	Placeholder bool   `json:"placeholder,omitempty"`
+	Size        int64  `json:"size,omitempty"` // a placeholder's
 	Link        string `json:"link,omitempty"`
+	LinkBase64  string `json:"link_base64,omitempty"` // a target JSON cannot hold as it is
+	Refused     string `json:"refused,omitempty"`     // a refused link's reason (File.Refused)
+	Special     string `json:"special,omitempty"`     // pipe or socket (File.Special)
 	Encoding    string `json:"encoding,omitempty"`
 }
 
 // withHead is a JSON line followed by a text.
 func withHead(head any, text []byte) []byte {
-	h, _ := json.Marshal(head)
-	return append(append(h, '\n'), text...)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // "<root>/notes.txt" as it is
+	enc.Encode(head)
+	return append(b.Bytes(), text...) // Encode ended the line
 }
 
 func splitHead(data []byte, head any) ([]byte, error) {
@@ -198,11 +210,24 @@ func Encode(r *Recording) ([]byte, error) {
 	if len(r.Files) > 0 {
 		var entries []fileEntry
 		for _, f := range r.Files {
-			e := fileEntry{Path: f.Path, Dir: f.Dir, Mode: fmt.Sprintf("%04o", f.Mode.Perm()), ModTime: f.ModTime.UTC().Format(time.RFC3339Nano), Placeholder: f.Placeholder, Link: f.Link}
-			if !f.Dir && !f.Placeholder && f.Link == "" {
+			e := fileEntry{Dir: f.Dir, Mode: fmt.Sprintf("%04o", f.Mode.Perm()), ModTime: f.ModTime.UTC().Format(time.RFC3339Nano), Placeholder: f.Placeholder, Link: f.Link, Refused: f.Refused, Special: f.Special}
+			if f.Placeholder || f.Refused != "" {
+				e.Size = f.Size
+			}
+			name := rootDir + f.Path
+			if safeName(f.Path) {
+				e.Path = f.Path
+			} else {
+				e.PathBase64 = base64.StdEncoding.EncodeToString([]byte(f.Path))
+				name = fmt.Sprintf("%s%d", namesDir, len(entries))
+			}
+			if !utf8.ValidString(f.Link) {
+				e.Link, e.LinkBase64 = "", base64.StdEncoding.EncodeToString([]byte(f.Link))
+			}
+			if !f.Dir && !f.Placeholder && f.Link == "" && f.Refused == "" && f.Special == "" {
 				data, enc := putText(f.Data)
 				e.Encoding = enc
-				add(rootDir+f.Path, data)
+				add(name, data)
 			}
 			entries = append(entries, e)
 		}
@@ -237,6 +262,27 @@ func encodeScript(s fakellm.Script) ([]byte, error) {
 	}
 	b.WriteString("\n]}\n")
 	return b.Bytes(), nil
+}
+
+// safeName reports whether a path can be a txtar file's name and a JSON
+// string as it is.
+func safeName(p string) bool {
+	return utf8.ValidString(p) && !strings.ContainsAny(p, "\n\r") && p == strings.TrimSpace(p)
+}
+
+// insideRoot reports whether p is a slash-separated path of names inside
+// the root (fs.ValidPath without its UTF-8 rule: a name may hold any byte
+// but '/' and NUL).
+func insideRoot(p string) bool {
+	if p == "" || p == "." || strings.IndexByte(p, 0) >= 0 {
+		return false
+	}
+	for _, c := range strings.Split(p, "/") {
+		if c == "" || c == "." || c == ".." {
+			return false
+		}
+	}
+	return true
 }
 
 // linkInside reports whether a link at p with this target stays inside
@@ -348,8 +394,23 @@ func decodeArchive(a *txtar.Archive) (*Recording, error) {
 		if err := json.Unmarshal(m, &entries); err != nil {
 			return nil, fmt.Errorf("%s: %v", filesFile, err)
 		}
-		for _, e := range entries {
-			if !fs.ValidPath(e.Path) || e.Path == "." {
+		for i, e := range entries {
+			content := rootDir + e.Path
+			if e.PathBase64 != "" {
+				b, err := base64.StdEncoding.DecodeString(e.PathBase64)
+				if err != nil || e.Path != "" {
+					return nil, fmt.Errorf("%s: path_base64 %q", filesFile, e.PathBase64)
+				}
+				e.Path, content = string(b), fmt.Sprintf("%s%d", namesDir, i)
+			}
+			if e.LinkBase64 != "" {
+				b, err := base64.StdEncoding.DecodeString(e.LinkBase64)
+				if err != nil || e.Link != "" {
+					return nil, fmt.Errorf("%s: link_base64 %q", filesFile, e.LinkBase64)
+				}
+				e.Link = string(b)
+			}
+			if !insideRoot(e.Path) {
 				return nil, fmt.Errorf("%s: %q is not a path inside the root", filesFile, e.Path)
 			}
 			mode, err := strconv.ParseUint(e.Mode, 8, 32)
@@ -360,14 +421,24 @@ func decodeArchive(a *txtar.Archive) (*Recording, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: %s: mtime %q", filesFile, e.Path, e.ModTime)
 			}
-			f := File{Path: e.Path, Dir: e.Dir, Mode: fs.FileMode(mode).Perm(), ModTime: mt, Placeholder: e.Placeholder, Link: e.Link}
+			if e.Size < 0 || e.Size > 0 && !e.Placeholder && e.Refused == "" || e.Refused != "" && e.Size > 4096 {
+				return nil, fmt.Errorf("%s: %s: size %d (only a placeholder or a refused link has one)", filesFile, e.Path, e.Size)
+			}
+			if e.Refused != "" && (e.Refused != RefusedOutside && e.Refused != RefusedDenied || e.Link != "" || e.Dir || e.Placeholder) {
+				return nil, fmt.Errorf("%s: %s: refused %q", filesFile, e.Path, e.Refused)
+			}
+			f := File{Path: e.Path, Dir: e.Dir, Mode: fs.FileMode(mode).Perm(), ModTime: mt, Placeholder: e.Placeholder, Size: e.Size, Link: e.Link, Refused: e.Refused}
 			if e.Link != "" && !linkInside(e.Path, e.Link) {
 				return nil, fmt.Errorf("%s: the link %s points out of the root (%q)", filesFile, e.Path, e.Link)
 			}
-			if !e.Dir && !e.Placeholder && e.Link == "" {
-				d, ok := files[rootDir+e.Path]
+			if e.Special != "" && (e.Special != SpecialPipe && e.Special != SpecialSocket || e.Link != "" || e.Refused != "" || e.Dir || e.Placeholder) {
+				return nil, fmt.Errorf("%s: %s: special %q", filesFile, e.Path, e.Special)
+			}
+			f.Special = e.Special
+			if !e.Dir && !e.Placeholder && e.Link == "" && e.Refused == "" && e.Special == "" {
+				d, ok := files[content]
 				if !ok {
-					return nil, fmt.Errorf("%s lists %s, and the archive has no %s", filesFile, e.Path, path.Join(rootDir, e.Path))
+					return nil, fmt.Errorf("%s lists %q, and the archive has no %s", filesFile, e.Path, content)
 				}
 				if f.Data, err = getText(d, e.Encoding); err != nil {
 					return nil, fmt.Errorf("%s%s: %v", rootDir, e.Path, err)

@@ -37,7 +37,7 @@ func (e mcpEngine) Catalog() *toolspec.Catalog { return e.cat }
 // to it in memory makes every recorded call in order, and the approval
 // dialogs are answered in the client, from the recorded decisions. So a
 // write goes through the same Approver, elicitation and gate as it did.
-func replayMCP(ctx context.Context, rec *Recording, again *Recorder, tools dispatcher) error {
+func replayMCP(ctx context.Context, rec *Recording, again *Recorder, tools dispatcher, root string) error {
 	withCat, ok := tools.(interface{ Catalog() *toolspec.Catalog })
 	if !ok {
 		return errors.New("recording: an MCP replay needs the engine's catalogue")
@@ -66,9 +66,12 @@ func replayMCP(ctx context.Context, rec *Recording, again *Recorder, tools dispa
 	}
 	for i, c := range rec.Calls {
 		current = i
-		var args any = json.RawMessage(c.Args)
-		if !json.Valid([]byte(c.Args)) {
-			args = c.Args
+		// A call of an absolute path inside the root ("<root>/x") names
+		// this root's.
+		a := absArgs(c.Tool, c.Args, root)
+		var args any = json.RawMessage(a)
+		if !json.Valid([]byte(a)) {
+			args = a
 		}
 		// A tool error is a result; only the protocol failing is an error,
 		// and the comparison shows what the recorder saw.

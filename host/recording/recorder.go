@@ -16,6 +16,7 @@ import (
 
 	"github.com/moatdev/moat/guest/proto"
 	"github.com/moatdev/moat/host/agent"
+	"github.com/moatdev/moat/host/confine"
 	"github.com/moatdev/moat/host/fakellm"
 	"github.com/moatdev/moat/host/gate"
 	"github.com/moatdev/moat/host/policy"
@@ -47,10 +48,11 @@ type Options struct {
 	// Files, when set (--record-files), is the root as the tools see it:
 	// the confined filesystem (host/confine), which resolves every path
 	// beneath the root, refuses denied names on every component and link
-	// target, and leaves them out of listings. The files the session
-	// reads and the folders it lists are taken from it, and only after a
-	// tool returned them without error. Policy is its deny-list, checked
-	// again on every path taken.
+	// target, and leaves them out of listings. Every file a call opened,
+	// every folder it listed and every path it described, as the guest's
+	// own mount observed them (confine.Observer), is taken from it once
+	// the call returned. Policy is its deny-list, checked again on every
+	// path taken.
 	Files  fs.FS
 	Policy *policy.Policy
 	// MaxBytes bounds the archive's texts and files; 0 is
@@ -63,8 +65,9 @@ type Options struct {
 // Recorder records one session. Its wrappers may be called from the
 // goroutines the agent loop uses; it serialises them.
 type Recorder struct {
-	opt  Options
-	root fs.FS // Options.Files
+	opt   Options
+	root  fs.FS    // Options.Files
+	roots []string // Options.Root, and its real path: written as <root>
 
 	mu      sync.Mutex
 	rec     Recording
@@ -76,6 +79,7 @@ type Recorder struct {
 	files   map[string]int  // path -> index in rec.Files; -1: known absent
 	listed  map[string]bool // folders whose names were taken
 	size    int64
+	top     []contrib // the largest parts, for the message at the bound
 	over    bool
 	dropped int // interrupted questions left out
 }
@@ -90,7 +94,7 @@ func New(opt Options) (*Recorder, error) {
 	if opt.Notes == nil {
 		opt.Notes = io.Discard
 	}
-	r := &Recorder{opt: opt, files: map[string]int{}, listed: map[string]bool{}}
+	r := &Recorder{opt: opt, files: map[string]int{}, listed: map[string]bool{}, roots: rootsOf(opt.Root)}
 	r.rec.Session = opt.Session
 	r.rec.Session.Files = opt.Files != nil
 	r.rec.Session.Questions, r.rec.Session.Turns = nil, nil
@@ -104,24 +108,31 @@ func New(opt Options) (*Recorder, error) {
 	return r, nil
 }
 
-// grow counts n more bytes against the bound and reports whether they fit.
-func (r *Recorder) grow(n int) bool {
+// grow counts n more bytes of what (a file, a call) against the bound and
+// reports whether they fit.
+func (r *Recorder) grow(n int, what string) bool {
 	if r.over {
 		return false
 	}
 	r.size += int64(n)
+	r.note(what, n)
 	if r.size <= r.opt.MaxBytes {
 		return true
 	}
-	r.overflow()
+	r.overflow(r.size)
 	return false
 }
 
-// overflow drops the recording and says so, once.
-func (r *Recorder) overflow() {
+// overflow drops the recording and says so, once: how large it grew, and
+// its largest parts.
+func (r *Recorder) overflow(size int64) {
 	r.over = true
 	r.rec = Recording{} // keep nothing more
-	fmt.Fprintf(r.opt.Notes, "moat: the recording is larger than --record-max-bytes (%d bytes) and will not be written; raise the bound or record a shorter session\n", r.opt.MaxBytes)
+	fmt.Fprintf(r.opt.Notes, "moat: the recording is larger than --record-max-bytes (%d bytes): it reached %d bytes", r.opt.MaxBytes, size)
+	if l := r.largest(); l != "" {
+		fmt.Fprintf(r.opt.Notes, "; the largest parts: %s", l)
+	}
+	fmt.Fprintf(r.opt.Notes, "; it will not be written: raise the bound or record a shorter session\n")
 }
 
 // Backend wraps the model server: every reply becomes a turn of the fake
@@ -160,11 +171,11 @@ func (r *Recorder) turn(req agent.Request, reply agent.Message, usage agent.Usag
 	n := len(t.Thinking) + len(t.Text)
 	for _, c := range reply.ToolCalls {
 		call := fakellm.Call{ID: c.ID, NoID: c.ID == "", Name: c.Name}
-		call.Args, call.RawArgs = compactArgs(c.Arguments)
+		call.Args, call.RawArgs = compactArgs(relArgs(c.Name, c.Arguments, r.roots))
 		t.Calls = append(t.Calls, call)
 		n += len(c.Name) + len(c.Arguments)
 	}
-	if !r.grow(n) {
+	if !r.grow(n, fmt.Sprintf("model reply %d", len(r.rec.Script.Turns)+1)) {
 		return
 	}
 	r.rec.Script.Turns = append(r.rec.Script.Turns, t)
@@ -197,13 +208,22 @@ func (t *recTools) Call(ctx context.Context, name string, args json.RawMessage) 
 	r.mu.Lock()
 	sl := &slot{index: len(r.rec.Calls)}
 	if r.root != nil && isWrite(name) {
-		before = r.read(pathArg(args))
+		before = r.read(r.relPath(pathArg(args)))
 	}
 	r.mu.Unlock()
 	// The gate passes the call's context on to the reviewer, which puts
 	// the review in this call's slot: calls that run at once (MCP) keep
 	// their own.
-	res := t.Dispatcher.Call(context.WithValue(ctx, slotKey{}, sl), name, args)
+	ctx = context.WithValue(ctx, slotKey{}, sl)
+	var touched *confine.Touches
+	if r.root != nil && !isWrite(name) {
+		// Whatever the call opens, lists or describes, as the guest's
+		// mount sees it, whichever tool it is (and in the isolated
+		// child too: its client brings the touches back).
+		touched = &confine.Touches{}
+		ctx = confine.WithObserver(ctx, touched)
+	}
+	res := t.Dispatcher.Call(ctx, name, args)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	rv := sl.review
@@ -212,29 +232,48 @@ func (t *recTools) Call(ctx context.Context, name string, args json.RawMessage) 
 		// file) and showed the file's content in the diff.
 		r.keep(*before)
 	}
-	if r.root != nil && !res.IsError {
-		switch name {
-		case proto.ReadFile:
-			r.capture(pathArg(args), false)
-		case proto.ListDir:
-			r.capture(pathArg(args), true)
+	if touched != nil {
+		// An error's answer may depend on the file too (read_file of a
+		// binary file says what kind it is).
+		for _, tc := range touched.List() {
+			r.captureTouch(tc)
 		}
 	}
-	n := len(name) + len(args) + len(res.Text)
+	text := res.Text
+	if res.IsError {
+		// An error names the path as the call gave it (an absolute one,
+		// maybe); an answer's content is left as the file has it.
+		text = relText(text, r.roots)
+	}
+	n := len(name) + len(args) + len(text)
 	if rv != nil {
 		for _, l := range rv.Lines {
 			n += len(l) + 1
 		}
 	}
-	if !r.grow(n) {
+	if !r.grow(n, fmt.Sprintf("call %d (%s)", len(r.rec.Calls)+1, agent.Sanitize(name, false))) {
 		return res
 	}
 	turn := len(r.rec.Script.Turns)
 	if r.rec.Session.Command == "mcp" {
 		turn = len(r.rec.Calls) + 1 // each client request is a turn of its own
 	}
-	r.rec.Calls = append(r.rec.Calls, Call{Turn: turn, Tool: name, Args: string(args), Error: res.IsError, Text: res.Text, Review: rv})
+	r.rec.Calls = append(r.rec.Calls, Call{Turn: turn, Tool: name, Args: relArgs(name, string(args), r.roots), Error: res.IsError, Text: text, Review: rv})
 	return res
+}
+
+// relPath is a path argument as the root-relative path the engine maps it
+// to (an absolute path inside the root), else as it is.
+func (r *Recorder) relPath(p string) string {
+	for _, root := range r.roots {
+		if p == root {
+			return "."
+		}
+		if rest, ok := strings.CutPrefix(p, root+string(filepath.Separator)); ok {
+			return filepath.ToSlash(rest)
+		}
+	}
+	return p
 }
 
 func isWrite(name string) bool { return name == proto.ProposeWrite || name == proto.ProposeEdit }
@@ -351,17 +390,20 @@ func (r *Recorder) message(m agent.Message) {
 		r.history = []agent.Message{m}
 		return
 	case "user":
-		if !r.grow(len(m.Content)) {
+		if !r.grow(len(m.Content), fmt.Sprintf("question %d", len(r.rec.Session.Questions)+1)) {
 			return
 		}
 		r.mark = mark{turns: len(r.rec.Session.Turns), calls: len(r.rec.Calls), history: len(r.history), script: len(r.rec.Script.Turns)}
 		r.rec.Session.Questions = append(r.rec.Session.Questions, Question{Clear: r.clear, Text: m.Content})
 		r.clear = false
 	case "tool":
-		if n := len(r.rec.Calls); n > 0 && r.rec.Calls[n-1].Text != m.Content && r.rec.Calls[n-1].Sent == nil {
-			if r.grow(len(m.Content)) {
-				s := m.Content
-				r.rec.Calls[n-1].Sent = &s
+		content := m.Content
+		if n := len(r.rec.Calls); n > 0 && r.rec.Calls[n-1].Error {
+			content = relText(content, r.roots) // as the call's text
+		}
+		if n := len(r.rec.Calls); n > 0 && r.rec.Calls[n-1].Text != content && r.rec.Calls[n-1].Sent == nil {
+			if r.grow(len(content), fmt.Sprintf("call %d (what the model was sent)", n)) {
+				r.rec.Calls[n-1].Sent = &content
 			}
 		}
 	}
@@ -460,7 +502,10 @@ func (r *Recorder) Bytes() ([]byte, error) {
 	if int64(len(b)) > r.opt.MaxBytes {
 		r.mu.Lock()
 		if !r.over {
-			r.overflow()
+			if extra := int64(len(b)) - r.size; extra > 0 {
+				r.note("the archive's own headers", int(extra))
+			}
+			r.overflow(int64(len(b)))
 		}
 		r.mu.Unlock()
 		return nil, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, r.opt.MaxBytes)
@@ -491,15 +536,16 @@ func (r *Recorder) comment() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# moat recording: moat %s, made with moat %s\n", s.Command, oneLine(r.opt.Version))
 	if s.Command == "mcp" {
-		fmt.Fprintf(&b, "# an MCP client's session: %d tool calls\n", len(r.rec.Calls))
+		fmt.Fprintf(&b, "# an MCP client's session: %s\n", plural(len(r.rec.Calls), "tool call", "tool calls"))
 	} else {
-		fmt.Fprintf(&b, "# model %s over the %s API; %d questions, %d model replies, %d tool calls\n", oneLine(s.Model), s.API, len(s.Questions), len(r.rec.Script.Turns), len(r.rec.Calls))
+		fmt.Fprintf(&b, "# model %s over the %s API; %s, %s, %s\n", oneLine(s.Model), s.API,
+			plural(len(s.Questions), "question", "questions"), plural(len(r.rec.Script.Turns), "model reply", "model replies"), plural(len(r.rec.Calls), "tool call", "tool calls"))
 	}
 	if r.opt.Flags != "" {
 		fmt.Fprintf(&b, "# flags: %s\n", oneLine(r.opt.Flags))
 	}
 	if s.Files {
-		b.WriteString("# with --record-files: the files read and the folders listed are under root/\n")
+		b.WriteString("# with --record-files: the files the calls opened, listed and described are under root/\n")
 	} else {
 		b.WriteString("# without --record-files: replay needs the root, as it was: moat replay FILE --root DIR\n")
 	}
@@ -509,6 +555,13 @@ func (r *Recorder) comment() string {
 	b.WriteString("# Replay: moat replay FILE; in a testscript suite (package moattest) this line runs it:\n")
 	b.WriteString("replay\n")
 	return b.String()
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -6,15 +6,19 @@
 // script), the engine (every tool call and the exact text it returned),
 // the approval gate's [gate.Reviewer] (each review a person saw and their
 // decision) and the transcript (the questions, and what the model was sent
-// after the context budget cut it). Nothing is taken from anywhere else:
-// a recording holds what the tools returned, so a file the deny-list hides
-// never reaches it.
+// after the context budget cut it). With --record-files it also takes
+// every file a call opened, folder it listed and path it described, as the
+// guest's mount observed them (confine.Observer), each read again through
+// the confined view, so a file the deny-list hides never reaches it.
+// Absolute paths inside the root are written "<root>/...".
 //
 // [Replay] plays the model's side from the recording through the fake
 // model server (host/fakellm) and the real agent loop, runs every tool call
 // again through the engine it is given (the whole sandbox), answers every
 // review from the recorded decision, and compares each result, each review
-// and each question's outcome byte for byte.
+// and each question's outcome byte for byte, but for the lines the tool
+// table declares volatile (toolspec.Volatile), which a replay against a
+// folder compares for being there.
 package recording
 
 import (
@@ -30,7 +34,7 @@ type Recording struct {
 	Session Session
 	Script  fakellm.Script // the model's replies, turn by turn
 	Calls   []Call
-	Files   []File // --record-files: the files read and the folders listed
+	Files   []File // --record-files: the files opened, the folders listed, the paths described
 }
 
 // Session is what replay needs besides the replies and the calls: the
@@ -71,6 +75,18 @@ type Question struct {
 	Answer  string `json:"answer,omitempty"`
 	Error   string `json:"error,omitempty"`
 }
+
+// Why a link is refused (File.Refused).
+const (
+	RefusedOutside = "outside"
+	RefusedDenied  = "denied"
+)
+
+// The special files a recording makes again (File.Special).
+const (
+	SpecialPipe   = "pipe"
+	SpecialSocket = "socket"
+)
 
 // Outcomes of a question.
 const (
@@ -120,12 +136,22 @@ type File struct {
 	Data    []byte      // a file's content; nil for a placeholder
 	ModTime time.Time   // restored on replay (stat shows it)
 	Mode    fs.FileMode // permission bits
-	// Placeholder: the name was listed but the content is not recorded
-	// (a denied file, or one over the size bound); replay creates it
-	// empty.
+	// Placeholder: the name was listed or described but the content is
+	// not recorded (no call opened it); replay creates it empty, or of
+	// Size zero bytes when a call described it (stat shows the size).
 	Placeholder bool
+	Size        int64
 	// Link is a symbolic link's target, for a link a listing showed whose
 	// target the confined view resolves inside the root (or not at all);
-	// replay makes the link again. Links it refuses are not recorded.
+	// replay makes the link again.
 	Link string
+	// Refused is a link the confined view refuses to follow, which the
+	// tools show without its target: RefusedOutside (it leads out of the
+	// root) or RefusedDenied (to a name the deny-list hides). Its target
+	// is not recorded, only its length (Size, stat shows it); replay
+	// makes a link of that length that the view refuses the same way.
+	Refused string
+	// Special is a named pipe (SpecialPipe) or a socket (SpecialSocket)
+	// a listing showed: made again, never opened.
+	Special string
 }

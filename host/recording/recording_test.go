@@ -43,7 +43,15 @@ func TestArchiveRoundTrip(t *testing.T) {
 		File{Path: "bin", Data: []byte{0xff, 0, 0xfe, '\n'}, Mode: 0o600, ModTime: time.Unix(1, 0).UTC()},
 		File{Path: "d", Dir: true, Mode: 0o755, ModTime: time.Unix(2, 0).UTC()},
 		File{Path: "d/listed", Placeholder: true, Mode: 0o644, ModTime: time.Unix(3, 0).UTC()},
-		File{Path: "d/link", Link: "../bin", Mode: 0o777, ModTime: time.Unix(4, 0).UTC()})
+		File{Path: "d/link", Link: "../bin", Mode: 0o777, ModTime: time.Unix(4, 0).UTC()},
+		// Names and targets txtar or JSON cannot hold as they are, and
+		// the other kinds of entry.
+		File{Path: "d/a\nforged.txt", Data: []byte("one\n"), Mode: 0o644, ModTime: time.Unix(5, 0).UTC()},
+		File{Path: "d/bad\xffname", Data: []byte("two\n"), Mode: 0o644, ModTime: time.Unix(6, 0).UTC()},
+		File{Path: "d/trailing ", Placeholder: true, Size: 12, Mode: 0o644, ModTime: time.Unix(7, 0).UTC()},
+		File{Path: "d/badlink", Link: "bad\xffname", Mode: 0o777, ModTime: time.Unix(8, 0).UTC()},
+		File{Path: "d/away", Refused: RefusedOutside, Size: 14, Mode: 0o777, ModTime: time.Unix(9, 0).UTC()},
+		File{Path: "d/pipe", Special: SpecialPipe, Mode: 0o644, ModTime: time.Unix(10, 0).UTC()})
 	b, err := Encode(rec)
 	if err != nil {
 		t.Fatal(err)
@@ -209,8 +217,75 @@ func TestTooLarge(t *testing.T) {
 	if _, err := rec.Bytes(); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("Bytes: %v, want ErrTooLarge", err)
 	}
-	if !strings.Contains(notes.String(), "larger than --record-max-bytes") {
-		t.Errorf("notes: %q", notes.String())
+	for _, want := range []string{"larger than --record-max-bytes (10 bytes)", "it reached 32 bytes", "the largest parts: question 1 (32 B)"} {
+		if !strings.Contains(notes.String(), want) {
+			t.Errorf("notes %q lack %q", notes.String(), want)
+		}
+	}
+}
+
+// An absolute path inside the root is recorded as <root>/..., in a call's
+// path arguments and in texts (only where the root ends a name), and
+// given the replay root's back; anything else is left as it is.
+func TestRootToken(t *testing.T) {
+	roots := []string{"/home/me/tree"}
+	for _, c := range []struct{ tool, in, want string }{
+		{"read_file", `{"path":"/home/me/tree/notes.txt"}`, `{"path":"<root>/notes.txt"}`},
+		{"list_dir", `{"path":"/home/me/tree"}`, `{"path":"<root>"}`},
+		{"grep", `{"path":"/home/me/tree/src","pattern":"/home/me/tree/x","max_results":10}`, `{"max_results":10,"path":"<root>/src","pattern":"/home/me/tree/x"}`},
+		{"read_file", `{"path":"/home/me/tree2/notes.txt"}`, `{"path":"/home/me/tree2/notes.txt"}`},
+		{"read_file", `{"path":"notes.txt"}`, `{"path":"notes.txt"}`},
+		{"read_file", `not json /home/me/tree/x`, `not json /home/me/tree/x`},
+		{"no_such_tool", `{"path":"/home/me/tree/x"}`, `{"path":"/home/me/tree/x"}`},
+	} {
+		got := relArgs(c.tool, c.in, roots)
+		if got != c.want {
+			t.Errorf("relArgs(%s, %s) = %s, want %s", c.tool, c.in, got, c.want)
+		}
+		if c.in != c.want {
+			back := absArgs(c.tool, got, "/tmp/replay/tree")
+			if strings.Contains(back, "<root>") || !strings.Contains(back, "/tmp/replay/tree") {
+				t.Errorf("absArgs(%s) = %s", got, back)
+			}
+		}
+	}
+	text := "error: no such file: /home/me/tree/missing.txt; not /home/me/tree2/x nor /home/me/treehouse; the root /home/me/tree, or /home/me/tree.bak"
+	want := "error: no such file: <root>/missing.txt; not /home/me/tree2/x nor /home/me/treehouse; the root <root>, or /home/me/tree.bak"
+	if got := relText(text, roots); got != want {
+		t.Errorf("relText = %q, want %q", got, want)
+	}
+}
+
+// stat's volatile lines: modified: is masked unless the replay restored
+// the times; a folder's size always, a file's never.
+func TestMasked(t *testing.T) {
+	folder := "path: src\nkind: folder\nsize: 4096 bytes (4.1 KB)\nmodified: 2026-01-01T00:00:00Z"
+	file := "path: a\nkind: file\nsize: 3 bytes\nmodified: 2026-01-01T00:00:00Z"
+	for _, c := range []struct {
+		tool, text string
+		restored   bool
+		want       string
+	}{
+		{"stat", folder, false, "path: src\nkind: folder\nsize: (volatile)\nmodified: (volatile)"},
+		{"stat", folder, true, "path: src\nkind: folder\nsize: (volatile)\nmodified: 2026-01-01T00:00:00Z"},
+		{"stat", file, false, "path: a\nkind: file\nsize: 3 bytes\nmodified: (volatile)"},
+		{"stat", file, true, file},
+		{"read_file", "modified: 2026", false, "modified: 2026"},
+	} {
+		if got := masked(c.tool, c.text, c.restored); got != c.want {
+			t.Errorf("masked(%s, %q, %v) = %q, want %q", c.tool, c.text, c.restored, got, c.want)
+		}
+	}
+	review := []string{"moat: the model proposes a change (propose_edit)", "  action   edit the existing file (1 replacement): 9 -> 9 bytes, mode 0644 kept", "-buy mlik mode 0644"}
+	other := []string{review[0], strings.Replace(review[1], "0644", "0664", 1), review[2]}
+	if !sameReview("propose_edit", review, other, false) || sameReview("propose_edit", review, other, true) {
+		t.Error("a review's mode is not volatile against --root, or is in a self-contained replay")
+	}
+	if sameReview("propose_edit", review, []string{review[0], review[1], "-buy mlik mode 0664"}, false) {
+		t.Error("a diff line compared as volatile")
+	}
+	if sameText("stat", file, strings.Replace(file, "3 bytes", "4 bytes", 1), false) {
+		t.Error("a file's size compared as volatile")
 	}
 }
 

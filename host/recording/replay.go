@@ -114,14 +114,22 @@ func Replay(ctx context.Context, rec *Recording, opt ReplayOptions) (*Report, er
 	}
 	defer closer.Close()
 
+	restored := opt.Root == "" // every time restored from the archive
 	if rec.Session.Command == "mcp" {
-		if err := replayMCP(ctx, rec, again, tools); err != nil {
+		if err := replayMCP(ctx, rec, again, tools, abs); err != nil {
 			return nil, err
 		}
-		return report(rec, again)
+		return report(rec, again, restored)
 	}
 	script := rec.Script
 	script.Models = []fakellm.Model{{Name: rec.Session.Model, Tools: true}}
+	// The model's calls of an absolute path inside the root ("<root>/x")
+	// name this root's.
+	script.Turns = append([]fakellm.Turn(nil), script.Turns...)
+	for i := range script.Turns {
+		script.Turns[i].Calls = append([]fakellm.Call(nil), script.Turns[i].Calls...)
+	}
+	absScript(script.Turns, abs)
 	srv := fakellm.Start(script)
 	defer srv.Close()
 	base, err := url.Parse(srv.URL)
@@ -159,18 +167,20 @@ func Replay(ctx context.Context, rec *Recording, opt ReplayOptions) (*Report, er
 			again.Finish(answer, err)
 		}
 	}
-	return report(rec, again)
+	return report(rec, again, restored)
 }
 
-// report compares what the replay recorded with the recording.
-func report(rec *Recording, again *Recorder) (*Report, error) {
+// report compares what the replay recorded with the recording; restored
+// says whether the replay's tree is the archive's own, every time
+// restored.
+func report(rec *Recording, again *Recorder, restored bool) (*Report, error) {
 	got, err := again.Recording()
 	if err != nil {
 		return nil, err
 	}
 	got.Comment, got.Files, got.Script = rec.Comment, rec.Files, rec.Script
 	got.Session.Files, got.Session.RootName = rec.Session.Files, rec.Session.RootName
-	return &Report{Diffs: compare(rec, got), Replayed: got}, nil
+	return &Report{Diffs: compare(rec, got, restored), Replayed: got}, nil
 }
 
 // fromRecording answers each review with the decision recorded for the
@@ -196,8 +206,10 @@ func (f *fromRecording) Review(ctx context.Context, r *gate.Review) gate.Verdict
 }
 
 // compare lists every difference, call by call, then question by
-// question.
-func compare(want, got *Recording) []Diff {
+// question. The volatile lines of a tool's answers (toolspec.Volatile)
+// are compared for being there, not for their value, unless restored
+// says the replay's tree has them as they were.
+func compare(want, got *Recording, restored bool) []Diff {
 	var out []Diff
 	for i := 0; i < max(len(want.Calls), len(got.Calls)); i++ {
 		switch {
@@ -216,14 +228,14 @@ func compare(want, got *Recording) []Diff {
 			out = append(out, Diff{Where: at, What: fmt.Sprintf("the replay called %s in turn %d instead", g.Tool, g.Turn)})
 			continue
 		}
-		if w.Text != g.Text || w.Error != g.Error {
+		if !sameText(w.Tool, w.Text, g.Text, restored) || w.Error != g.Error {
 			what := "the result changed"
 			if w.Error != g.Error {
 				what = fmt.Sprintf("the result changed (error: %v -> %v)", w.Error, g.Error)
 			}
 			out = append(out, Diff{Where: at, What: what, Diff: unified("result", w.Text, g.Text)})
 		}
-		if ws, gs := deref(w.Sent), deref(g.Sent); ws != gs || (w.Sent == nil) != (g.Sent == nil) {
+		if ws, gs := deref(w.Sent), deref(g.Sent); !sameText(w.Tool, ws, gs, restored) || (w.Sent == nil) != (g.Sent == nil) {
 			out = append(out, Diff{Where: at, What: "what the model was sent of the result changed (the context budget)", Diff: unified("sent", orText(w), orText(g))})
 		}
 		switch {
@@ -231,7 +243,7 @@ func compare(want, got *Recording) []Diff {
 			out = append(out, Diff{Where: at, What: "the change was shown for review in the replay, not in the recording", Diff: unified("review", "", joinLines(g.Review.Lines))})
 		case w.Review != nil && g.Review == nil:
 			out = append(out, Diff{Where: at, What: "the change was shown for review in the recording, not in the replay", Diff: unified("review", joinLines(w.Review.Lines), "")})
-		case w.Review != nil && !slices.Equal(w.Review.Lines, g.Review.Lines):
+		case w.Review != nil && !sameReview(w.Tool, w.Review.Lines, g.Review.Lines, restored):
 			out = append(out, Diff{Where: at, What: "the review shown changed", Diff: unified("review", joinLines(w.Review.Lines), joinLines(g.Review.Lines))})
 		}
 	}
@@ -264,6 +276,12 @@ func compare(want, got *Recording) []Diff {
 		out = append(out, Diff{Where: "the session", What: fmt.Sprintf("the model was asked %d times in the recording, %d in the replay", len(want.Session.Turns), len(got.Session.Turns))})
 	}
 	return out
+}
+
+// sameText reports whether a recorded answer and a replayed one are the
+// same, their volatile lines compared by the tool's declaration.
+func sameText(tool, a, b string, restored bool) bool {
+	return a == b || masked(tool, a, restored) == masked(tool, b, restored)
 }
 
 func where(i int, c Call) string {

@@ -388,6 +388,11 @@ func (r *Runner) Exec(ctx context.Context, req proto.Request) (proto.Response, e
 	// The guest stops its own work before this deadline (proto.Limits.TimeLimit),
 	// so an instance abandoned at the deadline is not left computing.
 	req.Limits.TimeLimit = timeLimit(ctx)
+	if o := confine.ObserverFrom(ctx); o != nil {
+		// A recording's: what this call opens, lists and stats.
+		in.fsctl.Observe(o)
+		defer in.fsctl.Observe(nil)
+	}
 	resp, err := r.call(ctx, in, req)
 	if err == nil {
 		r.mu.Lock()

@@ -57,6 +57,10 @@ type Tool struct {
 	// PathFields are the argument names that hold sandbox paths; each is
 	// checked lexically by Validate.
 	PathFields []string
+	// Volatile are the lines of its answers that the same tree, copied
+	// elsewhere or checked out afresh, answers differently (stat's
+	// modified: line); a replay compares them by this declaration.
+	Volatile []Volatile
 
 	resolved *jsonschema.Resolved
 	props    map[string]*jsonschema.Resolved
@@ -96,21 +100,49 @@ type Summary struct {
 	In string
 }
 
+// Volatile is one line of a tool's answer whose value is not the tree's
+// content but where and when the tree is: a file's time (a fresh checkout
+// or a copy sets it anew), a folder's size (the filesystem's own
+// bookkeeping). A replay against a folder (moat replay --root) compares
+// such a line only for being there, not its value; a self-contained
+// recording (--record-files) restores what it can (Restored) and
+// compares that exactly.
+type Volatile struct {
+	// Prefix starts the line; the rest of it is the value.
+	Prefix string
+	// When, if set, is a line the answer must also have for this one to
+	// be volatile ("kind: folder": a folder's size, not a file's).
+	When string
+	// Word, if set, is where the value starts inside the line: only the
+	// word after it is volatile ("mode " in "..., mode 0644 kept").
+	Word string
+	// Review: the line is one of the review a person is shown for a write
+	// proposal (host/gate), not of the answer.
+	Review bool
+	// Restored: a self-contained recording keeps the value (each file's
+	// time and mode) and its replay restores it.
+	Restored bool
+}
+
 // def is one row of the tool table.
 type def struct {
-	name    string
-	title   string
-	desc    string
-	args    any  // the argument struct (guest/proto), for the schema and the usage
-	write   bool // a write proposal: read-only otherwise
-	paths   []string
-	summary Summary
+	name     string
+	title    string
+	desc     string
+	args     any  // the argument struct (guest/proto), for the schema and the usage
+	write    bool // a write proposal: read-only otherwise
+	paths    []string
+	summary  Summary
+	volatile []Volatile
 }
 
 // defs is the tool table, in the order tools are offered.
 func defs() []def {
 	aboutPath := Summary{Subject: "path"}
 	aboutSearch := Summary{Subject: "pattern", Quote: true, In: "path"}
+	// The review of a change to an existing file shows its mode, which
+	// a checkout sets from the umask (git keeps only 644 or 755).
+	reviewMode := []Volatile{{Prefix: "  action ", Word: "mode ", Review: true, Restored: true}}
 	return []def{
 		{name: proto.ListDir, title: "List folder",
 			desc: "List the entries of a folder in the workspace, sorted; folders end with \"/\", symlinks show their target; sizes adds each file's size and each entry's modification time. Wide folders come in pages: use offset to list on. A path shown in double quotes is passed back exactly as shown, quotes included.",
@@ -126,14 +158,41 @@ func defs() []def {
 			args: proto.GlobArgs{}, paths: []string{"path"}, summary: aboutSearch},
 		{name: proto.Stat, title: "Describe file",
 			desc: "Describe a file or folder in the workspace: kind, size, mode, modification time, symlink target.",
-			args: proto.StatArgs{}, paths: []string{"path"}, summary: aboutPath},
+			args: proto.StatArgs{}, paths: []string{"path"}, summary: aboutPath,
+			volatile: []Volatile{{Prefix: "modified: ", Restored: true}, {Prefix: "size: ", When: "kind: folder"}}},
 		{name: proto.ProposeWrite, title: "Propose writing a file",
 			desc: "Propose creating or replacing a file in the workspace. A person sees the diff and must approve it; you are told whether it was written.",
-			args: proto.ProposeWriteArgs{}, write: true, paths: []string{"path"}, summary: aboutPath},
+			args: proto.ProposeWriteArgs{}, write: true, paths: []string{"path"}, summary: aboutPath,
+			volatile: reviewMode},
 		{name: proto.ProposeEdit, title: "Propose editing a file",
 			desc: "Propose replacing exact text in a workspace file. old_text must match exactly once unless replace_all is true. For several replacements in one file, give edits, a list of {old_text, new_text, replace_all?} applied in order (each to the result of the ones before), all or none, instead of old_text and new_text. A person must approve the change.",
-			args: proto.ProposeEditArgs{}, write: true, paths: []string{"path"}, summary: aboutPath},
+			args: proto.ProposeEditArgs{}, write: true, paths: []string{"path"}, summary: aboutPath,
+			volatile: reviewMode},
 	}
+}
+
+// PathFieldsOf are the named tool's arguments that hold sandbox paths,
+// offered or not; nil for a tool that does not exist. It needs no
+// [Catalog].
+func PathFieldsOf(name string) []string {
+	for _, d := range defs() {
+		if d.name == name {
+			return d.paths
+		}
+	}
+	return nil
+}
+
+// VolatileOf are the volatile lines of the named tool's answers (see
+// [Volatile]); nil for a tool whose answers have none. It needs no
+// [Catalog].
+func VolatileOf(name string) []Volatile {
+	for _, d := range defs() {
+		if d.name == name {
+			return d.volatile
+		}
+	}
+	return nil
 }
 
 // SummaryOf is how the activity line shows a call of the named tool, offered
@@ -219,7 +278,7 @@ func New() (*Catalog, error) {
 		}
 		t := &Tool{Name: d.name, Title: d.title, Description: d.desc, Schema: s, Usage: usage(d),
 			Write: d.write, ReadOnly: !d.write, Destructive: d.write, // replacing a file's content loses the old one
-			Summary: d.summary, PathFields: d.paths, props: map[string]*jsonschema.Resolved{}}
+			Summary: d.summary, PathFields: d.paths, Volatile: d.volatile, props: map[string]*jsonschema.Resolved{}}
 		if t.resolved, err = s.Resolve(nil); err != nil {
 			return nil, fmt.Errorf("toolspec: resolve %s: %w", d.name, err)
 		}
