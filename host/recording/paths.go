@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -183,6 +184,15 @@ func maskLines(tool string, lines []string, review, restored bool) []string {
 	}
 	for _, v := range vs {
 		if v.Review != review || (v.Restored && restored) || (v.When != "" && !has(v.When)) {
+			continue
+		}
+		if v.Pattern != "" {
+			re := regexp.MustCompile(v.Pattern)
+			for i, l := range lines {
+				if m := re.FindStringSubmatchIndex(l); m != nil && m[2] >= 0 {
+					lines[i] = l[:m[2]] + "(volatile)" + l[m[3]:]
+				}
+			}
 			continue
 		}
 		for i, l := range lines {

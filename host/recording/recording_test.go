@@ -271,6 +271,8 @@ func TestMasked(t *testing.T) {
 		{"stat", file, false, "path: a\nkind: file\nsize: 3 bytes\nmodified: (volatile)"},
 		{"stat", file, true, file},
 		{"read_file", "modified: 2026", false, "modified: 2026"},
+		{"list_dir", "a.txt  (3 bytes, 2026-01-01T00:00:00Z)\nsrc/  (2026-01-02T00:00:00Z)\nplain.txt", true,
+			"a.txt  (3 bytes, (volatile))\nsrc/  ((volatile))\nplain.txt"},
 	} {
 		if got := masked(c.tool, c.text, c.restored); got != c.want {
 			t.Errorf("masked(%s, %q, %v) = %q, want %q", c.tool, c.text, c.restored, got, c.want)

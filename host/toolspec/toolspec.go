@@ -122,6 +122,10 @@ type Volatile struct {
 	// Restored: a self-contained recording keeps the value (each file's
 	// time and mode) and its replay restores it.
 	Restored bool
+	// Pattern, if set, is a regular expression whose first group is a
+	// volatile value inside any line of the answer (list_dir's times,
+	// which end each line of a listing with sizes); Prefix is then unused.
+	Pattern string
 }
 
 // def is one row of the tool table.
@@ -146,7 +150,10 @@ func defs() []def {
 	return []def{
 		{name: proto.ListDir, title: "List folder",
 			desc: "List the entries of a folder in the workspace, sorted; folders end with \"/\", symlinks show their target; sizes adds each file's size and each entry's modification time. Wide folders come in pages: use offset to list on. A path shown in double quotes is passed back exactly as shown, quotes included.",
-			args: proto.ListDirArgs{}, paths: []string{"path"}, summary: aboutPath},
+			args: proto.ListDirArgs{}, paths: []string{"path"}, summary: aboutPath,
+			// A folder's own time is not kept by a recording, and a
+			// checkout sets every time anew.
+			volatile: []Volatile{{Pattern: `\((?:\d+ bytes, )?(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)\)$`}}},
 		{name: proto.ReadFile, title: "Read file",
 			desc: "Read a text file in the workspace. Large files come in pages: use offset and limit (in lines) to read on. Binary files are refused.",
 			args: proto.ReadFileArgs{}, paths: []string{"path"}, summary: aboutPath},
