@@ -73,8 +73,10 @@ Flags may also come after the question (moat ask "what is here?" --root
 sub); "--" ends the flags, for a question that starts with a dash.
 
 Exit status: 0 an answer; 1 failure (server unreachable, model missing,
-HTTP or stream error); 2 usage; 3 the model used --max-turns replies
-without answering; 4 --isolate require and isolation cannot start here;
+HTTP or stream error, or the model's reply was empty again after moat told
+it so); 2 usage; 3 the model used --max-turns replies without answering;
+4 --isolate require and isolation cannot start here; 5 the server cut the
+reply off at its length limit (raise --num-ctx or the server's limit);
 130 interrupted (Ctrl-C).
 
 Project instructions: --instructions FILE adds a file of yours after the
@@ -344,6 +346,8 @@ func agentError(err error) error {
 	switch {
 	case errors.Is(err, agent.ErrTurnCap):
 		return exitError{code: exitTurnCap, msg: err.Error()}
+	case errors.Is(err, agent.ErrCutOff):
+		return exitError{code: exitCutOff, msg: err.Error()}
 	case errors.Is(err, context.Canceled):
 		return exitError{code: exitFailure, msg: "interrupted"}
 	}

@@ -40,7 +40,12 @@ type Script struct {
 	// request beyond the last turn gets HTTP 500 naming the problem.
 	Turns []Turn `json:"turns"`
 	// OpenAI is whose OpenAI-compatible stream /v1/chat/completions
-	// imitates: "ollama" (the default) or "llamacpp".
+	// imitates: "ollama" (the default: Ollama's compatibility layer, each
+	// call whole in one chunk, role and content in every delta, a failure
+	// mid-stream dropped and the stream closed without [DONE]) or
+	// "llamacpp" (llama.cpp's server: each call's arguments split over
+	// several deltas, as vLLM streams them too, reasoning_content, timings,
+	// an error event mid-stream).
 	OpenAI string `json:"openai,omitempty"`
 }
 
@@ -81,11 +86,26 @@ type Turn struct {
 	PromptTokens int `json:"prompt_tokens,omitempty"`
 	EvalCount    int `json:"eval_count,omitempty"`
 	// Fail simulates a failure instead of (or part way through) the reply:
-	//   "http500": HTTP 500 with an error body, before any chunk;
+	//   "http500": HTTP 500 with an error body, before any chunk (as
+	//              Ollama answers a runner that fails before any output);
 	//   "drop":    the connection is cut after the first chunk;
-	//   "error":   an error object in the stream after the first chunk;
+	//   "error":   the server fails after the first chunk: natively an
+	//              error object in the stream; over OpenAI an error event
+	//              (llamacpp), or (ollama) one empty chunk and the end of
+	//              the stream without [DONE], as Ollama's compatibility
+	//              layer drops the error;
 	//   "hang":    the first chunk, then nothing until the client gives up.
+	//
+	// A turn with nothing in it is what Ollama sends when its parser drops
+	// what the model wrote: a call of a tool not offered, text outside any
+	// harmony channel, a reply cut inside a call.
 	Fail string `json:"fail,omitempty"`
+	// DoneReason is why the reply ended as the server says it: "" or
+	// "stop" (the model stopped), or "length" (a limit cut it off: the
+	// context window, or the server's cap on generated tokens). Natively
+	// it is done_reason; over OpenAI finish_reason, where Ollama says
+	// "tool_calls" instead whenever the reply has a call.
+	DoneReason string `json:"done_reason,omitempty"`
 	// DelayMS holds the reply back this many milliseconds, headers
 	// included, as Ollama does while it loads the model before a reply.
 	DelayMS int `json:"delay_ms,omitempty"`
@@ -128,6 +148,11 @@ func ParseScript(b []byte) (Script, error) {
 		case "", "http500", "drop", "error", "hang":
 		default:
 			return Script{}, fmt.Errorf("fakellm: turn %d: unknown fail %q", i+1, t.Fail)
+		}
+		switch t.DoneReason {
+		case "", "stop", "length":
+		default:
+			return Script{}, fmt.Errorf("fakellm: turn %d: unknown done_reason %q", i+1, t.DoneReason)
 		}
 		switch t.TextCalls {
 		case "", "hermes", "mistral", "llama", "json":

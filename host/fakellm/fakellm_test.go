@@ -86,7 +86,8 @@ func TestWire(t *testing.T) {
 			}
 		}
 	}
-	if !done || len(args) < 3 || strings.Join(args, "") != `{"path":"notes.txt"}` {
+	// Ollama sends the call whole, arguments and all, in one delta.
+	if !done || len(args) != 1 || args[0] != `{"path":"notes.txt"}` {
 		t.Errorf("done=%v, argument pieces %q", done, args)
 	}
 
@@ -160,8 +161,8 @@ func TestWireThinkingAndFigures(t *testing.T) {
 	srv := Start(s)
 	defer srv.Close()
 
-	// Native: message.thinking chunks before the content, the chunk where
-	// thinking ends carrying the first content, the figures on done.
+	// Native: message.thinking chunks before the content, in chunks of
+	// their own, the figures on done.
 	resp := post(t, srv.URL+"/api/chat", `{"model":"qwen3","messages":[]}`)
 	var kinds []string
 	var last map[string]any
@@ -180,8 +181,8 @@ func TestWireThinkingAndFigures(t *testing.T) {
 		kinds = append(kinds, k)
 		last = m
 	}
-	if got := strings.Join(kinds, " "); got != "T T TC C C " {
-		t.Errorf("native chunks %q, want thinking, thinking+content, content, and a final chunk", got)
+	if got := strings.Join(kinds, " "); got != "T T T C C C " {
+		t.Errorf("native chunks %q, want thinking, then content, and a final chunk", got)
 	}
 	for k, want := range map[string]float64{"prompt_eval_count": 30, "eval_count": 7, "eval_duration": 7 * evalNS} {
 		if last[k] != want {
@@ -189,14 +190,15 @@ func TestWireThinkingAndFigures(t *testing.T) {
 		}
 	}
 
-	// Ollama's OpenAI layer: reasoning deltas, the finish event with an
-	// empty delta, then usage in an event with no choices, then [DONE].
+	// Ollama's OpenAI layer: reasoning deltas, the finish event with
+	// role and empty content, then usage in an event with no choices, then
+	// [DONE].
 	ev := sse(t, post(t, srv.URL+"/v1/chat/completions", `{"model":"qwen3","messages":[],"stream":true,"stream_options":{"include_usage":true}}`))
 	if !strings.Contains(ev[0], `"reasoning":"let "`) || !strings.Contains(ev[0], `"content":""`) {
 		t.Errorf("first event %s", ev[0])
 	}
 	n := len(ev)
-	if ev[n-1] != "[DONE]" || !strings.Contains(ev[n-3], `"delta":{},"finish_reason":"stop"`) ||
+	if ev[n-1] != "[DONE]" || !strings.Contains(ev[n-3], `"delta":{"role":"assistant","content":""},"finish_reason":"stop"`) ||
 		!strings.Contains(ev[n-2], `"choices":[],"usage":{"prompt_tokens":30,"completion_tokens":7,"total_tokens":37}`) {
 		t.Errorf("last events %q", ev[n-3:])
 	}
