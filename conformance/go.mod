@@ -1,8 +1,13 @@
+// The conformance server (ollamareal) is a module of its own, so that
+// moat's go.mod does not take on the dependencies of Ollama's server.
 module github.com/moatdev/moat/conformance
 
 go 1.24.1
 
-require github.com/ollama/ollama v0.17.4
+require (
+	github.com/gin-gonic/gin v1.10.0 // only gin.SetMode: Ollama's server is built on gin, whose debug mode lists every route on stdout
+	github.com/ollama/ollama v0.17.4 // the server under test, at the version moat's own go.mod requires (cmd/moat TestConformanceVersion checks)
+)
 
 require (
 	github.com/agnivade/levenshtein v1.1.1 // indirect
@@ -21,7 +26,6 @@ require (
 	github.com/gabriel-vasile/mimetype v1.4.3 // indirect
 	github.com/gin-contrib/cors v1.7.2 // indirect
 	github.com/gin-contrib/sse v0.1.0 // indirect
-	github.com/gin-gonic/gin v1.10.0 // indirect
 	github.com/go-playground/locales v0.14.1 // indirect
 	github.com/go-playground/universal-translator v0.18.1 // indirect
 	github.com/go-playground/validator/v10 v10.20.0 // indirect
