@@ -18,7 +18,7 @@
 //	POST /moat/models   [{"name", "family", "parameters"}]: create models of
 //	                    the built-in families through the real /api/blobs
 //	                    and /api/create (families: qwen3, qwen3-coder,
-//	                    qwen3.5, gpt-oss)
+//	                    qwen3.5, gpt-oss, and plain, which has no tools)
 //	POST /moat/replies  [reply, ...]: replace the queue; each completion the
 //	                    scheduler runs takes the next reply
 //	GET  /moat/prompts  what each completion was asked: the prompt Ollama
@@ -81,6 +81,9 @@ var families = map[string]family{
 	"qwen3-coder": {arch: "qwen3moe", renderer: "qwen3-coder", parser: "qwen3-coder"},
 	"qwen3.5":     {arch: "qwen35", renderer: "qwen3.5", parser: "qwen3.5"},
 	"gpt-oss":     {arch: "gptoss", template: "gptoss.gotmpl"},
+	// plain: a template that offers no tools, as a model without tool
+	// support has.
+	"plain": {arch: "llama", template: "plain.gotmpl"},
 }
 
 type modelSpec struct {

@@ -272,7 +272,8 @@ func (f *Server) turn(model string, withTools bool, think *thinkValue) (int, Tur
 	}
 	m, ok := f.lookup(model)
 	if !ok {
-		return 404, Turn{}, 0, fmt.Sprintf("model %q not found, try pulling it first", model)
+		// Ollama 0.17's chat handler, when the model is not installed.
+		return 404, Turn{}, 0, fmt.Sprintf("model '%s' not found", model)
 	}
 	if withTools && !m.Tools {
 		return 400, Turn{}, 0, fullName(m.Name) + " does not support tools"

@@ -107,7 +107,7 @@ func TestModelErrors(t *testing.T) {
 	}
 	resp = post(t, srv.URL+"/api/chat", `{"model":"nope","messages":[]}`)
 	json.NewDecoder(resp.Body).Decode(&e)
-	if resp.StatusCode != 404 || e.Error != `model "nope" not found, try pulling it first` {
+	if resp.StatusCode != 404 || e.Error != `model 'nope' not found` {
 		t.Errorf("not found: %d %q", resp.StatusCode, e.Error)
 	}
 	if _, err := ParseScript([]byte(`{"turns":[{"txt":"typo"}]}`)); err == nil {
