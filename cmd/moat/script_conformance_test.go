@@ -38,7 +38,8 @@ import (
 // $OLLAMA_HOST/v1); fakellm takes -family qwen3 (the default),
 // qwen3-coder, qwen3.5, gpt-oss or plain, which only the real server
 // reads; ollamaprompt N prints the prompt Ollama rendered for the Nth
-// completion ([real] only).
+// completion, and ollamaraw RAW.json queues replies as raw model text
+// instead ([real] only).
 
 // realBinary is the built ollamareal, from make conformance.
 var realBinary = os.Getenv("MOAT_OLLAMAREAL")
@@ -134,8 +135,10 @@ func conformanceParams(t *testing.T, area, server, api string) testscript.Params
 		}
 		fake(ts, neg, args)
 	}
-	cmds["ollamaprompt"] = func(ts *testscript.TestScript, neg bool, args []string) {
-		ts.Fatalf("ollamaprompt: only against Ollama's server ([real])")
+	for _, c := range []string{"ollamaprompt", "ollamaraw"} {
+		cmds[c] = func(ts *testscript.TestScript, neg bool, args []string) {
+			ts.Fatalf("%s: only against Ollama's server ([real])", c)
+		}
 	}
 	if server == "real" {
 		realCmds(cmds)
@@ -301,6 +304,19 @@ func realCmds(cmds map[string]func(ts *testscript.TestScript, neg bool, args []s
 			ts.Fatalf("the server got %d chat requests, want %d", got, want)
 		}
 	}
+	// ollamaraw RAW.json: the replies as raw model text (rawReply), in
+	// place of those fakellm wrote from its script: what no scripted turn
+	// says, such as a reply cut inside a call.
+	cmds["ollamaraw"] = func(ts *testscript.TestScript, neg bool, args []string) {
+		if neg || len(args) != 1 {
+			ts.Fatalf("usage: ollamaraw RAW.json")
+		}
+		var rs []rawReply
+		dec := json.NewDecoder(strings.NewReader(ts.ReadFile(args[0])))
+		dec.DisallowUnknownFields()
+		ts.Check(dec.Decode(&rs))
+		lookup(ts, "ollamaraw").post(ts, "/moat/replies", rs)
+	}
 	cmds["ollamaprompt"] = func(ts *testscript.TestScript, neg bool, args []string) {
 		if neg || len(args) != 1 {
 			ts.Fatalf("usage: ollamaprompt N")
@@ -421,7 +437,10 @@ func renderTurn(family string, t fakellm.Turn) (rawReply, error) {
 	var b strings.Builder
 	switch family {
 	case "qwen3", "qwen3.5", "plain":
-		if t.Thinking != "" {
+		// A qwen3.5 model always opens with its thinking, if only an
+		// empty one: Ollama's parser takes all it writes before
+		// </think> for thinking.
+		if t.Thinking != "" || family == "qwen3.5" {
 			r.Thought = "<think>" + t.Thinking + "</think>\n\n"
 		}
 		b.WriteString(t.Text)
@@ -467,12 +486,12 @@ func renderTurn(family string, t fakellm.Turn) (rawReply, error) {
 		if t.Text != "" {
 			b.WriteString("<|channel|>commentary<|message|>" + t.Text + "<|end|><|start|>assistant")
 		}
-		for i, c := range t.Calls {
-			if i > 0 {
-				b.WriteString("<|start|>assistant")
-			}
-			fmt.Fprintf(&b, "<|channel|>commentary to=functions.%s <|constrain|>json<|message|>%s<|call|>", c.Name, args(c))
+		// One call a reply: <|call|> is a stop token, so the runner
+		// ends the reply there and never sends the token itself.
+		if len(t.Calls) > 1 {
+			return r, fmt.Errorf("gpt-oss makes one call a reply")
 		}
+		fmt.Fprintf(&b, "<|channel|>commentary to=functions.%s <|constrain|>json<|message|>%s", t.Calls[0].Name, args(t.Calls[0]))
 	default:
 		return r, fmt.Errorf("unknown family %q", family)
 	}
