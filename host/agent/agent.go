@@ -55,6 +55,9 @@ type Message struct {
 	// the text as the model wrote it, so the model sees its own call
 	// whatever its chat template makes of ToolCalls.
 	Recovered TextCallFormat `json:"recovered,omitempty"`
+	// FromMoat, on a user message: moat wrote it to the model itself (the
+	// note after an empty reply, EmptyReplyNote); it is no question.
+	FromMoat bool `json:"from_moat,omitempty"`
 }
 
 // ToolCall is one call the model asked for.
@@ -354,7 +357,7 @@ func (s *Session) turns(ctx context.Context) (string, error) {
 			}
 			told = true
 			fmt.Fprintf(s.cfg.Activity, "moat: the model's reply was empty (%s); telling it so and letting it try again\n", what)
-			s.add(Message{Role: "user", Content: EmptyReplyNote})
+			s.add(Message{Role: "user", Content: EmptyReplyNote, FromMoat: true})
 			continue
 		}
 		if len(reply.ToolCalls) == 0 {
