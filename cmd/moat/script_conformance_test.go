@@ -445,7 +445,10 @@ func renderTurn(family string, t fakellm.Turn) (rawReply, error) {
 		}
 		b.WriteString(t.Text)
 		for _, c := range t.Calls {
-			fmt.Fprintf(&b, "\n<tool_call>\n{\"name\": %q, \"arguments\": %s}\n</tool_call>", c.Name, args(c))
+			if b.Len() > 0 {
+				b.WriteString("\n")
+			}
+			fmt.Fprintf(&b, "<tool_call>\n{\"name\": %q, \"arguments\": %s}\n</tool_call>", c.Name, args(c))
 		}
 	case "qwen3-coder":
 		if t.Thinking != "" {
@@ -453,7 +456,10 @@ func renderTurn(family string, t fakellm.Turn) (rawReply, error) {
 		}
 		b.WriteString(t.Text)
 		for _, c := range t.Calls {
-			fmt.Fprintf(&b, "\n<tool_call>\n<function=%s>\n", c.Name)
+			if b.Len() > 0 {
+				b.WriteString("\n")
+			}
+			fmt.Fprintf(&b, "<tool_call>\n<function=%s>\n", c.Name)
 			var m map[string]json.RawMessage
 			if err := json.Unmarshal([]byte(args(c)), &m); err != nil {
 				return r, fmt.Errorf("qwen3-coder's calls take an object of arguments: %v", err)
@@ -497,4 +503,189 @@ func renderTurn(family string, t fakellm.Turn) (rawReply, error) {
 	}
 	r.Text = b.String()
 	return r, nil
+}
+
+// TestConformanceWire checks the fake's wire against Ollama's: the same
+// turns, asked of both over both APIs, must stream the same shape of
+// chunks (which fields each carries, whether a call arrives whole, the
+// done and finish reasons, how a failure shows), runs of like chunks
+// taken as one, since the two cut text into pieces of different sizes.
+func TestConformanceWire(t *testing.T) {
+	if realBinary == "" {
+		t.Skip("MOAT_OLLAMAREAL is not set: make conformance builds Ollama's own server and runs these against it")
+	}
+	turns := map[string]string{
+		"text":           `{"text":"Hello there."}`,
+		"thinking, text": `{"thinking":"Let me see.","text":"Hello there."}`,
+		"call":           `{"calls":[{"name":"read_file","args":{"path":"a"}}]}`,
+		"text, calls":    `{"text":"Let me look.","calls":[{"name":"read_file","args":{"path":"a"}},{"name":"read_file","args":{"path":"b"}}]}`,
+		"length":         `{"text":"Hello th","done_reason":"length"}`,
+		"failure":        `{"text":"Hello there.","fail":"error"}`,
+		"runner error":   `{"fail":"http500"}`,
+	}
+	tools := `[{"type":"function","function":{"name":"read_file","description":"r","parameters":{"type":"object","properties":{"path":{"type":"string"}}}}}]`
+	bodies := map[string]string{
+		"/api/chat":            `{"model":"qwen3","stream":true,"messages":[{"role":"user","content":"hi"}],"tools":` + tools + `}`,
+		"/v1/chat/completions": `{"model":"qwen3","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}],"tools":` + tools + `}`,
+	}
+	for name, turn := range turns {
+		for path, body := range bodies {
+			t.Run(name+" "+path, func(t *testing.T) {
+				js := `{"models":[{"name":"qwen3:latest","tools":true,"thinking":true}],"turns":[` + turn + `]}`
+				sc, err := fakellm.ParseScript([]byte(js))
+				if err != nil {
+					t.Fatal(err)
+				}
+				fake := fakellm.Start(sc)
+				defer fake.Close()
+				want := wireShape(t, fake.URL+path, body)
+				r, err := renderTurn("qwen3", sc.Turns[0])
+				if err != nil {
+					t.Fatal(err)
+				}
+				real := startRealT(t)
+				postJSON(t, real+"/moat/models", `[{"name":"qwen3","family":"qwen3"}]`)
+				b, _ := json.Marshal([]rawReply{r})
+				postJSON(t, real+"/moat/replies", string(b))
+				got := wireShape(t, real+path, body)
+				if strings.Join(got, "\n") != strings.Join(want, "\n") {
+					t.Errorf("Ollama's shape:\n\t%s\nthe fake's:\n\t%s", strings.Join(got, "\n\t"), strings.Join(want, "\n\t"))
+				}
+			})
+		}
+	}
+}
+
+func postJSON(t *testing.T, url, body string) {
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if b, _ := io.ReadAll(resp.Body); resp.StatusCode != 200 {
+		t.Fatalf("%s: %s", url, b)
+	}
+}
+
+// startRealT is startReal for a Go test.
+func startRealT(t *testing.T) string {
+	store := t.TempDir()
+	cmd := exec.Command(realBinary)
+	cmd.Env = append(os.Environ(), "OLLAMA_MODELS="+store, "HOME="+store)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		if u, ok := strings.CutPrefix(sc.Text(), "ready "); ok {
+			go io.Copy(io.Discard, out)
+			return u
+		}
+	}
+	t.Fatal("ollamareal did not start")
+	return ""
+}
+
+// wireShape is the status and each chunk's shape, like chunks in a row
+// taken as one.
+func wireShape(t *testing.T, url, body string) []string {
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	out := []string{fmt.Sprintf("HTTP %d", resp.StatusCode)}
+	add := func(s string) {
+		if out[len(out)-1] != s {
+			out = append(out, s)
+		}
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		data, sse := strings.CutPrefix(line, "data: ")
+		if data == "[DONE]" {
+			add("[DONE]")
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(data), &m); err != nil {
+			add("not JSON")
+			continue
+		}
+		add(chunkShape(m, sse))
+	}
+	return out
+}
+
+// chunkShape names what one chunk carries.
+func chunkShape(m map[string]any, sse bool) string {
+	var parts []string
+	if e, ok := m["error"]; ok {
+		if _, obj := e.(map[string]any); obj {
+			return "error object"
+		}
+		return "error"
+	}
+	msg, _ := m["message"].(map[string]any)
+	if sse {
+		if m["model"] == "" {
+			parts = append(parts, "no model")
+		}
+		ch, _ := m["choices"].([]any)
+		if len(ch) == 0 {
+			parts = append(parts, "no choices")
+		} else {
+			c := ch[0].(map[string]any)
+			msg, _ = c["delta"].(map[string]any)
+			if f, ok := c["finish_reason"].(string); ok {
+				parts = append(parts, "finish "+f)
+			}
+		}
+		if m["usage"] != nil {
+			parts = append(parts, "usage")
+		}
+	} else if m["done"] == true {
+		parts = append(parts, fmt.Sprintf("done %v", m["done_reason"]))
+	}
+	for _, k := range []string{"role", "content", "thinking", "reasoning", "reasoning_content"} {
+		v, ok := msg[k]
+		switch {
+		case !ok:
+		case v == "":
+			if k == "content" {
+				parts = append(parts, "content empty")
+			}
+		case k == "role":
+			if !sse {
+				continue
+			}
+			parts = append(parts, "role")
+		default:
+			parts = append(parts, k)
+		}
+	}
+	if tcs, ok := msg["tool_calls"].([]any); ok {
+		for _, tc := range tcs {
+			c := tc.(map[string]any)
+			f, _ := c["function"].(map[string]any)
+			whole := "call"
+			if c["id"] != nil {
+				whole += " with id"
+			}
+			if a, ok := f["arguments"].(string); ok && !json.Valid([]byte(a)) {
+				whole += ", part of its arguments"
+			}
+			parts = append(parts, whole)
+		}
+	}
+	return strings.Join(parts, ", ")
 }
