@@ -104,3 +104,20 @@ func TestThinkFalseIgnoredIsSaid(t *testing.T) {
 		t.Errorf("said %d times, want once: %q", n, r.activity)
 	}
 }
+
+// llama.cpp and vLLM split a call's arguments over several deltas; the
+// backend puts them together (Ollama sends each call whole).
+func TestSplitArguments(t *testing.T) {
+	r := ask(t, compat, `{"openai":"llamacpp","turns":[
+		{"calls":[{"name":"read_file","args":{"path":"notes.txt"}},{"name":"read_file","args":{"path":"other.txt"}}]},
+		{"text":"buy milk"}]}`, Config{}, map[string]string{"notes.txt": "buy milk", "other.txt": "x"})
+	if r.err != nil || r.answer != "buy milk" {
+		t.Fatalf("err = %v, answer %q", r.err, r.answer)
+	}
+	if got := strings.Join(r.tools.calls, "|"); got != `read_file {"path":"notes.txt"}|read_file {"path":"other.txt"}` {
+		t.Errorf("calls %q", got)
+	}
+	if n := len(r.srv.ChatRequests()); n != 2 {
+		t.Errorf("%d requests", n)
+	}
+}

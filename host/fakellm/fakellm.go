@@ -5,10 +5,14 @@
 // servers put them on the wire, replies to chat requests from a script, and records
 // every request so a test can check what the client sent.
 //
-// Faithfulness matters more than brevity here: text streams in small
-// chunks, native tool calls arrive whole (arguments as an object), OpenAI
-// tool-call arguments arrive as a JSON string split over several chunks,
-// and errors have the servers' status codes and bodies. Thinking streams
+// Faithfulness matters more than brevity here, and the conformance suite
+// (cmd/moat TestConformanceWire) checks the shapes against Ollama's own
+// server: text streams in small chunks, thinking and content in chunks of
+// their own, native tool calls arrive whole (arguments as an object), and
+// so do Ollama's OpenAI ones (arguments as a JSON string), while
+// llama.cpp's (Script.OpenAI "llamacpp") split the string over several
+// chunks, as vLLM's do; errors have the servers' status codes and bodies,
+// and a reply can end cut off ("length"). Thinking streams
 // before the content, in message.thinking natively and in reasoning
 // (Ollama) or reasoning_content (llama.cpp) deltas; the figures come in
 // the native final chunk and in an OpenAI event of their own with no
