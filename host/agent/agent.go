@@ -476,7 +476,7 @@ func (s *Session) cutOff(reply Message, usage Usage) error {
 		tokens = fmt.Sprintf(" after %d generated tokens", usage.OutputTokens)
 	}
 	return fail(ErrCutOff, nil, fmt.Sprintf(
-		"%s cut the model's reply off at its length limit%s (it ended the reply with \"length\"); %s. Raise the context window (--num-ctx, now %d) or the server's own limit (Ollama's num_predict or OLLAMA_CONTEXT_LENGTH, another server's max tokens or context size), or ask a narrower question",
+		"%s cut the model's reply off at its length limit%s (it ended the reply with \"length\"); %s. Raise the context window (--num-ctx, now %d; over --api openai the server's own context setting applies instead) or the server's own limit (Ollama's num_predict or OLLAMA_CONTEXT_LENGTH, another server's max tokens or context size), or ask a narrower question",
 		s.cfg.Backend, tokens, where, s.cfg.NumCtx))
 }
 
