@@ -37,7 +37,8 @@ import (
 // the OpenAI-compatible API (MOAT_API=openai: moat speaks it to
 // $OLLAMA_HOST/v1); fakellm takes -family qwen3 (the default),
 // qwen3-coder, qwen3.5, gpt-oss or plain, which only the real server
-// reads; ollamaprompt N prints the prompt Ollama rendered for the Nth
+// reads, and starts the fake or Ollama's server, whichever the run is
+// against (ollamareal, with the same arguments, only Ollama's); ollamaprompt N prints the prompt Ollama rendered for the Nth
 // completion, and ollamaraw RAW.json queues replies as raw model text
 // instead ([real] only).
 
@@ -135,7 +136,7 @@ func conformanceParams(t *testing.T, area, server, api string) testscript.Params
 		}
 		fake(ts, neg, args)
 	}
-	for _, c := range []string{"ollamaprompt", "ollamaraw"} {
+	for _, c := range []string{"ollamareal", "ollamaprompt", "ollamaraw"} {
 		cmds[c] = func(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("%s: only against Ollama's server ([real])", c)
 		}
@@ -273,6 +274,7 @@ func realCmds(cmds map[string]func(ts *testscript.TestScript, neg bool, args []s
 		ts.Setenv("OLLAMA_HOST", srv.url)
 		ts.Setenv("FAKELLM", srv.url)
 	}
+	cmds["ollamareal"] = cmds["fakellm"] // by its own name, for a script that runs only against it
 	cmds["llmsent"] = func(ts *testscript.TestScript, neg bool, args []string) {
 		if neg || len(args) > 1 {
 			ts.Fatalf("usage: llmsent [N]")
