@@ -147,7 +147,7 @@ func (a *agentFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&a.host, "host", "", "the model server, as URL or host:port (default: $OLLAMA_HOST, else "+agent.DefaultHost+")")
 	fs.StringVar(&a.model, "model", "", "the model (default: the first installed model with tool support)")
 	fs.IntVar(&a.maxTurns, "max-turns", agent.DefaultMaxTurns, "most model replies per question; then moat stops with exit status 3")
-	fs.IntVar(&a.numCtx, "num-ctx", 0, "context window in tokens, sent as num_ctx; tool results and history are kept within it (default: the model's num_ctx parameter, else the context the server runs it with, else $OLLAMA_CONTEXT_LENGTH, else 8192; at most its trained length)")
+	fs.IntVar(&a.numCtx, "num-ctx", 0, "context window in tokens, sent as num_ctx; tool results and history are kept within it (default: the model's num_ctx parameter, else the context the server runs it with, else $OLLAMA_CONTEXT_LENGTH, else 8192, or 4096 over --api openai to Ollama, which runs the model with its own; at most its trained length)")
 	fs.DurationVar(&a.modelTimeout, "model-timeout", 5*time.Minute, "longest wait for one complete model reply (loading a large model counts)")
 	fs.StringVar(&a.system, "system", "", "read the system prompt from this `file` instead of using the built-in one")
 	fs.StringVar(&a.transcript, "transcript", "", "append every message exchanged to this `file`, one JSON object per line")
