@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -119,5 +120,20 @@ func TestSplitArguments(t *testing.T) {
 	}
 	if n := len(r.srv.ChatRequests()); n != 2 {
 		t.Errorf("%d requests", n)
+	}
+}
+
+// Over its OpenAI-compatible API Ollama is asked about the window through
+// its own API; a server that is not Ollama cannot tell.
+func TestOpenAIContextWindow(t *testing.T) {
+	srv := script(t, `{"models":[{"name":"qwen3:latest","tools":true,"context_length":40960,"num_ctx":16384}],"turns":[]}`)
+	w, ok := backend(t, compat, srv.URL).(*OpenAI).ContextWindow(context.Background(), "qwen3")
+	if !ok || !w.OpenAI || w.Trained != 40960 || w.Param != 16384 {
+		t.Errorf("window %+v, %v", w, ok)
+	}
+	closed := script(t, `{"turns":[]}`)
+	closed.Close()
+	if _, ok := backend(t, compat, closed.URL).(*OpenAI).ContextWindow(context.Background(), "qwen3"); ok {
+		t.Error("a server that does not answer told a window")
 	}
 }
