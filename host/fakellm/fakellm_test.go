@@ -255,3 +255,40 @@ func TestTextCalls(t *testing.T) {
 		}
 	}
 }
+
+// The shapes Ollama 0.17's own server sends (cmd/moat TestConformanceWire
+// compares them with it): "length" as done_reason and finish_reason, but
+// "tool_calls" over OpenAI when the reply has a call; a failure mid-stream
+// over OpenAI as one empty chunk and the end of the stream, no [DONE].
+func TestOllamaShapes(t *testing.T) {
+	s, err := ParseScript([]byte(`{"turns":[
+		{"text":"cut sho","done_reason":"length"},
+		{"text":"cut sho","done_reason":"length"},
+		{"calls":[{"name":"read_file","args":{"path":"a"}}],"done_reason":"length"},
+		{"text":"a long reply","fail":"error"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := Start(s)
+	defer srv.Close()
+	resp := post(t, srv.URL+"/api/chat", `{"model":"qwen3","messages":[]}`)
+	b, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(b), `"done":true,"done_reason":"length"`) {
+		t.Errorf("native: %s", b)
+	}
+	ev := sse(t, post(t, srv.URL+"/v1/chat/completions", `{"model":"qwen3","messages":[],"stream":true}`))
+	if !strings.Contains(ev[len(ev)-2], `"finish_reason":"length"`) {
+		t.Errorf("openai: %q", ev)
+	}
+	ev = sse(t, post(t, srv.URL+"/v1/chat/completions", `{"model":"qwen3","messages":[],"tools":[{}],"stream":true}`))
+	if !strings.Contains(ev[len(ev)-2], `"finish_reason":"tool_calls"`) {
+		t.Errorf("openai with a call: %q", ev)
+	}
+	ev = sse(t, post(t, srv.URL+"/v1/chat/completions", `{"model":"qwen3","messages":[],"stream":true}`))
+	if n := len(ev); n != 2 || !strings.Contains(ev[1], `"model":"","system_fingerprint":"fp_ollama","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]`) {
+		t.Errorf("openai failure: %q", ev)
+	}
+	if _, err := ParseScript([]byte(`{"turns":[{"done_reason":"cut"}]}`)); err == nil {
+		t.Error("an unknown done_reason was taken")
+	}
+}
