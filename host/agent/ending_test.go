@@ -90,14 +90,12 @@ func TestEmptyReply(t *testing.T) {
 	}
 }
 
-// --think false on a model that thinks anyway is said once a session.
+// --think false on a model that thinks anyway is said once a session
+// (the fake's gpt-oss, as Ollama's, thinks whatever think says).
 func TestThinkFalseIgnoredIsSaid(t *testing.T) {
-	// fakellm leaves the thinking out when the request turns it off, as
-	// a model that obeys would; gpt-oss's is scripted in tags, which the
-	// loop takes for thinking whatever the request said.
 	r := ask(t, native, `{"models":[{"name":"gpt-oss","tools":true,"thinking":true,"family":"gptoss"}],"turns":[
-		{"text":"<think>look first</think>","calls":[{"name":"read_file","args":{"path":"notes.txt"}}]},
-		{"text":"<think>now answer</think>buy milk"}]}`, Config{Model: "gpt-oss", Think: "false"}, map[string]string{"notes.txt": "buy milk"})
+		{"thinking":"look first","calls":[{"name":"read_file","args":{"path":"notes.txt"}}]},
+		{"thinking":"now answer","text":"buy milk"}]}`, Config{Model: "gpt-oss", Think: "false"}, map[string]string{"notes.txt": "buy milk"})
 	if r.err != nil {
 		t.Fatal(r.err)
 	}

@@ -58,7 +58,9 @@ type Model struct {
 	Name     string `json:"name"`
 	Tools    bool   `json:"tools"`              // capabilities include "tools"
 	Thinking bool   `json:"thinking,omitempty"` // capabilities include "thinking"
-	// Family is details.family in /api/show; "gptoss" takes think levels.
+	// Family is details.family in /api/show; "gptoss" takes think levels,
+	// and thinks even when the request turns thinking off, as Ollama
+	// keeps gpt-oss's reasoning on.
 	Family string `json:"family,omitempty"`
 	// ContextLength is the trained context length /api/show reports in
 	// model_info; 0 leaves it out.
@@ -116,6 +118,8 @@ type Turn struct {
 	// ChunkMS spaces the chunks this many milliseconds apart, as a model
 	// generates: a long think takes time.
 	ChunkMS int `json:"chunk_ms,omitempty"`
+
+	alwaysThinks bool // the model thinks whatever the request says (gpt-oss)
 }
 
 // Call is one tool call in a reply.
@@ -295,6 +299,7 @@ func (f *Server) turn(model string, withTools bool, think *thinkValue) (int, Tur
 		return 500, Turn{}, 0, fmt.Sprintf("fakellm: no scripted reply for chat request %d", f.next)
 	}
 	t := f.script.Turns[f.next]
+	t.alwaysThinks = m.Family == "gptoss"
 	f.next++
 	if t.Fail == "http500" {
 		return 500, Turn{}, 0, "fakellm: simulated server failure"
