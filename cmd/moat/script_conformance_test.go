@@ -35,10 +35,11 @@ import (
 //
 // In the scripts, [real] is true against Ollama's server, [openai] over
 // the OpenAI-compatible API (MOAT_API=openai: moat speaks it to
-// $OLLAMA_HOST/v1); fakellm takes -family qwen3 (the default),
-// qwen3-coder, qwen3.5, gpt-oss or plain, which only the real server
-// reads, and starts the fake or Ollama's server, whichever the run is
-// against (ollamareal, with the same arguments, only Ollama's); ollamaprompt N prints the prompt Ollama rendered for the Nth
+// $OLLAMA_HOST/v1). fakellm [-family F] SCRIPT.json starts the fake or
+// Ollama's server, whichever the run is against; F (qwen3, the default,
+// qwen3-coder, qwen3.5, gpt-oss or plain) is read only by the real one.
+// ollamareal, with the same arguments, starts only Ollama's;
+// ollamaprompt N prints the prompt Ollama rendered for the Nth
 // completion, and ollamaraw RAW.json queues replies as raw model text
 // instead ([real] only).
 
