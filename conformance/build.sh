@@ -12,7 +12,8 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 out=$1
-key=$( { go env GOVERSION GOOS GOARCH; cat build.sh go.mod go.sum ./*.go _overlay/*.go templates/*; } | sha256sum | cut -c1-16)
+sha() { if command -v sha256sum >/dev/null; then sha256sum; else shasum -a 256; fi; }
+key=$( { go env GOVERSION GOOS GOARCH; cat build.sh go.mod go.sum ./*.go _overlay/*.go templates/*; } | sha | cut -c1-16)
 if [ -x "$out" ] && [ "$(cat "$out.key" 2>/dev/null)" = "$key" ]; then
   echo "ollamareal: up to date ($out, inputs $key)"
   exit 0
