@@ -509,8 +509,8 @@ func renderTurn(family string, t fakellm.Turn) (rawReply, error) {
 }
 
 // TestConformanceWire checks the fake's wire against Ollama's: the same
-// turns, asked of both over both APIs, must stream the same shape of
-// chunks (which fields each carries, whether a call arrives whole, the
+// turns, asked of both over both APIs (written in each family's format
+// for Ollama's parsers), must stream the same shape of chunks (which fields each carries, whether a call arrives whole, the
 // done and finish reasons, how a failure shows), runs of like chunks
 // taken as one, since the two cut text into pieces of different sizes.
 func TestConformanceWire(t *testing.T) {
@@ -531,10 +531,27 @@ func TestConformanceWire(t *testing.T) {
 		"/api/chat":            `{"model":"qwen3","stream":true,"messages":[{"role":"user","content":"hi"}],"tools":` + tools + `}`,
 		"/v1/chat/completions": `{"model":"qwen3","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}],"tools":` + tools + `}`,
 	}
+	// The other families' parsers, for what each model writes.
+	type famTurn struct{ family, name, turn string }
+	var cases []famTurn
 	for name, turn := range turns {
+		cases = append(cases, famTurn{"qwen3", name, turn})
+	}
+	for _, f := range []string{"qwen3.5", "qwen3-coder", "gpt-oss"} {
+		cases = append(cases, famTurn{f, "text", turns["text"]}, famTurn{f, "call", turns["call"]}, famTurn{f, "length", turns["length"]})
+		if f != "qwen3-coder" {
+			cases = append(cases, famTurn{f, "thinking, text", turns["thinking, text"]})
+		}
+	}
+	for _, c := range cases {
 		for path, body := range bodies {
-			t.Run(name+" "+path, func(t *testing.T) {
-				js := `{"models":[{"name":"qwen3:latest","tools":true,"thinking":true}],"turns":[` + turn + `]}`
+			family, name, turn := c.family, c.name, c.turn
+			t.Run(family+" "+name+" "+path, func(t *testing.T) {
+				fam := ""
+				if family == "gpt-oss" {
+					fam = `,"family":"gptoss"`
+				}
+				js := `{"models":[{"name":"qwen3:latest","tools":true,"thinking":true` + fam + `}],"turns":[` + turn + `]}`
 				sc, err := fakellm.ParseScript([]byte(js))
 				if err != nil {
 					t.Fatal(err)
@@ -542,12 +559,12 @@ func TestConformanceWire(t *testing.T) {
 				fake := fakellm.Start(sc)
 				defer fake.Close()
 				want := wireShape(t, fake.URL+path, body)
-				r, err := renderTurn("qwen3", sc.Turns[0])
+				r, err := renderTurn(family, sc.Turns[0])
 				if err != nil {
 					t.Fatal(err)
 				}
 				real := startRealT(t)
-				postJSON(t, real+"/moat/models", `[{"name":"qwen3","family":"qwen3"}]`)
+				postJSON(t, real+"/moat/models", `[{"name":"qwen3","family":"`+family+`"}]`)
 				b, _ := json.Marshal([]rawReply{r})
 				postJSON(t, real+"/moat/replies", string(b))
 				got := wireShape(t, real+path, body)

@@ -119,7 +119,9 @@ type Turn struct {
 	// generates: a long think takes time.
 	ChunkMS int `json:"chunk_ms,omitempty"`
 
-	alwaysThinks bool // the model thinks whatever the request says (gpt-oss)
+	// alwaysThinks: the model is gpt-oss, which thinks whatever the
+	// request says, and whose calls Ollama sends in the reply's last chunk.
+	alwaysThinks bool
 }
 
 // Call is one tool call in a reply.

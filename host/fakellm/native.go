@@ -119,6 +119,9 @@ func (f *Server) nativeChat(w http.ResponseWriter, r *http.Request) {
 		send(c)
 		afterFirst()
 	}
+	// gpt-oss's call ends at <|call|>, a stop token, so Ollama's harmony
+	// parser hands it on only when the reply ends: in the final chunk.
+	var atEnd []nativeToolCall
 	for i, call := range t.structuredCalls() {
 		c := chunk()
 		var tc nativeToolCall
@@ -129,6 +132,10 @@ func (f *Server) nativeChat(w http.ResponseWriter, r *http.Request) {
 		if len(tc.Function.Arguments) == 0 {
 			tc.Function.Arguments = json.RawMessage("{}")
 		}
+		if t.alwaysThinks {
+			atEnd = append(atEnd, tc)
+			continue
+		}
 		c.Message.ToolCalls = []nativeToolCall{tc}
 		send(c)
 		afterFirst()
@@ -137,6 +144,7 @@ func (f *Server) nativeChat(w http.ResponseWriter, r *http.Request) {
 		afterFirst() // a failure scripted for an empty reply still happens
 	}
 	c := chunk()
+	c.Message.ToolCalls = atEnd
 	c.Done, c.DoneReason = true, cmp.Or(t.DoneReason, "stop")
 	c.PromptEvalCount, c.EvalCount = t.figures(len(body), sent)
 	c.PromptEvalDuration, c.EvalDuration = int64(c.PromptEvalCount)*1e6, int64(c.EvalCount)*evalNS

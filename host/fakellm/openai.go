@@ -195,6 +195,7 @@ func (f *Server) openAIChat(w http.ResponseWriter, r *http.Request) {
 		send(oaDelta{Role: "assistant", Content: &p}, nil)
 		afterFirst()
 	}
+	var atEnd []oaToolCall // gpt-oss's, in the finish chunk (see nativeChat)
 	for i, call := range t.structuredCalls() {
 		args := string(call.Args)
 		if call.RawArgs != nil {
@@ -209,6 +210,10 @@ func (f *Server) openAIChat(w http.ResponseWriter, r *http.Request) {
 			// Ollama: the whole call in one delta, arguments and all.
 			empty := ""
 			head.Function.Arguments = args
+			if t.alwaysThinks {
+				atEnd = append(atEnd, head)
+				continue
+			}
 			send(oaDelta{Role: "assistant", Content: &empty, ToolCalls: []oaToolCall{head}}, nil)
 			afterFirst()
 			continue
@@ -238,7 +243,7 @@ func (f *Server) openAIChat(w http.ResponseWriter, r *http.Request) {
 	last := oaDelta{}
 	if !llamacpp {
 		empty := ""
-		last = oaDelta{Role: "assistant", Content: &empty} // Ollama's final delta has both
+		last = oaDelta{Role: "assistant", Content: &empty, ToolCalls: atEnd} // Ollama's final delta has both
 	}
 	final := oaChunk{ID: id, Object: "chat.completion.chunk", Created: time.Now().Unix(), Model: req.Model,
 		SystemFingerprint: "fp_ollama", Choices: []oaChoice{{Delta: last, FinishReason: &finish}}}
