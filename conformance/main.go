@@ -288,10 +288,17 @@ func (st *state) wrap(base string) func(http.Handler) http.Handler {
 				st.mu.Lock()
 				st.thinkOff = think.Think != nil && !*think.Think || think.ReasoningEffort != nil && *think.ReasoningEffort == "none"
 				st.mu.Unlock()
+				// The request is on the record before it is answered: a
+				// client may read the record as soon as its reply ends,
+				// before this handler returns.
+				st.mu.Lock()
+				i := len(st.wire)
+				st.wire = append(st.wire, exchange{Path: r.URL.Path, Request: string(body)})
+				st.mu.Unlock()
 				tw := &tee{ResponseWriter: w}
 				h.ServeHTTP(tw, r)
 				st.mu.Lock()
-				st.wire = append(st.wire, exchange{Path: r.URL.Path, Request: string(body), Status: tw.status, Response: tw.buf.String()})
+				st.wire[i].Status, st.wire[i].Response = tw.status, tw.buf.String()
 				st.mu.Unlock()
 			default:
 				h.ServeHTTP(w, r)
