@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 export GOFLAGS := -buildvcs=false
 
-.PHONY: FORCE build test test-lib test-scripts bench-once tools test-short test-guest bench-guest vet cross guest fuzz fuzz-short bench bench-go clean
+.PHONY: FORCE build test conformance test-lib test-scripts bench-once tools test-short test-guest bench-guest vet cross guest fuzz fuzz-short bench bench-go clean
 
 build:
 	$(GO) build -o moat ./cmd/moat
@@ -18,7 +18,7 @@ build:
 # The go test steps go through moat-testsum (go test -json), so the summary
 # names every failed test with its package, and every skipped test with the
 # reason it gave (go test without -v shows neither).
-TEST_STEPS = vet cross test-lib test-scripts test-guest fuzz-short bench-once
+TEST_STEPS = vet cross test-lib test-scripts conformance test-guest fuzz-short bench-once
 test: tools
 	@log=$$(mktemp -d); trap 'rm -rf $$log' EXIT; start=$$(date +%s); failed=0; \
 	for s in $(TEST_STEPS); do \
@@ -49,6 +49,16 @@ test-scripts: .bin/moat-testsum mcp-clients
 	set -o pipefail; $(GO) test -json -timeout 20m ./cmd/... 2>&1 | $(TESTSUM)
 bench-once: .bin/moat-testsum
 	set -o pipefail; $(GO) test -json -run '^$$' -bench . -benchtime 1x -timeout 10m ./... 2>&1 | $(TESTSUM)
+
+# The agent against Ollama's own server code: conformance/ is a module of
+# its own (Ollama's server package at the version go.mod requires, built
+# pure Go with a scripted generator in the model's place; build.sh says
+# how), built into .bin/ollamareal unless the build of the same inputs is
+# there, then cmd/moat's TestConformance* run against it in both APIs. A
+# server that cannot be built fails the step; nothing is skipped.
+conformance: .bin/moat-testsum
+	conformance/build.sh $(CURDIR)/.bin/ollamareal
+	set -o pipefail; MOAT_OLLAMAREAL=$(CURDIR)/.bin/ollamareal $(GO) test -json -count=1 -timeout 10m -run '^TestConformance' ./cmd/moat 2>&1 | $(TESTSUM)
 
 # ripgrep and git: the differential tests compare grep with ripgrep and the
 # .gitignore matcher with git itself. Installed from Debian's packages when

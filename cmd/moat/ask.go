@@ -73,8 +73,10 @@ Flags may also come after the question (moat ask "what is here?" --root
 sub); "--" ends the flags, for a question that starts with a dash.
 
 Exit status: 0 an answer; 1 failure (server unreachable, model missing,
-HTTP or stream error); 2 usage; 3 the model used --max-turns replies
-without answering; 4 --isolate require and isolation cannot start here;
+HTTP or stream error, or the model's reply was empty again after moat told
+it so); 2 usage; 3 the model used --max-turns replies without answering;
+4 --isolate require and isolation cannot start here; 5 the server cut the
+reply off at its length limit (raise --num-ctx or the server's limit);
 130 interrupted (Ctrl-C).
 
 Project instructions: --instructions FILE adds a file of yours after the
@@ -145,7 +147,7 @@ func (a *agentFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&a.host, "host", "", "the model server, as URL or host:port (default: $OLLAMA_HOST, else "+agent.DefaultHost+")")
 	fs.StringVar(&a.model, "model", "", "the model (default: the first installed model with tool support)")
 	fs.IntVar(&a.maxTurns, "max-turns", agent.DefaultMaxTurns, "most model replies per question; then moat stops with exit status 3")
-	fs.IntVar(&a.numCtx, "num-ctx", 0, "context window in tokens, sent as num_ctx; tool results and history are kept within it (default: the model's num_ctx parameter, else the context the server runs it with, else $OLLAMA_CONTEXT_LENGTH, else 8192; at most its trained length)")
+	fs.IntVar(&a.numCtx, "num-ctx", 0, "context window in tokens, sent as num_ctx; tool results and history are kept within it (default: the model's num_ctx parameter, else the context the server runs it with, else $OLLAMA_CONTEXT_LENGTH, else 8192, or 4096 over --api openai to Ollama, which runs the model with its own; at most its trained length)")
 	fs.DurationVar(&a.modelTimeout, "model-timeout", 5*time.Minute, "longest wait for one complete model reply (loading a large model counts)")
 	fs.StringVar(&a.system, "system", "", "read the system prompt from this `file` instead of using the built-in one")
 	fs.StringVar(&a.transcript, "transcript", "", "append every message exchanged to this `file`, one JSON object per line")
@@ -344,6 +346,8 @@ func agentError(err error) error {
 	switch {
 	case errors.Is(err, agent.ErrTurnCap):
 		return exitError{code: exitTurnCap, msg: err.Error()}
+	case errors.Is(err, agent.ErrCutOff):
+		return exitError{code: exitCutOff, msg: err.Error()}
 	case errors.Is(err, context.Canceled):
 		return exitError{code: exitFailure, msg: "interrupted"}
 	}

@@ -74,7 +74,8 @@ the root it was made in. /clear starts a new session.
 Exit status: 0 when the session ends (a failed turn is reported and the
 session goes on), 1 when it cannot start (no server, no model, no session
 to continue, a damaged session file) or, with questions piped in, when any
-of them got no answer; 2 for a usage error (a session of another root
+of them got no answer (5 when each of those was a reply the server cut
+off at its length limit); 2 for a usage error (a session of another root
 included), 4 when --isolate require and isolation cannot start here.`,
 		FlagSet: fs,
 		Exec: func(ctx context.Context, args []string) error {
@@ -151,12 +152,16 @@ func (a *agentFlags) chat(ctx context.Context, e *env, sf *sessionFlags) error {
 
 	// Piped, a script reads the exit status: it says whether every
 	// question got an answer.
-	asked, failed := 0, 0
+	asked, failed, cut := 0, 0, 0
 	ended := func() error {
 		if in.interactive || failed == 0 {
 			return nil
 		}
-		return exitError{code: exitFailure, msg: fmt.Sprintf("%d of %d questions got no answer (see above)", failed, asked)}
+		code := exitFailure
+		if cut == failed {
+			code = exitCutOff // every failure was a reply the server cut off
+		}
+		return exitError{code: code, msg: fmt.Sprintf("%d of %d questions got no answer (see above)", failed, asked)}
 	}
 	lines := make(chan lineResult, 1)
 	for {
@@ -225,6 +230,9 @@ func (a *agentFlags) chat(ctx context.Context, e *env, sf *sessionFlags) error {
 		}
 		if err != nil {
 			failed++
+		}
+		if errors.Is(err, agent.ErrCutOff) {
+			cut++
 		}
 		switch {
 		case err == nil:

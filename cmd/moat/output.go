@@ -88,12 +88,17 @@ type scriptOutput struct {
 	// thinkTurn is the reply the last thinking came from.
 	thinkTurn int
 	end       *agent.Event
-	err       error          // the first failure to write a line
-	calls     map[string]int // turn and call id -> index in res.ToolCalls
+	err       error // the first failure to write a line
+	// pending are, for each turn, the indices in res.ToolCalls of the
+	// calls not yet run. A result is matched to the first pending call of
+	// its turn with its id: by order where the server sent no ids (older
+	// Ollama versions, some OpenAI-compatible servers) or the same one
+	// twice, as the loop runs a reply's calls in order.
+	pending map[int][]int
 }
 
 func newScriptOutput(model string, stream io.Writer) *scriptOutput {
-	return &scriptOutput{stream: stream, calls: map[string]int{}, res: jsonResult{Type: "result", Model: model, ToolCalls: []jsonCall{}, Proposals: []jsonProposal{}, Replies: []*agent.Stats{}}}
+	return &scriptOutput{stream: stream, pending: map[int][]int{}, res: jsonResult{Type: "result", Model: model, ToolCalls: []jsonCall{}, Proposals: []jsonProposal{}, Replies: []*agent.Stats{}}}
 }
 
 // Event implements agent.Observer.
@@ -114,12 +119,18 @@ func (r *scriptOutput) Event(e agent.Event) {
 		if runes := []rune(first); len(runes) > resultLimit {
 			first = string(runes[:resultLimit-1]) + "…"
 		}
-		if i, ok := r.calls[fmt.Sprintf("%d/%s", e.Turn, e.ID)]; ok {
+		p := r.pending[e.Turn]
+		for k, i := range p {
+			if r.res.ToolCalls[i].ID != e.ID {
+				continue
+			}
 			c := &r.res.ToolCalls[i]
 			c.IsError, c.Bytes, c.Truncated, c.Result = e.IsError, e.Bytes, e.Truncated, &first
+			r.pending[e.Turn] = append(p[:k:k], p[k+1:]...)
+			break
 		}
 	case agent.EventToolCall:
-		r.calls[fmt.Sprintf("%d/%s", e.Turn, e.ID)] = len(r.res.ToolCalls)
+		r.pending[e.Turn] = append(r.pending[e.Turn], len(r.res.ToolCalls))
 		r.res.ToolCalls = append(r.res.ToolCalls, jsonCall{Turn: e.Turn, ID: e.ID, Name: e.Name, Arguments: e.Arguments, Recovered: e.Recovered})
 	case agent.EventEnd:
 		r.end = &e

@@ -22,6 +22,7 @@ const (
 	exitUsage    = 2 // bad flags or arguments
 	exitTurnCap  = 3 // ask/chat: the model hit --max-turns without answering
 	exitNoIsolat = 4 // --isolate require and isolation cannot start
+	exitCutOff   = 5 // ask/chat: the server cut a reply off at its length limit
 	// exitInterrupt is a command stopped by Ctrl-C (SIGINT) or SIGTERM,
 	// 128 + SIGINT's number as shells report it. chat, whose Ctrl-C stops
 	// a reply, and mcp, for which a signal is the normal end, end 0.

@@ -67,6 +67,11 @@ func contextWindow(w agent.Window, known bool, getenv func(string) string) (n in
 		n, why = w.Loaded, "as the server runs the loaded model"
 	case env > 0:
 		n, why = env, "OLLAMA_CONTEXT_LENGTH"
+	case w.OpenAI:
+		// Over /v1 moat cannot send num_ctx: a window larger than the
+		// server's would have Ollama drop the conversation's start
+		// without a word.
+		n, why = agent.OllamaDefaultNumCtx, "Ollama's own default without a GPU: over the OpenAI-compatible API moat cannot set num_ctx; --num-ctx or OLLAMA_CONTEXT_LENGTH sets another"
 	default:
 		n, why = agent.DefaultNumCtx, "moat's default; --num-ctx or OLLAMA_CONTEXT_LENGTH sets another"
 	}
@@ -81,6 +86,10 @@ func contextWindow(w agent.Window, known bool, getenv func(string) string) (n in
 
 // windowOf asks b, if it can tell, about model's context window.
 func windowOf(ctx context.Context, b agent.Backend, model string) (agent.Window, bool, error) {
+	if oa, ok := b.(*agent.OpenAI); ok {
+		w, ok := oa.ContextWindow(ctx, model) // Ollama's, if it is Ollama
+		return w, ok, nil
+	}
 	o, ok := b.(*agent.Ollama)
 	if !ok {
 		return agent.Window{}, false, nil

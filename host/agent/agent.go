@@ -55,6 +55,9 @@ type Message struct {
 	// the text as the model wrote it, so the model sees its own call
 	// whatever its chat template makes of ToolCalls.
 	Recovered TextCallFormat `json:"recovered,omitempty"`
+	// FromMoat, on a user message: moat wrote it to the model itself (the
+	// note after an empty reply, EmptyReplyNote); it is no question.
+	FromMoat bool `json:"from_moat,omitempty"`
 }
 
 // ToolCall is one call the model asked for.
@@ -90,6 +93,11 @@ type Usage struct {
 	// Generation is the time the server says it spent generating
 	// (Ollama eval_duration, llama.cpp timings.predicted_ms).
 	Generation time.Duration
+	// DoneReason is why the server says the reply ended: Ollama's
+	// done_reason, OpenAI's finish_reason ("stop", "length",
+	// "tool_calls", ...); "" when it did not say. "length" is a reply cut
+	// off at a limit.
+	DoneReason string
 }
 
 // Backend speaks one wire format to one server.
@@ -177,6 +185,9 @@ type Session struct {
 	last, total Stats
 	// turn numbers the replies to the latest question (events carry it).
 	turn int
+	// thoughtAnyway: the model thought although --think false asked it not
+	// to, and the person was told (once a session).
+	thoughtAnyway bool
 }
 
 // New starts a conversation with the system prompt.
@@ -291,6 +302,10 @@ func (s *Session) question(run func() (string, error)) (string, error) {
 		end.Reason, end.Error = EndTurnCap, err.Error()
 	case errors.Is(err, context.Canceled):
 		end.Reason, end.Error = EndInterrupted, "interrupted"
+	case errors.Is(err, ErrCutOff):
+		end.Reason, end.Error = EndCutOff, err.Error()
+	case errors.Is(err, ErrEmptyReply):
+		end.Reason, end.Error = EndEmptyReply, err.Error()
 	default:
 		end.Reason, end.Error = EndError, err.Error()
 	}
@@ -322,6 +337,7 @@ func (s *Session) ask(ctx context.Context, prompt string) (string, error) {
 // turns runs up to MaxTurns model replies and their tool calls, until the
 // model answers. Replies are numbered on from s.turn, across a Continue.
 func (s *Session) turns(ctx context.Context) (string, error) {
+	told := false // the model was told once that its reply was empty
 	for i := 1; i <= s.cfg.MaxTurns; i++ {
 		s.turn++
 		reply, err := s.reply(ctx, s.turn)
@@ -329,6 +345,21 @@ func (s *Session) turns(ctx context.Context) (string, error) {
 			return "", err
 		}
 		s.add(reply)
+		if len(reply.ToolCalls) == 0 && strings.TrimSpace(reply.Content) == "" {
+			// No answer and no call: the model only thought, or the
+			// server dropped what it could not parse (a call of a tool
+			// not offered, a malformed call, text outside the model's
+			// format). Never an answer; the model is told once.
+			what := emptyWhat(reply)
+			if told {
+				return "", fail(ErrEmptyReply, nil, fmt.Sprintf(
+					"the model's reply was empty again (%s) after moat told it so; it gave no answer. Try again, rephrase the question, or try another model", what))
+			}
+			told = true
+			fmt.Fprintf(s.cfg.Activity, "moat: the model's reply was empty (%s); telling it so and letting it try again\n", what)
+			s.add(Message{Role: "user", Content: EmptyReplyNote, FromMoat: true})
+			continue
+		}
 		if len(reply.ToolCalls) == 0 {
 			return reply.Content, nil
 		}
@@ -406,7 +437,47 @@ func (s *Session) reply(ctx context.Context, turn int) (Message, error) {
 	s.last.add(st)
 	s.total.add(st)
 	s.emit(Event{Type: EventTurn, Turn: turn, Stats: st.forEvent()})
+	if usage.DoneReason == "length" {
+		return Message{}, s.cutOff(reply, usage)
+	}
+	if s.cfg.Think == "false" && strings.TrimSpace(reply.Thinking) != "" && !s.thoughtAnyway {
+		s.thoughtAnyway = true
+		fmt.Fprintf(s.cfg.Activity, "moat: --think false: model %s thought anyway (it or the server does not turn its thinking off; gpt-oss never does, --think low makes it think least)\n", Sanitize(s.cfg.Model, false))
+	}
 	return reply, nil
+}
+
+// EmptyReplyNote is what the model is told, once a question, after a
+// reply with no answer and no call.
+const EmptyReplyNote = "Your last reply was empty: no answer and no tool call arrived (a tool call that names a tool not offered, or that is not well formed, is dropped). Call one of the tools offered, with JSON arguments, or write your answer as text."
+
+// emptyWhat says what an empty reply held, for the person.
+func emptyWhat(m Message) string {
+	if strings.TrimSpace(m.Thinking) != "" {
+		return "it only thought, and wrote no answer or call"
+	}
+	return "nothing arrived; the server drops a tool call it cannot parse, such as one of a tool not offered, and text outside the model's format"
+}
+
+// cutOff is the failure of a reply the server stopped at a length limit:
+// it says so, what was lost, and what to raise.
+func (s *Session) cutOff(reply Message, usage Usage) error {
+	where := "what streamed above is not the whole answer"
+	switch {
+	case len(reply.ToolCalls) > 0:
+		where = "its tool calls were not run, as the last of them may be cut"
+	case strings.TrimSpace(reply.Content) == "" && strings.TrimSpace(reply.Thinking) != "":
+		where = "it was cut while the model was still thinking, or inside a tool call the server holds back until it is whole, so it holds no answer"
+	case strings.TrimSpace(reply.Content) == "":
+		where = "nothing of it arrived: the server holds back a tool call or thinking until it is whole"
+	}
+	tokens := ""
+	if usage.OutputTokens > 0 {
+		tokens = fmt.Sprintf(" after %d generated tokens", usage.OutputTokens)
+	}
+	return fail(ErrCutOff, nil, fmt.Sprintf(
+		"%s cut the model's reply off at its length limit%s (it ended the reply with \"length\"); %s. Raise the context window (--num-ctx, now %d; over --api openai the server's own context setting applies instead) or the server's own limit (Ollama's num_predict or OLLAMA_CONTEXT_LENGTH, another server's max tokens or context size), or ask a narrower question",
+		s.cfg.Backend, tokens, where, s.cfg.NumCtx))
 }
 
 // run executes one call and builds the result message, within the budget.

@@ -316,7 +316,10 @@ func TestServerErrors(t *testing.T) {
 		{"drop", native, `{"turns":[{"text":"a long reply","fail":"drop"}]}`, "", Config{}, ErrStream, []string{"broke off"}},
 		{"drop openai", compat, `{"turns":[{"text":"a long reply","fail":"drop"}]}`, "", Config{}, ErrStream, []string{"broke off"}},
 		{"error line", native, `{"turns":[{"text":"a long reply","fail":"error"}]}`, "", Config{}, ErrStream, []string{"failed in the middle of its reply: fakellm: simulated failure mid-stream"}},
-		{"error line openai", compat, `{"turns":[{"text":"a long reply","fail":"error"}]}`, "", Config{}, ErrStream, []string{"failed in the middle of its reply: fakellm: simulated failure mid-stream"}},
+		// Ollama's OpenAI layer drops the error and ends the stream
+		// without [DONE]; llama.cpp's server sends an error event.
+		{"error line openai", compat, `{"turns":[{"text":"a long reply","fail":"error"}]}`, "", Config{}, ErrStream, []string{"broke off before it was complete", "drops the error"}},
+		{"error line llama.cpp", compat, `{"openai":"llamacpp","turns":[{"text":"a long reply","fail":"error"}]}`, "", Config{}, ErrStream, []string{"failed in the middle of its reply: fakellm: simulated failure mid-stream"}},
 		{"hang", native, `{"turns":[{"text":"a long reply","fail":"hang"}]}`, "", Config{ReplyTimeout: 50 * time.Millisecond}, ErrTimeout, []string{"no complete reply within 50ms (--model-timeout)"}},
 		{"hang openai", compat, `{"turns":[{"fail":"hang"}]}`, "", Config{ReplyTimeout: 50 * time.Millisecond}, ErrTimeout, []string{"no complete reply"}},
 	}

@@ -14,6 +14,12 @@ var (
 	ErrTimeout       = errors.New("agent: no reply in time")
 	ErrTurnCap       = errors.New("agent: turn cap reached")
 	ErrContextFull   = errors.New("agent: conversation does not fit the context window")
+	// ErrCutOff: the server stopped the reply at a length limit (done_reason
+	// or finish_reason "length"); what it sent is not a whole answer.
+	ErrCutOff = errors.New("agent: reply cut off by the server")
+	// ErrEmptyReply: a reply with no answer and no call, again after the
+	// model was told so once.
+	ErrEmptyReply = errors.New("agent: empty reply")
 )
 
 // Error is a failure described for the person at the terminal: Msg says

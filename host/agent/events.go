@@ -93,6 +93,14 @@ const (
 	EndTurnCap     EndReason = "turn_cap"    // --max-turns replies without an answer
 	EndInterrupted EndReason = "interrupted" // the caller cancelled (Ctrl-C)
 	EndError       EndReason = "error"       // the server failed, or the reply broke off
+	// EndCutOff: the server cut a reply off at its length limit (the
+	// context window, or its own cap on generated tokens), so there is no
+	// whole answer.
+	EndCutOff EndReason = "cut_off"
+	// EndEmptyReply: the model's reply was empty (no text and no call
+	// arrived: it only thought, or the server dropped what it could not
+	// parse) twice, the second time after it was told so.
+	EndEmptyReply EndReason = "empty_reply"
 )
 
 // Stats are the figures of one reply, or the sums over several. Counts the

@@ -57,7 +57,7 @@ func (o *Ollama) Chat(ctx context.Context, req Request, onDelta func(Delta)) (Me
 			onDelta(Delta{Thinking: r.Message.Thinking, Text: r.Message.Content})
 		}
 		if r.Done {
-			usage = Usage{PromptTokens: r.PromptEvalCount, OutputTokens: r.EvalCount, Generation: r.EvalDuration}
+			usage = Usage{PromptTokens: r.PromptEvalCount, OutputTokens: r.EvalCount, Generation: r.EvalDuration, DoneReason: r.DoneReason}
 		}
 		for _, tc := range r.Message.ToolCalls {
 			args, err := json.Marshal(tc.Function.Arguments)

@@ -211,6 +211,7 @@ func (o *OpenAI) Chat(ctx context.Context, req Request, onDelta func(Delta)) (Me
 			}
 			if c.FinishReason != nil && *c.FinishReason != "" {
 				done = true
+				usage.DoneReason = *c.FinishReason
 			}
 		}
 	}
@@ -222,7 +223,7 @@ func (o *OpenAI) Chat(ctx context.Context, req Request, onDelta func(Delta)) (Me
 	}
 	if !done {
 		return Message{}, Usage{}, fail(ErrStream, nil, fmt.Sprintf(
-			"the reply from %s broke off before it was complete (did the server stop?); try again", o))
+			"the reply from %s broke off before it was complete (did the server stop or fail? Ollama's OpenAI-compatible layer drops the error of a reply that fails part way, which --api ollama shows); try again", o))
 	}
 	reply := Message{Role: "assistant", Content: text.String(), Thinking: thinking.String()}
 	idx := make([]int, 0, len(calls))

@@ -21,6 +21,29 @@ type Window struct {
 	// is loaded (/api/ps): the server's own setting (OLLAMA_CONTEXT_LENGTH,
 	// or its default for the machine) applied to this model.
 	Loaded int
+	// OpenAI: the server is Ollama, spoken to over its OpenAI-compatible
+	// API, which has no num_ctx: unless the model's parameter or the
+	// loaded model says otherwise, Ollama runs the model at its own
+	// default (OllamaDefaultNumCtx on a machine without a GPU, more with
+	// one), whatever window moat keeps to.
+	OpenAI bool
+}
+
+// OllamaDefaultNumCtx is the context Ollama runs a model with when nothing
+// sets it, on a machine without a GPU (its smallest default).
+const OllamaDefaultNumCtx = 4096
+
+// ContextWindow asks Ollama's own API on the same server about model's
+// context window, for a server that is Ollama; ok is false for any other
+// (or when it cannot tell). Over the OpenAI-compatible API Ollama applies
+// its model's parameter and its own setting, as natively without num_ctx.
+func (o *OpenAI) ContextWindow(ctx context.Context, model string) (w Window, ok bool) {
+	w, err := NewOllama(o.base, o.hc).ContextWindow(ctx, model)
+	if err != nil {
+		return Window{}, false
+	}
+	w.OpenAI = true
+	return w, true
 }
 
 // ContextWindow asks the server about model's context window. A server

@@ -5,10 +5,14 @@
 // servers put them on the wire, replies to chat requests from a script, and records
 // every request so a test can check what the client sent.
 //
-// Faithfulness matters more than brevity here: text streams in small
-// chunks, native tool calls arrive whole (arguments as an object), OpenAI
-// tool-call arguments arrive as a JSON string split over several chunks,
-// and errors have the servers' status codes and bodies. Thinking streams
+// Faithfulness matters more than brevity here, and the conformance suite
+// (cmd/moat TestConformanceWire) checks the shapes against Ollama's own
+// server: text streams in small chunks, thinking and content in chunks of
+// their own, native tool calls arrive whole (arguments as an object), and
+// so do Ollama's OpenAI ones (arguments as a JSON string), while
+// llama.cpp's (Script.OpenAI "llamacpp") split the string over several
+// chunks, as vLLM's do; errors have the servers' status codes and bodies,
+// and a reply can end cut off ("length"). Thinking streams
 // before the content, in message.thinking natively and in reasoning
 // (Ollama) or reasoning_content (llama.cpp) deltas; the figures come in
 // the native final chunk and in an OpenAI event of their own with no
@@ -40,7 +44,12 @@ type Script struct {
 	// request beyond the last turn gets HTTP 500 naming the problem.
 	Turns []Turn `json:"turns"`
 	// OpenAI is whose OpenAI-compatible stream /v1/chat/completions
-	// imitates: "ollama" (the default) or "llamacpp".
+	// imitates: "ollama" (the default: Ollama's compatibility layer, each
+	// call whole in one chunk, role and content in every delta, a failure
+	// mid-stream dropped and the stream closed without [DONE]) or
+	// "llamacpp" (llama.cpp's server: each call's arguments split over
+	// several deltas, as vLLM streams them too, reasoning_content, timings,
+	// an error event mid-stream).
 	OpenAI string `json:"openai,omitempty"`
 }
 
@@ -49,7 +58,9 @@ type Model struct {
 	Name     string `json:"name"`
 	Tools    bool   `json:"tools"`              // capabilities include "tools"
 	Thinking bool   `json:"thinking,omitempty"` // capabilities include "thinking"
-	// Family is details.family in /api/show; "gptoss" takes think levels.
+	// Family is details.family in /api/show; "gptoss" takes think levels,
+	// and thinks even when the request turns thinking off, as Ollama
+	// keeps gpt-oss's reasoning on.
 	Family string `json:"family,omitempty"`
 	// ContextLength is the trained context length /api/show reports in
 	// model_info; 0 leaves it out.
@@ -81,17 +92,36 @@ type Turn struct {
 	PromptTokens int `json:"prompt_tokens,omitempty"`
 	EvalCount    int `json:"eval_count,omitempty"`
 	// Fail simulates a failure instead of (or part way through) the reply:
-	//   "http500": HTTP 500 with an error body, before any chunk;
+	//   "http500": HTTP 500 with an error body, before any chunk (as
+	//              Ollama answers a runner that fails before any output);
 	//   "drop":    the connection is cut after the first chunk;
-	//   "error":   an error object in the stream after the first chunk;
+	//   "error":   the server fails after the first chunk: natively an
+	//              error object in the stream; over OpenAI an error event
+	//              (llamacpp), or (ollama) one empty chunk and the end of
+	//              the stream without [DONE], as Ollama's compatibility
+	//              layer drops the error;
 	//   "hang":    the first chunk, then nothing until the client gives up.
+	//
+	// A turn with nothing in it is what Ollama sends when its parser drops
+	// what the model wrote: a call of a tool not offered, text outside any
+	// harmony channel, a reply cut inside a call.
 	Fail string `json:"fail,omitempty"`
+	// DoneReason is why the reply ended as the server says it: "" or
+	// "stop" (the model stopped), or "length" (a limit cut it off: the
+	// context window, or the server's cap on generated tokens). Natively
+	// it is done_reason; over OpenAI finish_reason, where Ollama says
+	// "tool_calls" instead whenever the reply has a call.
+	DoneReason string `json:"done_reason,omitempty"`
 	// DelayMS holds the reply back this many milliseconds, headers
 	// included, as Ollama does while it loads the model before a reply.
 	DelayMS int `json:"delay_ms,omitempty"`
 	// ChunkMS spaces the chunks this many milliseconds apart, as a model
 	// generates: a long think takes time.
 	ChunkMS int `json:"chunk_ms,omitempty"`
+
+	// alwaysThinks: the model is gpt-oss, which thinks whatever the
+	// request says, and whose calls Ollama sends in the reply's last chunk.
+	alwaysThinks bool
 }
 
 // Call is one tool call in a reply.
@@ -128,6 +158,11 @@ func ParseScript(b []byte) (Script, error) {
 		case "", "http500", "drop", "error", "hang":
 		default:
 			return Script{}, fmt.Errorf("fakellm: turn %d: unknown fail %q", i+1, t.Fail)
+		}
+		switch t.DoneReason {
+		case "", "stop", "length":
+		default:
+			return Script{}, fmt.Errorf("fakellm: turn %d: unknown done_reason %q", i+1, t.DoneReason)
 		}
 		switch t.TextCalls {
 		case "", "hermes", "mistral", "llama", "json":
@@ -247,7 +282,8 @@ func (f *Server) turn(model string, withTools bool, think *thinkValue) (int, Tur
 	}
 	m, ok := f.lookup(model)
 	if !ok {
-		return 404, Turn{}, 0, fmt.Sprintf("model %q not found, try pulling it first", model)
+		// Ollama 0.17's chat handler, when the model is not installed.
+		return 404, Turn{}, 0, fmt.Sprintf("model '%s' not found", model)
 	}
 	if withTools && !m.Tools {
 		return 400, Turn{}, 0, fullName(m.Name) + " does not support tools"
@@ -265,6 +301,7 @@ func (f *Server) turn(model string, withTools bool, think *thinkValue) (int, Tur
 		return 500, Turn{}, 0, fmt.Sprintf("fakellm: no scripted reply for chat request %d", f.next)
 	}
 	t := f.script.Turns[f.next]
+	t.alwaysThinks = m.Family == "gptoss"
 	f.next++
 	if t.Fail == "http500" {
 		return 500, Turn{}, 0, "fakellm: simulated server failure"

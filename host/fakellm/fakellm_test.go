@@ -86,7 +86,8 @@ func TestWire(t *testing.T) {
 			}
 		}
 	}
-	if !done || len(args) < 3 || strings.Join(args, "") != `{"path":"notes.txt"}` {
+	// Ollama sends the call whole, arguments and all, in one delta.
+	if !done || len(args) != 1 || args[0] != `{"path":"notes.txt"}` {
 		t.Errorf("done=%v, argument pieces %q", done, args)
 	}
 
@@ -106,7 +107,7 @@ func TestModelErrors(t *testing.T) {
 	}
 	resp = post(t, srv.URL+"/api/chat", `{"model":"nope","messages":[]}`)
 	json.NewDecoder(resp.Body).Decode(&e)
-	if resp.StatusCode != 404 || e.Error != `model "nope" not found, try pulling it first` {
+	if resp.StatusCode != 404 || e.Error != `model 'nope' not found` {
 		t.Errorf("not found: %d %q", resp.StatusCode, e.Error)
 	}
 	if _, err := ParseScript([]byte(`{"turns":[{"txt":"typo"}]}`)); err == nil {
@@ -160,8 +161,8 @@ func TestWireThinkingAndFigures(t *testing.T) {
 	srv := Start(s)
 	defer srv.Close()
 
-	// Native: message.thinking chunks before the content, the chunk where
-	// thinking ends carrying the first content, the figures on done.
+	// Native: message.thinking chunks before the content, in chunks of
+	// their own, the figures on done.
 	resp := post(t, srv.URL+"/api/chat", `{"model":"qwen3","messages":[]}`)
 	var kinds []string
 	var last map[string]any
@@ -180,8 +181,8 @@ func TestWireThinkingAndFigures(t *testing.T) {
 		kinds = append(kinds, k)
 		last = m
 	}
-	if got := strings.Join(kinds, " "); got != "T T TC C C " {
-		t.Errorf("native chunks %q, want thinking, thinking+content, content, and a final chunk", got)
+	if got := strings.Join(kinds, " "); got != "T T T C C C " {
+		t.Errorf("native chunks %q, want thinking, then content, and a final chunk", got)
 	}
 	for k, want := range map[string]float64{"prompt_eval_count": 30, "eval_count": 7, "eval_duration": 7 * evalNS} {
 		if last[k] != want {
@@ -189,14 +190,15 @@ func TestWireThinkingAndFigures(t *testing.T) {
 		}
 	}
 
-	// Ollama's OpenAI layer: reasoning deltas, the finish event with an
-	// empty delta, then usage in an event with no choices, then [DONE].
+	// Ollama's OpenAI layer: reasoning deltas, the finish event with
+	// role and empty content, then usage in an event with no choices, then
+	// [DONE].
 	ev := sse(t, post(t, srv.URL+"/v1/chat/completions", `{"model":"qwen3","messages":[],"stream":true,"stream_options":{"include_usage":true}}`))
 	if !strings.Contains(ev[0], `"reasoning":"let "`) || !strings.Contains(ev[0], `"content":""`) {
 		t.Errorf("first event %s", ev[0])
 	}
 	n := len(ev)
-	if ev[n-1] != "[DONE]" || !strings.Contains(ev[n-3], `"delta":{},"finish_reason":"stop"`) ||
+	if ev[n-1] != "[DONE]" || !strings.Contains(ev[n-3], `"delta":{"role":"assistant","content":""},"finish_reason":"stop"`) ||
 		!strings.Contains(ev[n-2], `"choices":[],"usage":{"prompt_tokens":30,"completion_tokens":7,"total_tokens":37}`) {
 		t.Errorf("last events %q", ev[n-3:])
 	}
@@ -251,5 +253,42 @@ func TestTextCalls(t *testing.T) {
 		if got := textCalls(f, calls); got != w {
 			t.Errorf("%s:\n got %s\nwant %s", f, got, w)
 		}
+	}
+}
+
+// The shapes Ollama 0.17's own server sends (cmd/moat TestConformanceWire
+// compares them with it): "length" as done_reason and finish_reason, but
+// "tool_calls" over OpenAI when the reply has a call; a failure mid-stream
+// over OpenAI as one empty chunk and the end of the stream, no [DONE].
+func TestOllamaShapes(t *testing.T) {
+	s, err := ParseScript([]byte(`{"turns":[
+		{"text":"cut sho","done_reason":"length"},
+		{"text":"cut sho","done_reason":"length"},
+		{"calls":[{"name":"read_file","args":{"path":"a"}}],"done_reason":"length"},
+		{"text":"a long reply","fail":"error"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := Start(s)
+	defer srv.Close()
+	resp := post(t, srv.URL+"/api/chat", `{"model":"qwen3","messages":[]}`)
+	b, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(b), `"done":true,"done_reason":"length"`) {
+		t.Errorf("native: %s", b)
+	}
+	ev := sse(t, post(t, srv.URL+"/v1/chat/completions", `{"model":"qwen3","messages":[],"stream":true}`))
+	if !strings.Contains(ev[len(ev)-2], `"finish_reason":"length"`) {
+		t.Errorf("openai: %q", ev)
+	}
+	ev = sse(t, post(t, srv.URL+"/v1/chat/completions", `{"model":"qwen3","messages":[],"tools":[{}],"stream":true}`))
+	if !strings.Contains(ev[len(ev)-2], `"finish_reason":"tool_calls"`) {
+		t.Errorf("openai with a call: %q", ev)
+	}
+	ev = sse(t, post(t, srv.URL+"/v1/chat/completions", `{"model":"qwen3","messages":[],"stream":true}`))
+	if n := len(ev); n != 2 || !strings.Contains(ev[1], `"model":"","system_fingerprint":"fp_ollama","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]`) {
+		t.Errorf("openai failure: %q", ev)
+	}
+	if _, err := ParseScript([]byte(`{"turns":[{"done_reason":"cut"}]}`)); err == nil {
+		t.Error("an unknown done_reason was taken")
 	}
 }

@@ -1,6 +1,7 @@
 package fakellm
 
 import (
+	"cmp"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -98,21 +99,17 @@ func (f *Server) nativeChat(w http.ResponseWriter, r *http.Request) {
 			f.stall(r)
 		}
 	}
-	// Thinking first. Ollama's thinking parser hands on what one batch of
-	// tokens held, so the chunk where thinking ends also carries the first
-	// content (as the OpenAI layer's ToStreamChunks, which splits such
-	// chunks, shows).
+	// Thinking first, then the content, in chunks of their own: Ollama
+	// 0.17's parsers (template-driven and built-in alike) never put the
+	// end of the thinking and the start of the content in one chunk.
 	var thought []string
 	if t.thinks(think) && !t.ThinkTags {
 		thought = chunks(t.Thinking, textChunk)
 	}
 	text := chunks(t.content(think), textChunk)
-	for i, p := range thought {
+	for _, p := range thought {
 		c := chunk()
 		c.Message.Thinking = p
-		if i == len(thought)-1 && len(text) > 0 {
-			c.Message.Content, text = text[0], text[1:]
-		}
 		send(c)
 		afterFirst()
 	}
@@ -122,6 +119,9 @@ func (f *Server) nativeChat(w http.ResponseWriter, r *http.Request) {
 		send(c)
 		afterFirst()
 	}
+	// gpt-oss's call ends at <|call|>, a stop token, so Ollama's harmony
+	// parser hands it on only when the reply ends: in the final chunk.
+	var atEnd []nativeToolCall
 	for i, call := range t.structuredCalls() {
 		c := chunk()
 		var tc nativeToolCall
@@ -132,6 +132,10 @@ func (f *Server) nativeChat(w http.ResponseWriter, r *http.Request) {
 		if len(tc.Function.Arguments) == 0 {
 			tc.Function.Arguments = json.RawMessage("{}")
 		}
+		if t.alwaysThinks {
+			atEnd = append(atEnd, tc)
+			continue
+		}
 		c.Message.ToolCalls = []nativeToolCall{tc}
 		send(c)
 		afterFirst()
@@ -140,7 +144,8 @@ func (f *Server) nativeChat(w http.ResponseWriter, r *http.Request) {
 		afterFirst() // a failure scripted for an empty reply still happens
 	}
 	c := chunk()
-	c.Done, c.DoneReason = true, "stop"
+	c.Message.ToolCalls = atEnd
+	c.Done, c.DoneReason = true, cmp.Or(t.DoneReason, "stop")
 	c.PromptEvalCount, c.EvalCount = t.figures(len(body), sent)
 	c.PromptEvalDuration, c.EvalDuration = int64(c.PromptEvalCount)*1e6, int64(c.EvalCount)*evalNS
 	c.LoadDuration = 1e6

@@ -1,6 +1,7 @@
 package fakellm
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -133,7 +134,11 @@ func (f *Server) openAIChat(w http.ResponseWriter, r *http.Request) {
 	fl, _ := w.(http.Flusher)
 	id := fmt.Sprintf("chatcmpl-%d", n)
 	chunksSent := 0
+	ended := false // the stream ended early, cleanly, without [DONE]
 	sendRaw := func(data string) {
+		if ended {
+			return
+		}
 		f.pace(r, t, chunksSent)
 		chunksSent++
 		fmt.Fprintf(w, "data: %s\n\n", data)
@@ -156,6 +161,17 @@ func (f *Server) openAIChat(w http.ResponseWriter, r *http.Request) {
 		case "drop":
 			panic(http.ErrAbortHandler)
 		case "error":
+			if !llamacpp {
+				// Ollama's compatibility layer turns the error into a
+				// chunk with nothing in it (not even the model's name),
+				// then ends the stream as if it were complete.
+				empty := ""
+				b, _ := json.Marshal(oaChunk{ID: id, Object: "chat.completion.chunk", Created: time.Now().Unix(),
+					SystemFingerprint: "fp_ollama", Choices: []oaChoice{{Delta: oaDelta{Role: "assistant", Content: &empty}}}})
+				sendRaw(string(b))
+				ended = true
+				return
+			}
 			sendRaw(`{"error":{"message":"fakellm: simulated failure mid-stream","type":"api_error"}}`)
 			panic(http.ErrAbortHandler)
 		case "hang":
@@ -179,6 +195,7 @@ func (f *Server) openAIChat(w http.ResponseWriter, r *http.Request) {
 		send(oaDelta{Role: "assistant", Content: &p}, nil)
 		afterFirst()
 	}
+	var atEnd []oaToolCall // gpt-oss's, in the finish chunk (see nativeChat)
 	for i, call := range t.structuredCalls() {
 		args := string(call.Args)
 		if call.RawArgs != nil {
@@ -189,6 +206,20 @@ func (f *Server) openAIChat(w http.ResponseWriter, r *http.Request) {
 		var head oaToolCall
 		head.Index, head.ID, head.Type = i, t.callID(n, i), "function"
 		head.Function.Name = call.Name
+		if !llamacpp {
+			// Ollama: the whole call in one delta, arguments and all.
+			empty := ""
+			head.Function.Arguments = args
+			if t.alwaysThinks {
+				atEnd = append(atEnd, head)
+				continue
+			}
+			send(oaDelta{Role: "assistant", Content: &empty, ToolCalls: []oaToolCall{head}}, nil)
+			afterFirst()
+			continue
+		}
+		// llama.cpp (and vLLM): the name first, then the arguments
+		// string a few characters a delta.
 		send(oaDelta{Role: "assistant", ToolCalls: []oaToolCall{head}}, nil)
 		afterFirst()
 		for _, p := range chunks(args, argsChunk) {
@@ -201,14 +232,21 @@ func (f *Server) openAIChat(w http.ResponseWriter, r *http.Request) {
 	if sent == 0 {
 		afterFirst()
 	}
-	finish := "stop"
-	if len(t.structuredCalls()) > 0 {
+	finish := cmp.Or(t.DoneReason, "stop")
+	if len(t.structuredCalls()) > 0 && (!llamacpp || finish == "stop") {
+		// Ollama says tool_calls whenever the reply has a call, even one
+		// cut off at a limit.
 		finish = "tool_calls"
 	}
 	prompt, eval := t.figures(len(body), sent)
 	usage := &oaUsage{PromptTokens: prompt, CompletionTokens: eval, TotalTokens: prompt + eval}
+	last := oaDelta{}
+	if !llamacpp {
+		empty := ""
+		last = oaDelta{Role: "assistant", Content: &empty, ToolCalls: atEnd} // Ollama's final delta has both
+	}
 	final := oaChunk{ID: id, Object: "chat.completion.chunk", Created: time.Now().Unix(), Model: req.Model,
-		SystemFingerprint: "fp_ollama", Choices: []oaChoice{{Delta: oaDelta{}, FinishReason: &finish}}}
+		SystemFingerprint: "fp_ollama", Choices: []oaChoice{{Delta: last, FinishReason: &finish}}}
 	wantUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 	b, _ := json.Marshal(final)
 	sendRaw(string(b))

@@ -40,9 +40,9 @@ func parseThink(raw json.RawMessage) (*thinkValue, error) {
 }
 
 // thinks reports whether the turn's thinking is sent: not when the
-// request turned thinking off.
+// request turned thinking off, unless the model thinks anyway (gpt-oss).
 func (t Turn) thinks(think *thinkValue) bool {
-	return t.Thinking != "" && (think == nil || think.on())
+	return t.Thinking != "" && (think == nil || think.on() || t.alwaysThinks)
 }
 
 // content is the turn's content as the model wrote it: the thinking in

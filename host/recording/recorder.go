@@ -163,6 +163,9 @@ func (r *Recorder) turn(req agent.Request, reply agent.Message, usage agent.Usag
 		}
 	}
 	t := fakellm.Turn{Thinking: reply.Thinking, Text: reply.Content, PromptTokens: usage.PromptTokens, EvalCount: usage.OutputTokens}
+	if usage.DoneReason == "length" {
+		t.DoneReason = "length" // replayed as cut off again
+	}
 	if err != nil {
 		// Replayed as a server failure; which failure it was is not
 		// replayed (only that the question failed).
@@ -390,6 +393,9 @@ func (r *Recorder) message(m agent.Message) {
 		r.history = []agent.Message{m}
 		return
 	case "user":
+		if m.FromMoat {
+			break // the loop's own note to the model, not a question
+		}
 		if !r.grow(len(m.Content), fmt.Sprintf("question %d", len(r.rec.Session.Questions)+1)) {
 			return
 		}
