@@ -204,7 +204,7 @@ func (a *agentFlags) open(ctx context.Context, e *env, command string, stream io
 			return nil, fileError(e.source("system"), a.system, err)
 		}
 		if system = string(b); strings.TrimSpace(system) == "" {
-			return nil, usagef("--system: %s is empty", a.system)
+			return nil, failf("--system: %s is empty", a.system)
 		}
 	}
 	user, err := a.inst.userFiles(e.source("instructions"))
@@ -327,9 +327,9 @@ func (a *agentFlags) checkThink(ctx context.Context, b agent.Backend, model stri
 	}
 	name := agent.Sanitize(model, false)
 	if len(vals) == 1 {
-		return usagef("--think %s: model %s does not think; it takes only --think %s (or leave --think out)", a.think, name, vals[0])
+		return failf("--think %s: model %s does not think; it takes only --think %s (or leave --think out)", a.think, name, vals[0])
 	}
-	return usagef("--think %s: model %s takes --think %s", a.think, name, strings.Join(vals, ", "))
+	return failf("--think %s: model %s takes --think %s", a.think, name, strings.Join(vals, ", "))
 }
 
 func (a *agentFlags) thinkingOut(e *env) io.Writer {

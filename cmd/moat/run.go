@@ -15,11 +15,17 @@ import (
 	"github.com/peterbourgon/ff/v3/ffcli"
 )
 
-// Exit statuses. They are a contract for scripts.
+// Exit statuses. They are a contract for scripts, one rule for every
+// command (README's table lists them): usage (2) is a command line that is
+// wrong whatever the machine holds (an unknown flag, a value that does not
+// parse, a missing argument, flags that contradict each other); failure (1)
+// is a world that is not as the command line asked (a file or folder that
+// is missing or cannot be used, no saved session, no model server or
+// model, a tool's error, a difference in a replay).
 const (
 	exitOK       = 0
-	exitFailure  = 1 // the tool returned an error, or moat could not do its job
-	exitUsage    = 2 // bad flags or arguments
+	exitFailure  = 1 // the world is not as asked: a missing file, no session, no server, a tool error
+	exitUsage    = 2 // the command line is wrong: bad flags or arguments
 	exitTurnCap  = 3 // ask/chat: the model hit --max-turns without answering
 	exitNoIsolat = 4 // --isolate require and isolation cannot start
 	// exitInterrupt is a command stopped by Ctrl-C (SIGINT) or SIGTERM,
@@ -34,6 +40,12 @@ type usageError struct{ msg string }
 func (e usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+// failf is an error of the world, not of the command line (exit 1): a file
+// that is missing, a session that is not saved.
+func failf(format string, args ...any) error {
+	return exitError{code: exitFailure, msg: fmt.Sprintf(format, args...)}
+}
 
 // exitError carries a specific exit status with an optional message.
 type exitError struct {

@@ -18,7 +18,7 @@ import (
 func toolCommand(e *env) *ffcli.Command {
 	fs := flag.NewFlagSet("moat tool", flag.ContinueOnError)
 	var c common
-	var w writeFlags
+	w := writeFlags{typed: true} // the person typed the call: a review names them, not a model
 	c.register(fs)
 	w.register(fs, askAtTerminal)
 	return &ffcli.Command{

@@ -20,6 +20,9 @@ type writeFlags struct {
 	// wrap, if set, wraps the terminal reviewer (--record keeps each
 	// decision).
 	wrap func(gate.Reviewer) gate.Reviewer
+	// typed: the proposals are the person's own (moat tool), and the
+	// review says so rather than naming a model.
+	typed bool
 }
 
 // Who approves a write under --writes ask, as each command's help says it.
@@ -62,6 +65,7 @@ func (w *writeFlags) proposer(absRoot string, pol *policy.Policy, red *redact.Re
 		AuditPath: w.audit,
 		Notes:     notes,
 		Redactor:  red,
+		Typed:     w.typed,
 	})
 	if err != nil {
 		return nil, err

@@ -493,7 +493,7 @@ func (r *Recorder) comment() string {
 	if s.Command == "mcp" {
 		fmt.Fprintf(&b, "# an MCP client's session: %d tool calls\n", len(r.rec.Calls))
 	} else {
-		fmt.Fprintf(&b, "# model %s over the %s API; %d questions, %d model replies, %d tool calls\n", oneLine(s.Model), s.API, len(s.Questions), len(r.rec.Script.Turns), len(r.rec.Calls))
+		fmt.Fprintf(&b, "# model %s over the %s API; %d question%s, %d model replies, %d tool calls\n", oneLine(s.Model), s.API, len(s.Questions), map[bool]string{true: "s"}[len(s.Questions) != 1], len(r.rec.Script.Turns), len(r.rec.Calls))
 	}
 	if r.opt.Flags != "" {
 		fmt.Fprintf(&b, "# flags: %s\n", oneLine(r.opt.Flags))
