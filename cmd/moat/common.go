@@ -56,7 +56,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.isolate, "isolate", "auto", "OS isolation of the tool process: auto (where the kernel allows), require, or off")
 	fs.StringVar(&c.cacheDir, "cache-dir", "", "the `folder` where compiled WebAssembly is cached (default: the user cache dir + /moat)")
 	fs.StringVar(&c.config, "config", "", "read flags from this `file`, one \"flag value\" or \"flag = value\" per line (keys of other commands are skipped; default: moat/config in the user config dir, if it is there)")
-	validate(fs, "root", func() error { return checkRoot(c.root) })
+	validate(fs, "root", onDisk(func() error { return checkRoot(c.root) }))
 	validate(fs, "resolver", parsedBy(&c.resolver, confine.ParseKind))
 	validate(fs, "isolate", parsedBy(&c.isolate, isolate.ParseMode))
 	validate(fs, "max-read-bytes", positive(&c.maxReadBytes))

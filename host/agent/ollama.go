@@ -174,7 +174,7 @@ func (o *Ollama) explainAt(ctx context.Context, path, name string, err error) er
 	}
 	if why, ok := unreachable(err); ok {
 		return fail(ErrUnreachable, err, fmt.Sprintf(
-			"cannot reach Ollama at %s: %s. moat ask/chat need a running Ollama (start it with 'ollama serve') and a model with tool support (e.g. 'ollama pull qwen3'). A server elsewhere: --host URL or OLLAMA_HOST; llama.cpp, LM Studio, vLLM: --api openai. moat tool and moat doctor work without a model.", o.base, why))
+			"cannot reach Ollama at %s: %s. moat ask/chat need a running Ollama (start it with 'ollama serve') and a model with tool support (e.g. 'ollama pull qwen3'). A server elsewhere: --host URL or OLLAMA_HOST; llama.cpp, LM Studio, vLLM: --api openai. moat tool works without a model, and moat doctor shows what is missing.", o.base, why))
 	}
 	var se api.StatusError
 	if errors.As(err, &se) {
