@@ -73,7 +73,8 @@ Flags may also come after the question (moat ask "what is here?" --root
 sub); "--" ends the flags, for a question that starts with a dash.
 
 Exit status: 0 an answer; 1 failure (server unreachable, model missing,
-HTTP or stream error); 2 usage; 3 the model used --max-turns replies
+HTTP or stream error, a file or folder a flag names missing or unusable);
+2 usage; 3 the model used --max-turns replies
 without answering; 4 --isolate require and isolation cannot start here;
 130 interrupted (Ctrl-C).
 

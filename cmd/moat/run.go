@@ -230,4 +230,11 @@ variable holds several: MOAT_DENY='*.md,*.txt' (a comma inside {} or []
 belongs to the glob: *.{md,txt} is one). A MOAT_* variable that is no
 flag's is reported, not ignored.
 
+Exit status, the same rule for every command: 0 success; 1 failure, the
+world is not as asked (a missing file or folder, no saved session, no model
+server, a tool's error); 2 usage, the command line is wrong (an unknown
+flag, a value that does not parse, a missing argument); 3 the model used
+--max-turns replies without answering (ask); 4 --isolate require and
+isolation cannot start; 130 interrupted. The README's table has them all.
+
 Run 'moat help COMMAND' for a command's flags.`

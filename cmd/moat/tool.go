@@ -32,7 +32,8 @@ ARGS_JSON is the call's arguments as a JSON object (default {}); "-" reads
 it from standard input.
 
 Exit status: 0 when the tool succeeded, 1 when it returned an error (the
-error text, as the model sees it, is still on stdout), 2 for a usage
+error text, as the model sees it, is still on stdout) or a file or folder
+a flag names is missing or unusable, 2 for a usage
 error (also a tool name that does not exist, or ARGS_JSON that is not
 JSON), 4 when --isolate require and isolation cannot start here, 130 when
 interrupted (Ctrl-C).
