@@ -212,6 +212,11 @@ func (a *agentFlags) open(ctx context.Context, e *env, command string, stream io
 	if err != nil {
 		return nil, err
 	}
+	// --audit is refused as --transcript is when its path cannot be one,
+	// whether or not this run will offer writes.
+	if err := a.w.checkAuditFrom(e.source("audit")); err != nil {
+		return nil, err
+	}
 	b, _, note, err := modelServer(a.host, a.api, isSet(a.fs, "api"), e.getenv, &http.Client{})
 	if err != nil {
 		return nil, err
@@ -252,10 +257,15 @@ func (a *agentFlags) open(ctx context.Context, e *env, command string, stream io
 		tr = f
 	}
 	w := a.w
-	if w.offered() && !gate.HasTerminal() {
+	switch {
+	case w.offered() && !gate.HasTerminal():
 		// Every proposal would be refused: better the model not try
-		// (said in help, not on every run of a script).
+		// (said in help, not on every run of a script, unless a flag
+		// the user gave has no effect because of it).
 		w.writes = "deny"
+		w.auditUnused(e.stderr, e.source("audit"), "no terminal to approve writes on, so the model is offered none (as with --writes deny)")
+	case !w.offered():
+		w.auditUnused(e.stderr, e.source("audit"), "--writes deny offers the model no writes")
 	}
 	if s.recording, err = a.startRecording(e, command, model, system, w.writes); err != nil {
 		return nil, err
