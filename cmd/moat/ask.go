@@ -169,6 +169,7 @@ type session struct {
 	model     string
 	root      string
 	recording *sessionRecorder // --record, or nil
+	cut       *cutter          // stops the streamed text (and thinking) at an interrupt
 	closers   []func() error
 }
 
@@ -240,7 +241,7 @@ func (a *agentFlags) open(ctx context.Context, e *env, command string, stream io
 	} else {
 		a.numCtxWhy = "--num-ctx"
 	}
-	s := &session{backend: b, model: model, root: a.c.root}
+	s := &session{backend: b, model: model, root: a.c.root, cut: &cutter{}}
 	ok := false
 	defer func() {
 		if !ok {
@@ -285,8 +286,8 @@ func (a *agentFlags) open(ctx context.Context, e *env, command string, stream io
 	cfg := agent.Config{
 		Backend: b, Tools: eng, Model: model, System: system,
 		MaxTurns: a.maxTurns, NumCtx: a.numCtx, ReplyTimeout: a.modelTimeout,
-		Activity: e.stderr, Stream: stream, Transcript: tr,
-		Observer: obs, Think: a.think, Thinking: a.thinkingOut(e),
+		Activity: e.stderr, Stream: s.cut.wrap(stream), Transcript: tr,
+		Observer: obs, Think: a.think, Thinking: s.cut.wrap(a.thinkingOut(e)),
 	}
 	if s.recording != nil {
 		cfg = s.recording.wire(cfg)

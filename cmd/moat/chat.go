@@ -196,7 +196,10 @@ func (a *agentFlags) chat(ctx context.Context, e *env, sf *sessionFlags) error {
 			cancelTurn = cancel
 			mu.Unlock()
 			s.agent.SetWidth(terminalWidth(e.stdout)) // the window may have been resized
+			// At Ctrl-C nothing more of the reply is printed.
+			uncut := s.cut.bind(tctx)
 			answer, err := run(tctx)
+			uncut()
 			s.recording.finish(answer, err)
 			mu.Lock()
 			cancelTurn = nil
