@@ -135,7 +135,7 @@ error, 4 when --isolate require cannot isolate.`,
 			if recorder != nil {
 				served = recorder.mcp(eng)
 			}
-			srv := mcpserver.New(served, mcpserver.Options{Name: "moat", Version: moatVersion(), Logger: log})
+			srv := mcpserver.New(served, mcpserver.Options{Name: "moat", Version: moatVersion(), Logger: log, Root: abs})
 			err = srv.Serve(ctx, &mcp.IOTransport{Reader: readCloser(e.stdin), Writer: nopWriteCloser{e.stdout}})
 			if err != nil {
 				return fmt.Errorf("mcp: %w", err)

@@ -61,6 +61,25 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
+// watchWriter closes seen once the text written through it contains want.
+type watchWriter struct {
+	w    io.Writer
+	want string
+	buf  []byte
+	seen chan struct{}
+	done bool
+}
+
+func (ww *watchWriter) Write(p []byte) (int, error) {
+	if !ww.done {
+		if ww.buf = append(ww.buf, p...); strings.Contains(string(ww.buf), ww.want) {
+			ww.done = true
+			close(ww.seen)
+		}
+	}
+	return ww.w.Write(p)
+}
+
 // splitFlags separates "ARGS... -- MOAT_FLAGS..." at the first "--".
 func splitFlags(args []string) (own, moat []string) {
 	for i, a := range args {
@@ -73,7 +92,7 @@ func splitFlags(args []string) (own, moat []string) {
 
 // cmdMCP runs one MCP session with the SDK client against `moat mcp`:
 //
-//	mcp [-elicit accept|noapprove|decline|cancel|error] [-reason TEXT] tools|call NAME ARGS_JSON [-- MOAT_MCP_FLAGS]
+//	mcp [-elicit accept|noapprove|decline|cancel|error] [-reason TEXT] [-roots URI,...] tools|call NAME ARGS_JSON [-- MOAT_MCP_FLAGS]
 //
 // tools prints every listed tool (name, title, annotations, inputSchema) as
 // indented JSON, sorted by name. call prints the result's text and fails
@@ -87,6 +106,7 @@ func cmdMCP(ts *testscript.TestScript, neg bool, args []string) {
 	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
 	elicit := fs.String("elicit", "", "declare elicitation and answer: accept, noapprove, decline, cancel or error")
 	reason := fs.String("reason", "", "with -elicit noapprove or decline: the reason the form carries")
+	roots := fs.String("roots", "", "announce these roots (comma-separated URIs), and wait for the server to log what it made of them")
 	if err := fs.Parse(own); err != nil || fs.NArg() < 1 {
 		ts.Fatalf("usage: mcp [-elicit ANSWER] tools|call NAME ARGS_JSON [-- FLAGS]")
 	}
@@ -97,6 +117,12 @@ func cmdMCP(ts *testscript.TestScript, neg bool, args []string) {
 
 	stderr := &lockedWriter{w: ts.Stderr()}
 	opts := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}
+	var rootsLogged chan struct{}
+	if *roots != "" {
+		opts.Capabilities.RootsV2 = &mcp.RootCapabilities{}
+		rootsLogged = make(chan struct{})
+		stderr.w = &watchWriter{w: ts.Stderr(), want: "client roots ignored", seen: rootsLogged}
+	}
 	if *elicit != "" {
 		answer := *elicit
 		opts.ElicitationHandler = func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -121,8 +147,24 @@ func cmdMCP(ts *testscript.TestScript, neg bool, args []string) {
 	// An hour: the server must exit on EOF, never because it was signalled.
 	tr := &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Hour}
 	ctx := context.Background()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "moat-testscript", Version: "1"}, opts).Connect(ctx, tr, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "moat-testscript", Version: "1"}, opts)
+	if *roots != "" {
+		for _, u := range strings.Split(*roots, ",") {
+			client.AddRoots(&mcp.Root{URI: u})
+		}
+	}
+	cs, err := client.Connect(ctx, tr, nil)
 	ts.Check(err)
+	if rootsLogged != nil {
+		// The server asks for the roots in the background: the session
+		// stays open until it has said what it made of them (a bounded
+		// wait for an event, not a timed assertion).
+		select {
+		case <-rootsLogged:
+		case <-time.After(time.Minute):
+			ts.Fatalf("moat mcp never logged the client's roots")
+		}
+	}
 
 	failed := false
 	switch op[0] {
