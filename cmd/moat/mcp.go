@@ -95,6 +95,9 @@ error, 4 when --isolate require cannot isolate.`,
 			if err := rec.check(); err != nil {
 				return err
 			}
+			if err := w.checkAuditFrom(e.source("audit")); err != nil {
+				return err // refused with --writes deny too, as ask, chat and tool refuse it
+			}
 			recorder, err := rec.start(e, &c, recording.Session{Command: "mcp", Writes: w.writes}, "--writes "+w.writes)
 			if err != nil {
 				return err

@@ -62,11 +62,21 @@ Examples:
 				}
 				raw = string(b)
 			}
+			// An --audit path that cannot be one is refused whatever
+			// the call, as ask and chat refuse it.
+			if err := w.checkAuditFrom(e.source("audit")); err != nil {
+				return err
+			}
 			eng, err := c.openEngine(ctx, e.stderr, &w)
 			if err != nil {
 				return err
 			}
 			defer eng.Close()
+			if t, ok := eng.Catalog().Lookup(name); ok && !t.Write {
+				w.auditUnused(e.stderr, e.source("audit"), name+" proposes no write")
+			} else if ok && !w.offered() {
+				w.auditUnused(e.stderr, e.source("audit"), "--writes deny refuses the proposal before anyone sees it")
+			}
 			res := eng.Call(ctx, name, []byte(raw))
 			io.WriteString(e.stdout, res.Text)
 			if !strings.HasSuffix(res.Text, "\n") && res.Text != "" {
