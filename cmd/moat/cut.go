@@ -22,13 +22,20 @@ type cutter struct {
 }
 
 // bind cuts the writers off when ctx ends (and not before: it lets them
-// print again, for chat's next question). The returned func stops
-// watching ctx.
-func (c *cutter) bind(ctx context.Context) (unbind func() bool) {
+// print again, for chat's next question). unbind, once the reply is over,
+// stops watching ctx, whose end (chat ends each question's context) then
+// cuts nothing; a cut already made stays until the next bind.
+func (c *cutter) bind(ctx context.Context) (unbind func()) {
 	c.mu.Lock()
 	c.ctx, c.stopped = ctx, false
 	c.mu.Unlock()
-	return context.AfterFunc(ctx, c.stop)
+	stop := context.AfterFunc(ctx, c.stop)
+	return func() {
+		stop()
+		c.mu.Lock()
+		c.ctx = nil
+		c.mu.Unlock()
+	}
 }
 
 // wrap returns w, cut off by c; nil stays nil.
