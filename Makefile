@@ -98,9 +98,11 @@ WASI_ENV = PATH="$(CURDIR)/.bin:$$PATH" GOOS=wasip1 GOARCH=wasm
 	$(GO) build -o $@ ./cmd/moat-wasmexec
 # Each run gets a fresh TMPDIR for the files the tests make, but wazero's
 # compilation of the test binaries is kept in .bin/wazero-cache from one
-# run to the next (a test binary that did not change is not compiled again).
+# run to the next (a test binary that did not change is not compiled again;
+# about 170 MB for one set, and what is older than a week is removed first).
 test-guest: .bin/moat-testsum .bin/go_wasip1_wasm_exec
 	@set -o pipefail; tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
+	find $(CURDIR)/.bin/wazero-cache -type f -mtime +7 -delete 2>/dev/null || true; \
 	TMPDIR=$$tmp MOAT_WASMEXEC_CACHE=$(CURDIR)/.bin/wazero-cache $(WASI_ENV) $(GO) test -json -timeout 10m ./guest/... 2>&1 | $(TESTSUM)
 
 test-short:
