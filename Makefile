@@ -3,34 +3,59 @@ SHELL := /bin/bash
 GO ?= go
 export GOFLAGS := -buildvcs=false
 
-.PHONY: FORCE build test conformance test-lib test-scripts bench-once tools test-short test-guest bench-guest vet cross guest fuzz fuzz-short bench bench-go clean
+.PHONY: FORCE build test conformance fuzz-one cross test-lib test-scripts bench-once tools test-short test-guest bench-guest vet cross guest fuzz fuzz-short bench bench-go clean
 
 build:
 	$(GO) build -o moat ./cmd/moat
 
-# The whole suite, step by step, with a summary at the end (what ran, what
-# passed, how long each step took): vet, cross-compiles, the libraries' tests
-# under -race, the end-to-end scripts (cmd/moat; every moat they start would
-# be a race-instrumented binary, several times slower, testing the same code
-# the -race run already covers), the guest's packages in wazero, short fuzz
-# runs, and every benchmark once so none rots. Every step runs even after one
-# fails, so one run shows every failure; the exit status is 1 if any failed.
-# The go test steps go through moat-testsum (go test -json), so the summary
-# names every failed test with its package, and every skipped test with the
-# reason it gave (go test without -v shows neither).
+# The whole suite, with a summary at the end (what ran, what passed, how
+# long each step took): vet, cross-compiles, the libraries' tests under
+# -race, the end-to-end scripts (cmd/moat; every moat they start would be a
+# race-instrumented binary, several times slower, testing the same code the
+# -race run already covers), the guest's packages in wazero, short fuzz
+# runs, and every benchmark once so none rots. Every step runs even after
+# one fails, so one run shows every failure; the exit status is 1 if any
+# failed. The go test steps go through moat-testsum (go test -json), so the
+# summary names every failed test with its package, and every skipped test
+# with the reason it gave (go test without -v shows neither).
+#
+# The steps are independent, so TEST_JOBS of them run side by side (make
+# -j: default the number of cores plus one, at least 3, since no step keeps
+# every core busy all the time), the longest first; each step's output is
+# kept whole and printed when it ends (make -O), and the summary lists them
+# in TEST_STEPS order whatever order they ended in. TEST_JOBS=1 runs them
+# one after another. No test asserts on time, so steps side by side make
+# them slower, never wrong. The helpers every step shares (moat-testsum,
+# the guest's exec wrapper) are built once, before.
 TEST_STEPS = vet cross test-lib test-scripts conformance test-guest fuzz-short bench-once
-test: tools
+NPROC := $(shell nproc 2>/dev/null || sysctl -n hw.ncpu 2>/dev/null || echo 2)
+TEST_JOBS ?= $(shell n=$$(( $(NPROC) + 1 )); echo $$(( n < 3 ? 3 : n )))
+# The order in which the steps start: the longest first, so that the last
+# to end is not a long one started late. A step not named here starts after.
+LONG_FIRST = test-lib conformance fuzz-short test-scripts test-guest cross bench-once vet
+STEP_ORDER = $(filter $(TEST_STEPS),$(LONG_FIRST)) $(filter-out $(LONG_FIRST),$(TEST_STEPS))
+test: tools .bin/moat-testsum .bin/go_wasip1_wasm_exec
 	@log=$$(mktemp -d); trap 'rm -rf $$log' EXIT; start=$$(date +%s); failed=0; \
+	echo "=== make test: $(words $(TEST_STEPS)) steps, $(TEST_JOBS) at a time; each step's output when it ends"; \
+	$(MAKE) --no-print-directory -f $(firstword $(MAKEFILE_LIST)) -j$(TEST_JOBS) -O -k TEST_LOG=$$log $(addprefix step-,$(STEP_ORDER)); \
 	for s in $(TEST_STEPS); do \
-	  t0=$$(date +%s); echo "=== make $$s"; \
-	  if $(MAKE) --no-print-directory -f $(firstword $(MAKEFILE_LIST)) $$s SUMMARY=$$log/$$s.sum 2>&1 | tee $$log/$$s; [ $${PIPESTATUS[0]} -eq 0 ]; then r=ok; else r=FAIL; failed=$$((failed+1)); fi; \
-	  fz=$$(grep -cE '^fuzz ' $$log/$$s || true); what=""; [ $$fz -gt 0 ] && what="$$fz fuzz targets"; \
+	  r=$$(cat $$log/$$s.result 2>/dev/null || echo FAIL); [ "$$r" = ok ] || failed=$$((failed+1)); \
+	  fz=$$(grep -cE '^fuzz ' $$log/$$s 2>/dev/null || true); what=""; [ "$$fz" -gt 0 ] && what="$$fz fuzz targets"; \
 	  [ -s $$log/$$s.sum ] && what=$$(grep -h '^packages: ' $$log/$$s.sum | paste -sd'|' | sed 's/|/ + /g'); \
-	  printf '  %-13s %-4s %5ss  %s\n' $$s $$r $$(( $$(date +%s) - t0 )) "$$what" >> $$log/summary; \
+	  printf '  %-13s %-4s %5ss  %s\n' $$s $$r "$$(cat $$log/$$s.secs 2>/dev/null || echo '?')" "$$what" >> $$log/summary; \
 	  [ -s $$log/$$s.sum ] && grep -v '^packages: ' $$log/$$s.sum | sed 's/^/    /' >> $$log/summary; \
 	done; \
 	echo; echo "=== summary of make test ($$(( $$(date +%s) - start ))s in all)"; cat $$log/summary; \
 	if [ $$failed -gt 0 ]; then echo "$$failed step(s) FAILED"; exit 1; fi; echo "all $(words $(TEST_STEPS)) steps passed"
+
+# One step of make test, its output into TEST_LOG/STEP (printed whole at
+# its end), its result and its time beside it. It always succeeds: the
+# summary reads the result.
+step-%:
+	@t0=$$(date +%s); \
+	if $(MAKE) --no-print-directory -f $(firstword $(MAKEFILE_LIST)) $* SUMMARY=$(TEST_LOG)/$*.sum >$(TEST_LOG)/$* 2>&1; then r=ok; else r=FAIL; fi; \
+	echo $$(( $$(date +%s) - t0 )) > $(TEST_LOG)/$*.secs; echo $$r > $(TEST_LOG)/$*.result; \
+	echo "=== make $* ($$r, $$(cat $(TEST_LOG)/$*.secs)s)"; cat $(TEST_LOG)/$*
 
 # moat-testsum reads go test -json; SUMMARY (set by make test) is the file
 # its ending is appended to.
@@ -93,9 +118,14 @@ WASI_ENV = PATH="$(CURDIR)/.bin:$$PATH" GOOS=wasip1 GOARCH=wasm
 .bin/go_wasip1_wasm_exec: FORCE
 	@mkdir -p .bin
 	$(GO) build -o $@ ./cmd/moat-wasmexec
+# Each run gets a fresh TMPDIR for the files the tests make, but wazero's
+# compilation of the test binaries is kept in .bin/wazero-cache from one
+# run to the next (a test binary that did not change is not compiled again;
+# about 170 MB for one set, and what is older than a week is removed first).
 test-guest: .bin/moat-testsum .bin/go_wasip1_wasm_exec
 	@set -o pipefail; tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
-	TMPDIR=$$tmp $(WASI_ENV) $(GO) test -json -timeout 10m ./guest/... 2>&1 | $(TESTSUM)
+	find $(CURDIR)/.bin/wazero-cache -type f -mtime +7 -delete 2>/dev/null || true; \
+	TMPDIR=$$tmp MOAT_WASMEXEC_CACHE=$(CURDIR)/.bin/wazero-cache $(WASI_ENV) $(GO) test -json -timeout 10m ./guest/... 2>&1 | $(TESTSUM)
 
 test-short:
 	$(GO) test -short ./...
@@ -105,12 +135,12 @@ vet:
 	$(GO) vet ./...
 
 # moat runs wherever Ollama runs; linux/386 keeps the code free of
-# constants that only fit a 64-bit int.
-cross:
-	GOOS=darwin GOARCH=arm64 $(GO) build -o /dev/null ./cmd/moat
-	GOOS=windows GOARCH=amd64 $(GO) build -o /dev/null ./cmd/moat
-	GOOS=linux GOARCH=arm64 $(GO) build -o /dev/null ./cmd/moat
-	GOOS=linux GOARCH=386 $(GO) build -o /dev/null ./cmd/moat
+# constants that only fit a 64-bit int. Each platform is built once, side
+# by side with the others (and with make test's other steps) under -j.
+CROSS = darwin-arm64 windows-amd64 linux-arm64 linux-386
+cross: $(addprefix cross-,$(CROSS))
+cross-%:
+	GOOS=$(word 1,$(subst -, ,$*)) GOARCH=$(word 2,$(subst -, ,$*)) $(GO) build -o /dev/null ./cmd/moat
 
 # Rebuild the committed guest reproducibly; TestWasmUpToDate checks it.
 guest:
@@ -119,29 +149,40 @@ guest:
 	$(GO) env GOVERSION > guest/toolchain.txt
 
 # Every fuzz target for a short fixed time (CI), or longer (FUZZTIME=5m make fuzz).
+# The targets are found in the packages' test files (go list names them, so
+# build constraints hold), not by building every package's test binary to
+# list them, and FUZZ_JOBS of them run side by side (default one per
+# core), each with FUZZ_PARALLEL workers (default 1: the cores are shared
+# among the targets instead), for FUZZTIME each.
 FUZZTIME ?= 5s
+FUZZ_JOBS ?= $(NPROC)
+FUZZ_PARALLEL ?= 1
 fuzz-short:
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME)
-# A run that fails without recording a failing input (a crasher file under
-# testdata/fuzz) is the fuzzing engine's own trouble, such as a worker that
-# hung on a loaded machine: its log is shown and the run retried once. A
-# recorded input always fails the build.
 fuzz:
-	@set -e; log=$$(mktemp); trap 'rm -f $$log' EXIT; \
-	for pkg in $$($(GO) list ./...); do \
-	  dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
-	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
-	    echo "fuzz $$pkg $$f ($(FUZZTIME))"; \
-	    before=$$(ls $$dir/testdata/fuzz/$$f 2>/dev/null | wc -l); \
-	    if ! $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg >$$log 2>&1; then \
-	      cat $$log; \
-	      after=$$(ls $$dir/testdata/fuzz/$$f 2>/dev/null | wc -l); \
-	      if [ "$$after" != "$$before" ]; then echo "fuzz: $$f found a failing input (see $$dir/testdata/fuzz/$$f)"; exit 1; fi; \
-	      echo "fuzz: $$f failed without a failing input; retrying once"; \
-	      $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
-	    fi; \
-	  done; \
-	done
+	@set -e; list=$$(mktemp); trap 'rm -f $$list' EXIT; \
+	$(GO) list -f '{{.ImportPath}} {{.Dir}}{{range .TestGoFiles}} {{.}}{{end}}{{range .XTestGoFiles}} {{.}}{{end}}' ./... | \
+	while read -r pkg dir files; do \
+	  [ -n "$$files" ] || continue; \
+	  for f in $$(cd $$dir && grep -ho '^func Fuzz[A-Za-z0-9_]*(' $$files | sed 's/^func //; s/($$//'); do echo "$$pkg $$dir $$f"; done; \
+	done > $$list; \
+	echo "fuzzing $$(wc -l < $$list) targets, $(FUZZ_JOBS) side by side, $(FUZZTIME) each"; \
+	xargs -P $(FUZZ_JOBS) -L 1 sh -c '$(MAKE) --no-print-directory -s fuzz-one PKG=$$0 DIR=$$1 TARGET=$$2' < $$list
+# One fuzz target. A run that fails without recording a failing input (a
+# crasher file under testdata/fuzz) is the fuzzing engine's own trouble,
+# such as a worker that hung on a loaded machine: its log is shown and the
+# run retried once. A recorded input always fails the build. The target's
+# output is printed whole when it ends, not mixed with the others'.
+fuzz-one:
+	@log=$$(mktemp); trap 'rm -f $$log' EXIT; \
+	run() { $(GO) test -run '^$$' -fuzz "^$(TARGET)$$" -fuzztime $(FUZZTIME) -parallel $(FUZZ_PARALLEL) $(PKG) >$$log 2>&1; }; \
+	before=$$(ls $(DIR)/testdata/fuzz/$(TARGET) 2>/dev/null | wc -l); \
+	if run; then echo "fuzz $(PKG) $(TARGET) ($(FUZZTIME))"; exit 0; fi; \
+	after=$$(ls $(DIR)/testdata/fuzz/$(TARGET) 2>/dev/null | wc -l); \
+	{ echo "fuzz $(PKG) $(TARGET) ($(FUZZTIME))"; cat $$log; } ; \
+	if [ "$$after" != "$$before" ]; then echo "fuzz: $(TARGET) found a failing input (see $(DIR)/testdata/fuzz/$(TARGET))"; exit 1; fi; \
+	echo "fuzz: $(TARGET) failed without a failing input; retrying once"; \
+	if run; then echo "fuzz: $(TARGET) passed on the retry"; exit 0; fi; cat $$log; exit 1
 
 # The performance table of BENCHMARKS.md: moat side by side with GNU grep,
 # ripgrep and native Go, medians of several runs (RUNS=n).

@@ -1,7 +1,8 @@
 // Command moat-wasmexec runs a wasip1 program as the wazero command line
 // does for `go test` (go_wasip1_wasm_exec with GOWASIRUNTIME=wazero: the
 // whole file system mounted at "/", the environment inherited, the real
-// clocks, a compilation cache in $TMPDIR/wazero), plus the host module
+// clocks, a compilation cache in $TMPDIR/wazero, or in
+// $MOAT_WASMEXEC_CACHE when it is set), plus the host module
 // moat's runner gives its guest (runner.InstantiateHost), serving the
 // confined view of "/": the guest's packages import moat.read_files, so
 // wazero's own command cannot instantiate their tests. `make test-guest`
@@ -60,7 +61,13 @@ func exec(prog string, args []string) (int, error) {
 	if tmp == "" {
 		tmp = "/tmp"
 	}
-	if cache, err := wazero.NewCompilationCacheWithDir(filepath.Join(tmp, "wazero")); err == nil {
+	dir := filepath.Join(tmp, "wazero")
+	if d := os.Getenv("MOAT_WASMEXEC_CACHE"); d != "" {
+		// make test-guest gives each run a fresh TMPDIR but keeps the
+		// compiled test binaries from one run to the next.
+		dir = d
+	}
+	if cache, err := wazero.NewCompilationCacheWithDir(dir); err == nil {
 		rc = rc.WithCompilationCache(cache)
 	}
 	rt := wazero.NewRuntimeWithConfig(ctx, rc)

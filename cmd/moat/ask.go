@@ -73,10 +73,11 @@ Flags may also come after the question (moat ask "what is here?" --root
 sub); "--" ends the flags, for a question that starts with a dash.
 
 Exit status: 0 an answer; 1 failure (server unreachable, model missing,
-HTTP or stream error, or the model's reply was empty again after moat told
-it so); 2 usage; 3 the model used --max-turns replies without answering;
-4 --isolate require and isolation cannot start here; 5 the server cut the
-reply off at its length limit (raise --num-ctx or the server's limit);
+HTTP or stream error, a file or folder a flag names missing or unusable,
+or the model's reply was empty again after moat told it so); 2 usage; 3
+the model used --max-turns replies without answering; 4 --isolate require
+and isolation cannot start here; 5 the server cut the reply off at its
+length limit (raise --num-ctx or the server's limit);
 130 interrupted (Ctrl-C).
 
 Project instructions: --instructions FILE adds a file of yours after the
@@ -170,6 +171,7 @@ type session struct {
 	model     string
 	root      string
 	recording *sessionRecorder // --record, or nil
+	cut       *cutter          // stops the streamed text (and thinking) at an interrupt
 	closers   []func() error
 }
 
@@ -206,11 +208,16 @@ func (a *agentFlags) open(ctx context.Context, e *env, command string, stream io
 			return nil, fileError(e.source("system"), a.system, err)
 		}
 		if system = string(b); strings.TrimSpace(system) == "" {
-			return nil, usagef("--system: %s is empty", a.system)
+			return nil, failf("--system: %s is empty", a.system)
 		}
 	}
 	user, err := a.inst.userFiles(e.source("instructions"))
 	if err != nil {
+		return nil, err
+	}
+	// --audit is refused as --transcript is when its path cannot be one,
+	// whether or not this run will offer writes.
+	if err := a.w.checkAuditFrom(e.source("audit")); err != nil {
 		return nil, err
 	}
 	b, _, note, err := modelServer(a.host, a.api, isSet(a.fs, "api"), e.getenv, &http.Client{})
@@ -236,7 +243,7 @@ func (a *agentFlags) open(ctx context.Context, e *env, command string, stream io
 	} else {
 		a.numCtxWhy = "--num-ctx"
 	}
-	s := &session{backend: b, model: model, root: a.c.root}
+	s := &session{backend: b, model: model, root: a.c.root, cut: &cutter{}}
 	ok := false
 	defer func() {
 		if !ok {
@@ -253,10 +260,15 @@ func (a *agentFlags) open(ctx context.Context, e *env, command string, stream io
 		tr = f
 	}
 	w := a.w
-	if w.offered() && !gate.HasTerminal() {
+	switch {
+	case w.offered() && !gate.HasTerminal():
 		// Every proposal would be refused: better the model not try
-		// (said in help, not on every run of a script).
+		// (said in help, not on every run of a script, unless a flag
+		// the user gave has no effect because of it).
 		w.writes = "deny"
+		w.auditUnused(e.stderr, e.source("audit"), "no terminal to approve writes on, so the model is offered none (as with --writes deny)")
+	case !w.offered():
+		w.auditUnused(e.stderr, e.source("audit"), "--writes deny offers the model no writes")
 	}
 	if s.recording, err = a.startRecording(e, command, model, system, w.writes); err != nil {
 		return nil, err
@@ -276,8 +288,8 @@ func (a *agentFlags) open(ctx context.Context, e *env, command string, stream io
 	cfg := agent.Config{
 		Backend: b, Tools: eng, Model: model, System: system,
 		MaxTurns: a.maxTurns, NumCtx: a.numCtx, ReplyTimeout: a.modelTimeout,
-		Activity: e.stderr, Stream: stream, Transcript: tr,
-		Observer: obs, Think: a.think, Thinking: a.thinkingOut(e),
+		Activity: e.stderr, Stream: s.cut.wrap(stream), Transcript: tr,
+		Observer: obs, Think: a.think, Thinking: s.cut.wrap(a.thinkingOut(e)),
 	}
 	if s.recording != nil {
 		cfg = s.recording.wire(cfg)
@@ -329,9 +341,9 @@ func (a *agentFlags) checkThink(ctx context.Context, b agent.Backend, model stri
 	}
 	name := agent.Sanitize(model, false)
 	if len(vals) == 1 {
-		return usagef("--think %s: model %s does not think; it takes only --think %s (or leave --think out)", a.think, name, vals[0])
+		return failf("--think %s: model %s does not think; it takes only --think %s (or leave --think out)", a.think, name, vals[0])
 	}
-	return usagef("--think %s: model %s takes --think %s", a.think, name, strings.Join(vals, ", "))
+	return failf("--think %s: model %s takes --think %s", a.think, name, strings.Join(vals, ", "))
 }
 
 func (a *agentFlags) thinkingOut(e *env) io.Writer {

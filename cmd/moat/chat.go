@@ -73,10 +73,10 @@ the root it was made in. /clear starts a new session.
 
 Exit status: 0 when the session ends (a failed turn is reported and the
 session goes on), 1 when it cannot start (no server, no model, no session
-to continue, a damaged session file) or, with questions piped in, when any
-of them got no answer (5 when each of those was a reply the server cut
-off at its length limit); 2 for a usage error (a session of another root
-included), 4 when --isolate require and isolation cannot start here.`,
+to continue or resume, a session of another root, a damaged session file)
+or, with questions piped in, when any of them got no answer (5 when each
+of those was a reply the server cut off at its length limit); 2 for a
+usage error, 4 when --isolate require and isolation cannot start here.`,
 		FlagSet: fs,
 		Exec: func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
@@ -201,7 +201,10 @@ func (a *agentFlags) chat(ctx context.Context, e *env, sf *sessionFlags) error {
 			cancelTurn = cancel
 			mu.Unlock()
 			s.agent.SetWidth(terminalWidth(e.stdout)) // the window may have been resized
+			// At Ctrl-C nothing more of the reply is printed.
+			uncut := s.cut.bind(tctx)
 			answer, err := run(tctx)
+			uncut()
 			s.recording.finish(answer, err)
 			mu.Lock()
 			cancelTurn = nil

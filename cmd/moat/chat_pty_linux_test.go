@@ -242,6 +242,33 @@ func TestChatCtrlCAtApproval(t *testing.T) {
 		{Text: "Two."},
 	}})
 	t.Cleanup(srv.Close)
+	p := startPtyChild(t, srv, "chat", "--root", t.TempDir(), "--model", "qwen3")
+	p.waitPrompts(1)
+	p.typeKeys("Write it\r")
+	p.waitScreen("[y]es")
+	p.typeKeys("\x03")
+	p.waitScreen("reply stopped")
+	p.waitPrompts(2)
+	p.typeKeys("Second\r")
+	p.waitPrompts(3)
+	p.typeKeys("\x04")
+	if c := p.exit(); c != exitOK {
+		t.Errorf("exit status %d, want 0; screen %q", c, p.screen.String())
+	}
+	reqs := srv.ChatRequests()
+	if len(reqs) != 2 || !strings.Contains(string(reqs[1].Body), `"content":"Second"`) {
+		t.Errorf("the line typed after Ctrl-C at the question was not the next question (%d requests); screen %q", len(reqs), p.screen.String())
+	}
+	if !strings.Contains(p.screen.String(), "Two.") {
+		t.Errorf("no reply to the second question: %q", p.screen.String())
+	}
+}
+
+// startPtyChild runs moat (this test binary under that name) as a child
+// whose controlling terminal is a pty, so that /dev/tty is the pty and a
+// Ctrl-C typed there is a SIGINT to moat alone.
+func startPtyChild(t *testing.T, srv *fakellm.Server, args ...string) *ptyChat {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -251,8 +278,11 @@ func TestChatCtrlCAtApproval(t *testing.T) {
 		t.Fatal(err)
 	}
 	master, slave := openPty(t)
-	defer master.Close()
-	cmd := exec.Command(bin+"/moat", "chat", "--root", t.TempDir(), "--model", "qwen3")
+	t.Cleanup(func() { master.Close() })
+	if err := setWinsize(slave, 80); err != nil { // wide enough that replies are wrapped
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin+"/moat", args...)
 	cmd.Env = append(os.Environ(), "OLLAMA_HOST="+srv.URL, "MOAT_ISOLATE=off", "MOAT_CACHE_DIR="+sharedCache(t), "TERM=dumb",
 		"XDG_STATE_HOME="+t.TempDir()) // saved sessions, never the real user's
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
@@ -276,25 +306,61 @@ func TestChatCtrlCAtApproval(t *testing.T) {
 		cmd.Wait()
 		p.code <- cmd.ProcessState.ExitCode()
 	}()
-	p.waitPrompts(1)
-	p.typeKeys("Write it\r")
-	p.waitScreen("[y]es")
-	p.typeKeys("\x03")
-	p.waitScreen("reply stopped")
-	p.waitPrompts(2)
-	p.typeKeys("Second\r")
-	p.waitPrompts(3)
-	p.typeKeys("\x04")
-	if c := p.exit(); c != exitOK {
-		t.Errorf("exit status %d, want 0; screen %q", c, p.screen.String())
+	return p
+}
+
+// Ctrl-C during a streamed reply: nothing of the reply is printed after
+// it, not even the word the wrapper was holding back until it was whole
+// ("t" of "Hi t", the first chunk), in chat (which goes on) and in ask.
+func TestCtrlCPrintsNothingMoreOfTheReply(t *testing.T) {
+	// afterCtrlC is what the screen shows from the terminal's ^C, echoed
+	// when the signal is sent, to the message saying the reply stopped.
+	afterCtrlC := func(p *ptyChat, stopped string) string {
+		t.Helper()
+		screen := p.screen.String()
+		i, j := strings.LastIndex(screen, "^C"), strings.Index(screen, stopped)
+		if i < 0 || j < i || !strings.Contains(screen[:i], "Hi") {
+			t.Fatalf("no reply, then ^C, before %q on the screen: %q", stopped, screen)
+		}
+		return screen[i+len("^C") : j]
 	}
-	reqs := srv.ChatRequests()
-	if len(reqs) != 2 || !strings.Contains(string(reqs[1].Body), `"content":"Second"`) {
-		t.Errorf("the line typed after Ctrl-C at the question was not the next question (%d requests); screen %q", len(reqs), p.screen.String())
-	}
-	if !strings.Contains(p.screen.String(), "Two.") {
-		t.Errorf("no reply to the second question: %q", p.screen.String())
-	}
+	t.Run("chat", func(t *testing.T) {
+		srv := fakellm.Start(fakellm.Script{Turns: []fakellm.Turn{{Text: "Hi there, partial answer", Fail: "hang"}, {Text: "Two."}}})
+		t.Cleanup(srv.Close)
+		p := startPtyChild(t, srv, "chat", "--root", t.TempDir(), "--model", "qwen3", "--writes", "deny")
+		p.waitPrompts(1)
+		p.typeKeys("Go\r")
+		p.waitScreen("Hi")
+		p.typeKeys("\x03")
+		p.waitScreen("reply stopped")
+		if rest := afterCtrlC(p, "moat: reply stopped"); strings.TrimSpace(rest) != "" {
+			t.Errorf("after Ctrl-C the reply went on with %q; screen %q", rest, p.screen.String())
+		}
+		p.waitPrompts(2)
+		p.typeKeys("Second\r")
+		p.waitPrompts(3)
+		p.typeKeys("\x04")
+		if c := p.exit(); c != exitOK {
+			t.Errorf("exit status %d, want 0; screen %q", c, p.screen.String())
+		}
+		if !strings.Contains(p.screen.String(), "Two.") {
+			t.Errorf("the next reply was not printed: %q", p.screen.String())
+		}
+	})
+	t.Run("ask", func(t *testing.T) {
+		srv := fakellm.Start(fakellm.Script{Turns: []fakellm.Turn{{Text: "Hi there, partial answer", Fail: "hang"}}})
+		t.Cleanup(srv.Close)
+		p := startPtyChild(t, srv, "ask", "--root", t.TempDir(), "--model", "qwen3", "--writes", "deny", "Go")
+		p.waitScreen("Hi")
+		p.typeKeys("\x03")
+		if c := p.exit(); c != exitInterrupt {
+			t.Errorf("exit status %d, want %d; screen %q", c, exitInterrupt, p.screen.String())
+		}
+		p.waitScreen("moat: interrupted")
+		if rest := afterCtrlC(p, "moat: interrupted"); strings.TrimSpace(rest) != "" {
+			t.Errorf("after Ctrl-C the reply went on with %q; screen %q", rest, p.screen.String())
+		}
+	})
 }
 
 // waitCount waits until the screen shows s n times.

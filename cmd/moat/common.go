@@ -58,7 +58,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.isolate, "isolate", "auto", "OS isolation of the tool process: auto (where the kernel allows), require, or off")
 	fs.StringVar(&c.cacheDir, "cache-dir", "", "the `folder` where compiled WebAssembly is cached (default: the user cache dir + /moat)")
 	fs.StringVar(&c.config, "config", "", "read flags from this `file`, one \"flag value\" or \"flag = value\" per line (keys of other commands are skipped; default: moat/config in the user config dir, if it is there)")
-	validate(fs, "root", func() error { return checkRoot(c.root) })
+	validate(fs, "root", onDisk(func() error { return checkRoot(c.root) }))
 	validate(fs, "resolver", parsedBy(&c.resolver, confine.ParseKind))
 	validate(fs, "isolate", parsedBy(&c.isolate, isolate.ParseMode))
 	validate(fs, "max-read-bytes", positive(&c.maxReadBytes))
@@ -123,7 +123,8 @@ func (c *common) limits() proto.Limits {
 // sandbox is the one place the flags become a sandbox's configuration: the
 // guest runner's and the isolation mode. Each value was checked when it was
 // set; the root is checked again here because it may have gone since (and
-// the default "." is never set). Errors are usage errors (exit 2).
+// the default "." is never set). A value that does not parse is a usage
+// error (exit 2); a root that is not there or cannot be read, a failure (1).
 func (c *common) sandbox() (runner.Config, isolate.Mode, error) {
 	kind, err := confine.ParseKind(c.resolver)
 	if err != nil {
@@ -134,7 +135,7 @@ func (c *common) sandbox() (runner.Config, isolate.Mode, error) {
 		return runner.Config{}, 0, usagef("--isolate: %v", err)
 	}
 	if err := checkRoot(c.root); err != nil {
-		return runner.Config{}, 0, usagef("--root: %v", err)
+		return runner.Config{}, 0, failf("--root: %v", err) // the folder, not the command line
 	}
 	abs, err := filepath.Abs(c.root)
 	if err != nil {
@@ -386,6 +387,8 @@ func splitList(v string) []string {
 
 // fileError words a file named by a flag that could not be opened, in one
 // line that says what to change: `--audit /x/a.jsonl: no such folder: /x`.
+// It is a failure (exit 1), not a usage error: the command line is right,
+// the file system is not as it says.
 // from is where the name came from: "--audit", or "MOAT_AUDIT" (then the
 // line reads MOAT_AUDIT="/x/a.jsonl").
 func fileError(from, path string, err error) error {
@@ -407,10 +410,13 @@ func fileError(from, path string, err error) error {
 	case errors.Is(err, syscall.ENOTDIR):
 		why = "a part of the path is a file, not a folder"
 	}
-	if strings.HasPrefix(from, "MOAT_") {
-		return usagef("%s=%q: %s", from, path, why)
+	switch {
+	case from == "": // an argument, not a flag's value
+		return failf("%s: %s", path, why)
+	case strings.HasPrefix(from, "MOAT_"):
+		return failf("%s=%q: %s", from, path, why)
 	}
-	return usagef("%s %s: %s", from, path, why)
+	return failf("%s %s: %s", from, path, why)
 }
 
 func exists(path string) bool {

@@ -27,7 +27,7 @@ const (
 	stOK      = "ok"      // the layer is active
 	stOff     = "off"     // an optional layer is not active; the detail says why and how to enable it
 	stFail    = "FAIL"    // a layer that must work does not: exit status 1
-	stMissing = "missing" // Ollama or a model is not there; the sandbox does not need it
+	stMissing = "missing" // Ollama or a model is not there; the sandbox does not need it, ask and chat do: exit status 1
 )
 
 // ollamaProbeTimeout bounds each request to the model server: the doctor
@@ -64,8 +64,12 @@ The namespace, no_new_privs, seccomp, capabilities and keyring lines are
 FAIL when they do not hold under --isolate require, and off under auto or
 off. The summary names every sandbox layer that is off, and why.
 
-Exit status: 0 when the sandbox layers are fine (even if the model
-server is missing), 1 when a required layer is broken, 2 usage.`,
+Exit status: 0 when every check ask and chat need passed (the sandbox
+layers hold, though an optional one may be off, and the model server
+answers with a model that has tools), so that "moat doctor && moat ask ..."
+runs ask only where it can work; 1 when a required layer is broken or the
+model server or the model is missing (a missing line: moat tool and moat
+mcp work without them); 2 usage.`,
 		FlagSet: fs,
 		Exec: func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
@@ -85,8 +89,13 @@ server is missing), 1 when a required layer is broken, 2 usage.`,
 			}
 			d := &doctor{out: e.stdout, cache: c.chooseCache(), getenv: e.getenv}
 			d.run(ctx, cfg, mode, server{b: b, base: base.String(), hc: hc}, *model)
-			if d.failed > 0 {
+			switch {
+			case d.failed > 0:
 				return exitError{code: exitFailure, msg: fmt.Sprintf("%d required layer(s) broken; see the FAIL lines above", d.failed)}
+			case d.missing:
+				// ask and chat need the server and the model: a script's
+				// "moat doctor && moat ask" must not go on to ask.
+				return exitError{code: exitFailure, msg: "the model server or the model is missing (see the missing lines above): moat ask and chat cannot run here; moat tool and moat mcp can"}
 			}
 			return nil
 		},

@@ -230,7 +230,11 @@ func readConfig(fset *flag.FlagSet, path, from string, set map[string]bool, owne
 			}
 			return nil
 		})
-		if err != nil {
+		var ee exitError
+		switch {
+		case errors.As(err, &ee): // the world's, as a value's check found it
+			return failf("%s:%d: %s", path, n, ee.msg)
+		case err != nil:
 			return usagef("%s:%d: %s", path, n, err.Error())
 		}
 	}
@@ -387,7 +391,11 @@ func isBool(f *flag.Flag) bool {
 // " " for flags and config keys, "=" for variables.
 func valueError(source, sep, value string, err error) error {
 	var ce checkError
-	if errors.As(err, &ce) {
+	var we worldError
+	switch {
+	case errors.As(err, &we):
+		return failf("%s: %v", source, we.err)
+	case errors.As(err, &ce):
 		return usagef("%s: %v", source, ce.err)
 	}
 	return usagef("%s%s%q: %v", source, sep, value, err)
@@ -397,6 +405,23 @@ func valueError(source, sep, value string, err error) error {
 type checkError struct{ err error }
 
 func (e checkError) Error() string { return e.err.Error() }
+
+// worldError is a value its flag's check refused because of what is on
+// the machine, not how it is written (a --root folder that is not there):
+// a failure (exit 1), not a usage error.
+type worldError struct{ err error }
+
+func (e worldError) Error() string { return e.err.Error() }
+
+// onDisk marks a check's refusal as the world's (worldError).
+func onDisk(check func() error) func() error {
+	return func() error {
+		if err := check(); err != nil {
+			return worldError{err}
+		}
+		return nil
+	}
+}
 
 // checked is a flag value that is also checked on every Set, so that a
 // value out of bounds is refused where it was given (flag, variable, or
@@ -412,6 +437,9 @@ func (c checked) Set(s string) error {
 		return err
 	}
 	if err := c.check(); err != nil {
+		if _, ok := err.(worldError); ok {
+			return err
+		}
 		return checkError{err}
 	}
 	return nil

@@ -37,7 +37,7 @@ func (f *instructionFlags) register(fs *flag.FlagSet) {
 
 // userFiles reads the --instructions files, on the host: they are the
 // user's, like --system. from is where the names came from, for errors
-// (usage errors).
+// (failures, exit 1: the command line is right, the file is not).
 func (f *instructionFlags) userFiles(from string) ([]agent.Instructions, error) {
 	var out []agent.Instructions
 	for _, name := range f.files {
@@ -46,11 +46,11 @@ func (f *instructionFlags) userFiles(from string) ([]agent.Instructions, error) 
 		case err != nil:
 			return nil, fileError(from, name, err)
 		case len(b) > maxInstructionBytes:
-			return nil, usagef("--instructions: %s is %s, more than the %s instructions may be", name, proto.FormatSize(int64(len(b))), proto.FormatSize(maxInstructionBytes))
+			return nil, failf("--instructions: %s is %s, more than the %s instructions may be", name, proto.FormatSize(int64(len(b))), proto.FormatSize(maxInstructionBytes))
 		case strings.TrimSpace(string(b)) == "":
-			return nil, usagef("--instructions: %s is empty", name)
+			return nil, failf("--instructions: %s is empty", name)
 		case !utf8.Valid(b) || strings.IndexByte(string(b), 0) >= 0:
-			return nil, usagef("--instructions: %s is not text", name)
+			return nil, failf("--instructions: %s is not text", name)
 		}
 		out = append(out, agent.Instructions{From: filepath.Base(name), Text: string(b)})
 	}

@@ -65,6 +65,7 @@ func scriptParams(t *testing.T, area string, cmds map[string]func(ts *testscript
 // commonCmds are the custom script commands every area gets.
 func commonCmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
+		"stubserver": cmdStubServer,
 		// exitcode N PROG [ARGS...]: run PROG like exec and require exit status N
 		// (exec alone only tells zero from non-zero; moat's statuses are a contract).
 		"exitcode": func(ts *testscript.TestScript, neg bool, args []string) {

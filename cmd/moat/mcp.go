@@ -130,6 +130,9 @@ error, 4 when --isolate require cannot isolate.`,
 			if err := rec.check(); err != nil {
 				return err
 			}
+			if err := w.checkAuditFrom(e.source("audit")); err != nil {
+				return err // refused with --writes deny too, as ask, chat and tool refuse it
+			}
 			recorder, err := rec.start(e, &c, recording.Session{Command: "mcp", Writes: w.writes}, "--writes "+w.writes)
 			if err != nil {
 				return err
@@ -170,7 +173,7 @@ error, 4 when --isolate require cannot isolate.`,
 			if recorder != nil {
 				served = recorder.mcp(eng)
 			}
-			srv := mcpserver.New(served, mcpserver.Options{Name: "moat", Version: moatVersion(), Logger: log})
+			srv := mcpserver.New(served, mcpserver.Options{Name: "moat", Version: moatVersion(), Logger: log, Root: abs})
 			if h.listen != "" {
 				err = h.serve(ctx, e, &c, srv, log)
 			} else {

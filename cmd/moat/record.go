@@ -97,7 +97,7 @@ func (r *recordFlags) start(e *env, c *common, sess recording.Session, flags str
 	})
 	if err == nil {
 		if err = out.rec.WriteFile(r.file); err != nil {
-			err = usagef("--record: %v", err)
+			err = failf("--record: %v", err) // a folder that is not there: the world's, exit 1
 		}
 	}
 	if err != nil {

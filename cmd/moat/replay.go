@@ -61,7 +61,8 @@ not for their value.
 
 Exit status: 0 when everything is the same; 1 when something changed, with a
 unified diff on standard output for each call that changed, naming the turn
-and the tool, or when the recording cannot be read; 2 usage. --update rewrites the recording's results, reviews
+and the tool; 1 also when the recording is missing or cannot be read; 2
+usage. --update rewrites the recording's results, reviews
 and answers with what this build returns, and exits 0.`,
 		FlagSet: fs,
 		Exec: func(ctx context.Context, args []string) error {
@@ -78,11 +79,11 @@ func replay(ctx context.Context, e *env, c *common, file string, update bool) er
 	// asked (exit 1), not a wrong command line.
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return fmt.Errorf("cannot read the recording: %v", err)
+		return fileError("", file, err) // a missing recording is the world's, not the command line's: exit 1
 	}
 	rec, err := recording.Decode(data)
 	if err != nil {
-		return fmt.Errorf("%s: %v", agent.Sanitize(file, false), err)
+		return failf("%s: %v", agent.Sanitize(file, false), err)
 	}
 	if c.root != "" && rec.Session.Writes == "ask" {
 		if n := approved(rec); n > 0 {

@@ -32,6 +32,8 @@ func (a *agentFlags) ask(ctx context.Context, e *env, prompt string) error {
 	}
 	defer s.close(e.stderr)
 	script.res.Model = s.model
+	// At Ctrl-C nothing more of the reply is printed (the line is ended).
+	defer s.cut.bind(ctx)()
 	answer, err := s.agent.Ask(ctx, prompt)
 	s.recording.finish(answer, err)
 	reportChanges(e.stderr, s.agent)

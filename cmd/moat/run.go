@@ -15,11 +15,17 @@ import (
 	"github.com/peterbourgon/ff/v3/ffcli"
 )
 
-// Exit statuses. They are a contract for scripts.
+// Exit statuses. They are a contract for scripts, one rule for every
+// command (README's table lists them): usage (2) is a command line that is
+// wrong whatever the machine holds (an unknown flag, a value that does not
+// parse, a missing argument, flags that contradict each other); failure (1)
+// is a world that is not as the command line asked (a file or folder that
+// is missing or cannot be used, no saved session, no model server or
+// model, a tool's error, a difference in a replay).
 const (
 	exitOK       = 0
-	exitFailure  = 1 // the tool returned an error, or moat could not do its job
-	exitUsage    = 2 // bad flags or arguments
+	exitFailure  = 1 // the world is not as asked: a missing file, no session, no server, a tool error
+	exitUsage    = 2 // the command line is wrong: bad flags or arguments
 	exitTurnCap  = 3 // ask/chat: the model hit --max-turns without answering
 	exitNoIsolat = 4 // --isolate require and isolation cannot start
 	exitCutOff   = 5 // ask/chat: the server cut a reply off at its length limit
@@ -35,6 +41,12 @@ type usageError struct{ msg string }
 func (e usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+// failf is an error of the world, not of the command line (exit 1): a file
+// that is missing, a session that is not saved.
+func failf(format string, args ...any) error {
+	return exitError{code: exitFailure, msg: fmt.Sprintf(format, args...)}
+}
 
 // exitError carries a specific exit status with an optional message.
 type exitError struct {
@@ -218,5 +230,12 @@ environment, which wins over the file. The repeatable flags (--deny,
 variable holds several: MOAT_DENY='*.md,*.txt' (a comma inside {} or []
 belongs to the glob: *.{md,txt} is one). A MOAT_* variable that is no
 flag's is reported, not ignored.
+
+Exit status, the same rule for every command: 0 success; 1 failure, the
+world is not as asked (a missing file or folder, no saved session, no model
+server, a tool's error); 2 usage, the command line is wrong (an unknown
+flag, a value that does not parse, a missing argument); 3 the model used
+--max-turns replies without answering (ask); 4 --isolate require and
+isolation cannot start; 130 interrupted. The README's table has them all.
 
 Run 'moat help COMMAND' for a command's flags.`

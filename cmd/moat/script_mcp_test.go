@@ -65,6 +65,25 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
+// watchWriter closes seen once the text written through it contains want.
+type watchWriter struct {
+	w    io.Writer
+	want string
+	buf  []byte
+	seen chan struct{}
+	done bool
+}
+
+func (ww *watchWriter) Write(p []byte) (int, error) {
+	if !ww.done {
+		if ww.buf = append(ww.buf, p...); strings.Contains(string(ww.buf), ww.want) {
+			ww.done = true
+			close(ww.seen)
+		}
+	}
+	return ww.w.Write(p)
+}
+
 // splitFlags separates "ARGS... -- MOAT_FLAGS..." at the first "--".
 func splitFlags(args []string) (own, moat []string) {
 	for i, a := range args {
@@ -77,7 +96,7 @@ func splitFlags(args []string) (own, moat []string) {
 
 // cmdMCP runs one MCP session with the SDK client against `moat mcp`:
 //
-//	mcp [-elicit accept|noapprove|decline|cancel|error] [-reason TEXT] tools|call NAME ARGS_JSON [-- MOAT_MCP_FLAGS]
+//	mcp [-elicit accept|noapprove|decline|cancel|error] [-reason TEXT] [-roots URI,...] tools|call NAME ARGS_JSON [-- MOAT_MCP_FLAGS]
 //
 // tools prints every listed tool (name, title, annotations, inputSchema) as
 // indented JSON, sorted by name. call prints the result's text and fails
@@ -94,6 +113,7 @@ func cmdMCP(ts *testscript.TestScript, neg bool, args []string) {
 	overHTTP := fs.Bool("http", false, "serve with --listen 127.0.0.1:0 --token-file $WORK/.mcp-token and talk Streamable HTTP")
 	token := fs.String("token", "", "with -http: send this token instead of the file's")
 	concurrent := fs.Int("concurrent", 0, "with -http and call: also make this many calls at once, from five more clients, each of which must get the same answer")
+	roots := fs.String("roots", "", "announce these roots (comma-separated URIs), and wait for the server to log what it made of them")
 	if err := fs.Parse(own); err != nil || fs.NArg() < 1 {
 		ts.Fatalf("usage: mcp [-elicit ANSWER] tools|call NAME ARGS_JSON [-- FLAGS]")
 	}
@@ -104,6 +124,12 @@ func cmdMCP(ts *testscript.TestScript, neg bool, args []string) {
 
 	stderr := &lockedWriter{w: ts.Stderr()}
 	opts := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}
+	var rootsLogged chan struct{}
+	if *roots != "" {
+		opts.Capabilities.RootsV2 = &mcp.RootCapabilities{}
+		rootsLogged = make(chan struct{})
+		stderr.w = &watchWriter{w: ts.Stderr(), want: "client roots ignored", seen: rootsLogged}
+	}
 	if *elicit != "" {
 		answer := *elicit
 		opts.ElicitationHandler = func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -125,6 +151,12 @@ func cmdMCP(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	ctx := context.Background()
+	client := mcp.NewClient(&mcp.Implementation{Name: "moat-testscript", Version: "1"}, opts)
+	if *roots != "" {
+		for _, u := range strings.Split(*roots, ",") {
+			client.AddRoots(&mcp.Root{URI: u})
+		}
+	}
 	var cmd *exec.Cmd
 	var cs *mcp.ClientSession
 	var err error
@@ -138,7 +170,7 @@ func cmdMCP(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		hc := &http.Client{Transport: bearerTransport{tok}}
 		tr := &mcp.StreamableClientTransport{Endpoint: ts.Getenv("MCP_URL"), HTTPClient: hc, MaxRetries: -1}
-		cs, err = mcp.NewClient(&mcp.Implementation{Name: "moat-testscript", Version: "1"}, opts).Connect(ctx, tr, nil)
+		cs, err = client.Connect(ctx, tr, nil)
 		if err != nil {
 			fmt.Fprintf(stderr, "connect: %v\n", err)
 			cmd.Process.Signal(syscall.SIGTERM)
@@ -152,8 +184,18 @@ func cmdMCP(ts *testscript.TestScript, neg bool, args []string) {
 		cmd = moatCmd(ts, stderr, moatFlags)
 		// An hour: the server must exit on EOF, never because it was signalled.
 		tr := &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Hour}
-		cs, err = mcp.NewClient(&mcp.Implementation{Name: "moat-testscript", Version: "1"}, opts).Connect(ctx, tr, nil)
+		cs, err = client.Connect(ctx, tr, nil)
 		ts.Check(err)
+	}
+	if rootsLogged != nil {
+		// The server asks for the roots in the background: the session
+		// stays open until it has said what it made of them (a bounded
+		// wait for an event, not a timed assertion).
+		select {
+		case <-rootsLogged:
+		case <-time.After(time.Minute):
+			ts.Fatalf("moat mcp never logged the client's roots")
+		}
 	}
 
 	failed := false

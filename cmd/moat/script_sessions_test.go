@@ -23,11 +23,19 @@ func TestSessions(t *testing.T) {
 	testscript.Run(t, scriptParams(t, "sessions", cmds))
 }
 
-// sessionid VAR [N]: set VAR to the ID of the saved session, the Nth
-// saved (oldest file first) when there are several.
+// sessionid [-prefix LEN] VAR [N]: set VAR to the ID of the saved
+// session, the Nth saved (oldest file first) when there are several; with
+// -prefix, to its first LEN characters only.
 func cmdSessionID(ts *testscript.TestScript, neg bool, args []string) {
+	prefix := 0
+	if len(args) > 2 && args[0] == "-prefix" {
+		var err error
+		prefix, err = strconv.Atoi(args[1])
+		ts.Check(err)
+		args = args[2:]
+	}
 	if neg || len(args) < 1 || len(args) > 2 {
-		ts.Fatalf("usage: sessionid VAR [N]")
+		ts.Fatalf("usage: sessionid [-prefix LEN] VAR [N]")
 	}
 	des, err := os.ReadDir(filepath.Join(ts.Getenv("XDG_STATE_HOME"), "moat", "sessions"))
 	ts.Check(err)
@@ -51,7 +59,11 @@ func cmdSessionID(ts *testscript.TestScript, neg bool, args []string) {
 	if n < 1 || n > len(ids) {
 		ts.Fatalf("sessionid: no session %d of %d", n, len(ids))
 	}
-	ts.Setenv(args[0], ids[n-1])
+	id := ids[n-1]
+	if prefix > 0 {
+		id = id[:min(prefix, len(id))]
+	}
+	ts.Setenv(args[0], id)
 }
 
 // mode PATH PERM: PATH has exactly these permission bits (octal).

@@ -73,7 +73,7 @@ func listSessions(w io.Writer, st *stored.Store) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tWHEN\tTURNS\tROOT\tFIRST QUESTION")
+	fmt.Fprintln(tw, "ID\tWHEN\tQUESTIONS\tROOT\tFIRST QUESTION")
 	for _, l := range list {
 		when := l.Updated.Local().Format("2006-01-02 15:04")
 		if l.Err != nil {
@@ -137,9 +137,9 @@ func (f *sessionFlags) start(e *env, root string) (rec *recorder, prior *stored.
 		full, err := st.Resolve(id)
 		switch {
 		case errors.Is(err, stored.ErrNotFound):
-			return nil, nil, usagef("--resume: no saved session %s; 'moat sessions' lists them", agent.Sanitize(id, false))
+			return nil, nil, failf("--resume: no saved session %s; 'moat sessions' lists them", agent.Sanitize(id, false))
 		case err != nil:
-			return nil, nil, usagef("--resume: %s", agent.Sanitize(err.Error(), false))
+			return nil, nil, failf("--resume: %s", agent.Sanitize(err.Error(), false))
 		}
 		id = full
 	}
@@ -160,13 +160,13 @@ func (f *sessionFlags) start(e *env, root string) (rec *recorder, prior *stored.
 	prior, err = st.Load(id)
 	switch {
 	case errors.Is(err, stored.ErrNotFound):
-		return nil, nil, usagef("--resume: no saved session %s; 'moat sessions' lists them", agent.Sanitize(id, false))
+		return nil, nil, failf("--resume: no saved session %s; 'moat sessions' lists them", agent.Sanitize(id, false))
 	case errors.Is(err, stored.ErrCorrupt):
 		return nil, nil, exitError{code: exitFailure, msg: fmt.Sprintf("session %s cannot be resumed: %s; delete %s, or start a new chat", id, agent.Sanitize(err.Error(), false), agent.Sanitize(filepath.Join(st.Path(), id+".jsonl"), false))}
 	case err != nil:
 		return nil, nil, fmt.Errorf("reading session %s: %w", id, err)
 	case prior.Root != root:
-		return nil, nil, usagef("session %s belongs to root %s, not %s; run moat chat --root %s --resume %s",
+		return nil, nil, failf("session %s belongs to root %s, not %s; run moat chat --root %s --resume %s",
 			id, agent.Sanitize(prior.Root, false), agent.Sanitize(root, false), agent.Sanitize(prior.Root, false), id)
 	}
 	rec.cur, rec.saved = prior, true

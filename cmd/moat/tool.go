@@ -18,7 +18,7 @@ import (
 func toolCommand(e *env) *ffcli.Command {
 	fs := flag.NewFlagSet("moat tool", flag.ContinueOnError)
 	var c common
-	var w writeFlags
+	w := writeFlags{typed: true} // the person typed the call: a review names them, not a model
 	c.register(fs)
 	w.register(fs, askAtTerminal)
 	return &ffcli.Command{
@@ -32,7 +32,8 @@ ARGS_JSON is the call's arguments as a JSON object (default {}); "-" reads
 it from standard input.
 
 Exit status: 0 when the tool succeeded, 1 when it returned an error (the
-error text, as the model sees it, is still on stdout), 2 for a usage
+error text, as the model sees it, is still on stdout) or a file or folder
+a flag names is missing or unusable, 2 for a usage
 error (also a tool name that does not exist, or ARGS_JSON that is not
 JSON), 4 when --isolate require and isolation cannot start here, 130 when
 interrupted (Ctrl-C).
@@ -61,11 +62,21 @@ Examples:
 				}
 				raw = string(b)
 			}
+			// An --audit path that cannot be one is refused whatever
+			// the call, as ask and chat refuse it.
+			if err := w.checkAuditFrom(e.source("audit")); err != nil {
+				return err
+			}
 			eng, err := c.openEngine(ctx, e.stderr, &w)
 			if err != nil {
 				return err
 			}
 			defer eng.Close()
+			if t, ok := eng.Catalog().Lookup(name); ok && !t.Write {
+				w.auditUnused(e.stderr, e.source("audit"), name+" proposes no write")
+			} else if ok && !w.offered() {
+				w.auditUnused(e.stderr, e.source("audit"), "--writes deny refuses the proposal before anyone sees it")
+			}
 			res := eng.Call(ctx, name, []byte(raw))
 			io.WriteString(e.stdout, res.Text)
 			if !strings.HasSuffix(res.Text, "\n") && res.Text != "" {

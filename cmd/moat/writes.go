@@ -2,10 +2,13 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"io"
 	"os"
+	"strings"
 	"syscall"
 
+	"github.com/moatdev/moat/host/agent"
 	"github.com/moatdev/moat/host/engine"
 	"github.com/moatdev/moat/host/gate"
 	"github.com/moatdev/moat/host/policy"
@@ -20,6 +23,9 @@ type writeFlags struct {
 	// wrap, if set, wraps the terminal reviewer (--record keeps each
 	// decision).
 	wrap func(gate.Reviewer) gate.Reviewer
+	// typed: the proposals are the person's own (moat tool), and the
+	// review says so rather than naming a model.
+	typed bool
 }
 
 // Who approves a write under --writes ask, as each command's help says it.
@@ -62,6 +68,7 @@ func (w *writeFlags) proposer(absRoot string, pol *policy.Policy, red *redact.Re
 		AuditPath: w.audit,
 		Notes:     notes,
 		Redactor:  red,
+		Typed:     w.typed,
 	})
 	if err != nil {
 		return nil, err
@@ -72,18 +79,36 @@ func (w *writeFlags) proposer(absRoot string, pol *policy.Policy, red *redact.Re
 // checkAudit opens the --audit file as the gate will (creating it), so
 // that a path that cannot be one is refused as the flag's mistake, before
 // the gate is built.
-func (w *writeFlags) checkAudit() error {
+func (w *writeFlags) checkAudit() error { return w.checkAuditFrom("--audit") }
+
+// checkAuditFrom is checkAudit naming where the path came from (--audit,
+// or MOAT_AUDIT).
+func (w *writeFlags) checkAuditFrom(from string) error {
 	if w.audit == "" {
 		return nil
 	}
 	if isDir(w.audit) {
-		return fileError("--audit", w.audit, syscall.EISDIR)
+		return fileError(from, w.audit, syscall.EISDIR)
 	}
 	f, err := os.OpenFile(w.audit, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
-		return fileError("--audit", w.audit, err)
+		return fileError(from, w.audit, err)
 	}
 	return f.Close()
+}
+
+// auditUnused says, once, why --audit records nothing in this run: the
+// model is offered no writes (why: --writes deny, or no terminal).
+func (w *writeFlags) auditUnused(stderr io.Writer, from, why string) {
+	if w.audit == "" {
+		return
+	}
+	name := agent.Sanitize(w.audit, false)
+	if strings.HasPrefix(from, "MOAT_") {
+		fmt.Fprintf(stderr, "moat: %s=%q: nothing to audit in this run: %s\n", from, name, why)
+		return
+	}
+	fmt.Fprintf(stderr, "moat: %s %s: nothing to audit in this run: %s\n", from, name, why)
 }
 
 // colorTerminal follows the usual conventions: no colour for a dumb or

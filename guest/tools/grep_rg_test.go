@@ -24,9 +24,9 @@ import (
 // left out of the comparison, grep must show none of them, and ripgrep
 // none whose NUL is in its first bytes.
 func TestGrepAgreesWithRipgrep(t *testing.T) {
-	rg, err := exec.LookPath("rg")
-	if err != nil {
-		t.Skip("ripgrep (rg) is not installed: cannot compare with it")
+	rg, why := command("rg", "the comparison with ripgrep")
+	if why != "" {
+		t.Skip(why)
 	}
 	patterns := []struct {
 		pattern    string

@@ -107,7 +107,7 @@ var ignoreCases = []struct {
 }
 
 func TestIgnoreCases(t *testing.T) {
-	git, gitErr := exec.LookPath("git")
+	git, gitWhy := command("git", "the comparison with git")
 	for _, c := range ignoreCases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -124,8 +124,8 @@ func TestIgnoreCases(t *testing.T) {
 			if c.want != nil && !slices.Equal(got, c.want) {
 				t.Errorf("glob lists %q, want %q", got, c.want)
 			}
-			if gitErr != nil {
-				t.Skip("git is not installed; only the expected lists were checked")
+			if gitWhy != "" {
+				t.Skip(gitWhy + "; only the expected lists were checked")
 			}
 			if want := gitFiles(t, git, dir); !slices.Equal(got, want) {
 				t.Errorf("glob lists %q, git %q", got, want)
@@ -139,9 +139,9 @@ func TestIgnoreCases(t *testing.T) {
 // trailing spaces) and checks that glob lists exactly the files git lists.
 // MOAT_IGNORE_TREES sets how many trees (default 150).
 func TestIgnoreAgainstGit(t *testing.T) {
-	git, err := exec.LookPath("git")
-	if err != nil {
-		t.Skip("git is not installed: the ignore rules cannot be compared with git")
+	git, why := command("git", "the comparison of the ignore rules with git")
+	if why != "" {
+		t.Skip(why)
 	}
 	n := 150
 	if testing.Short() {

@@ -353,7 +353,7 @@ func TestServerErrors(t *testing.T) {
 			}
 		}
 		err := backend(t, native, closed.URL).CheckModel(context.Background(), "qwen3")
-		want := "cannot reach Ollama at " + closed.URL + ": connection refused. moat ask/chat need a running Ollama (start it with 'ollama serve') and a model with tool support (e.g. 'ollama pull qwen3')."
+		want := "cannot reach Ollama at " + closed.URL + ": connection refused. moat ask/chat need a running Ollama (start it with 'ollama serve') and a model with tool support (e.g. 'ollama pull qwen3'). A server elsewhere: --host URL or OLLAMA_HOST; llama.cpp, LM Studio, vLLM: --api openai. moat tool works without a model, and moat doctor shows what is missing."
 		if err.Error() != want {
 			t.Errorf("message:\n%s\nwant\n%s", err, want)
 		}

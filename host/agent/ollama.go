@@ -104,7 +104,7 @@ func ollamaThink(v string) *api.ThinkValue {
 func (o *Ollama) ThinkValues(ctx context.Context, name string) ([]string, error) {
 	show, err := o.client.Show(ctx, &api.ShowRequest{Model: name})
 	if err != nil {
-		return nil, o.explain(ctx, name, err)
+		return nil, o.explainAt(ctx, "/api/show", name, err)
 	}
 	if len(show.Capabilities) == 0 || slices.Contains(show.Capabilities, model.CapabilityThinking) {
 		return nil, nil // too old to say, or a thinking model: the server judges
@@ -118,7 +118,7 @@ func (o *Ollama) ThinkValues(ctx context.Context, name string) ([]string, error)
 func (o *Ollama) ToolModels(ctx context.Context) ([]string, error) {
 	list, err := o.client.List(ctx)
 	if err != nil {
-		return nil, o.explain(ctx, "", err)
+		return nil, o.explainAt(ctx, "/api/tags", "", err)
 	}
 	var out []string
 	for _, m := range list.Models {
@@ -150,7 +150,7 @@ func (o *Ollama) ToolModels(ctx context.Context) ([]string, error) {
 func (o *Ollama) CheckModel(ctx context.Context, name string) error {
 	show, err := o.client.Show(ctx, &api.ShowRequest{Model: name})
 	if err != nil {
-		return o.explain(ctx, name, err)
+		return o.explainAt(ctx, "/api/show", name, err)
 	}
 	if len(show.Capabilities) > 0 && !slices.Contains(show.Capabilities, model.CapabilityTools) {
 		return o.noTools(ctx, name, nil)
@@ -158,14 +158,23 @@ func (o *Ollama) CheckModel(ctx context.Context, name string) error {
 	return nil
 }
 
-// explain turns what the client returned into a message for a person.
+// explain turns what the client returned for /api/chat into a message for
+// a person.
 func (o *Ollama) explain(ctx context.Context, name string, err error) error {
+	return o.explainAt(ctx, "/api/chat", name, err)
+}
+
+// explainAt is explain for the request to path (/api/tags, /api/show):
+// a failure that is not the chat's is said to be that request's, and no
+// other request's reply is called broken off.
+func (o *Ollama) explainAt(ctx context.Context, path, name string, err error) error {
+	chat := path == "/api/chat"
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
 	if why, ok := unreachable(err); ok {
 		return fail(ErrUnreachable, err, fmt.Sprintf(
-			"cannot reach Ollama at %s: %s. moat ask/chat need a running Ollama (start it with 'ollama serve') and a model with tool support (e.g. 'ollama pull qwen3').", o.base, why))
+			"cannot reach Ollama at %s: %s. moat ask/chat need a running Ollama (start it with 'ollama serve') and a model with tool support (e.g. 'ollama pull qwen3'). A server elsewhere: --host URL or OLLAMA_HOST; llama.cpp, LM Studio, vLLM: --api openai. moat tool works without a model, and moat doctor shows what is missing.", o.base, why))
 	}
 	var se api.StatusError
 	if errors.As(err, &se) {
@@ -182,11 +191,19 @@ func (o *Ollama) explain(ctx context.Context, name string, err error) error {
 			return fail(ErrHTTP, err, fmt.Sprintf("%s refused --think: %s; leave --think out, or give --think false",
 				o, Sanitize(se.ErrorMessage, false)))
 		}
+		if !chat {
+			return fail(ErrHTTP, err, fmt.Sprintf("%s answered HTTP %d to %s: %s", o, se.StatusCode, path, Sanitize(se.ErrorMessage, false)))
+		}
 		return fail(ErrHTTP, err, fmt.Sprintf("%s answered HTTP %d: %s", o, se.StatusCode, Sanitize(se.ErrorMessage, false)))
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
-		return fail(ErrHTTP, err, fmt.Sprintf("talking to %s failed: %v", o, ue.Err))
+		return fail(ErrHTTP, err, fmt.Sprintf("talking to %s failed (%s): %v", o, path, ue.Err))
+	}
+	if !chat {
+		// A reply that is not the JSON Ollama sends for this request
+		// (another server on the port, a proxy's page).
+		return fail(ErrHTTP, err, fmt.Sprintf("%s sent a reply to %s that is not Ollama's: %s (is it Ollama? an OpenAI-compatible server: --api openai)", o, path, Sanitize(err.Error(), false)))
 	}
 	// The client reports an {"error": ...} line inside the stream as a
 	// plain error: the server failed mid-reply.

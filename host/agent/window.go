@@ -52,7 +52,7 @@ func (o *OpenAI) ContextWindow(ctx context.Context, model string) (w Window, ok 
 func (o *Ollama) ContextWindow(ctx context.Context, model string) (Window, error) {
 	show, err := o.client.Show(ctx, &api.ShowRequest{Model: model})
 	if err != nil {
-		return Window{}, o.explain(ctx, model, err)
+		return Window{}, o.explainAt(ctx, "/api/show", model, err)
 	}
 	var w Window
 	for k, v := range show.ModelInfo {

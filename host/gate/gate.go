@@ -101,6 +101,10 @@ type Options struct {
 	// shapes: keys, tokens) in the diff a person is shown; see
 	// [secretsOf].
 	Redactor *redact.Redactor
+	// Typed says the proposals are a person's own (moat tool, typed at
+	// the command line), not a model's: the review's title and path line
+	// say so instead of naming the model.
+	Typed bool
 }
 
 // Gate implements engine.Proposer. It is safe for concurrent use: prompts

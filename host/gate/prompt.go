@@ -103,11 +103,15 @@ func (g *Gate) header(sc screen, p *proposal, snap *snapshot, r *Review, hidden 
 	add := func(label, format string, args ...any) {
 		h = append(h, fmt.Sprintf("  %-8s %s", label, fmt.Sprintf(format, args...)))
 	}
-	h = append(h, sc.paint(sgrBold, fmt.Sprintf("moat: the model proposes a change (%s)", p.tool)))
+	title, wrote := fmt.Sprintf("moat: the model proposes a change (%s)", p.tool), "as the model wrote it"
+	if g.opt.Typed {
+		title, wrote = fmt.Sprintf("moat: you propose a change (%s, typed at moat tool)", p.tool), "as you typed it"
+	}
+	h = append(h, sc.paint(sgrBold, title))
 	if r.Warning != "" {
 		h = append(h, sc.paint(sgrBold+sgrRed, "  "+r.Warning))
 	}
-	add("path", "%s  (as the model wrote it)", sc.safe(p.given, false))
+	add("path", "%s  (%s)", sc.safe(p.given, false), wrote)
 	add("file", "%s  (inside the workspace root)", sc.paint(sgrBold, sc.safe(g.abs(p.rel), false)))
 	size := len(p.content)
 	switch r.Action {

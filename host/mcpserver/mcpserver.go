@@ -19,7 +19,8 @@
 // a prompt injection into a way out of the sandbox (peer servers that trust
 // client roots or compare paths as strings shipped exactly such escapes,
 // CVE-2025-53109 and CVE-2025-53110). A client that wants a narrower view
-// can be configured with a narrower --root.
+// can be configured with a narrower --root. When a client announces roots,
+// the log says once what it announced and what is served instead.
 //
 // # Writes
 //
@@ -70,6 +71,9 @@ type Options struct {
 	// of those slots; 0 means DefaultMaxWaiting. A call beyond both is
 	// refused at once, as an isError result saying the server is busy.
 	MaxCalls, MaxWaiting int
+	// Root is the folder served (moat mcp --root), named in the log line
+	// that says a client's announced roots are ignored.
+	Root string
 }
 
 // The bounds on concurrent calls when Options leaves them at zero. The
@@ -100,6 +104,7 @@ type Server struct {
 	srv    *mcp.Server
 	slots  *slots
 	names  []string // the tools registered, in the order added
+	root   string
 }
 
 // New registers the engine's tools on an MCP server. The write proposals are
@@ -113,7 +118,7 @@ func New(eng Engine, opt Options) *Server {
 	if opt.Name == "" {
 		opt.Name = "moat"
 	}
-	s := &Server{eng: eng, log: log, slots: newSlots(opt.MaxCalls, opt.MaxWaiting)}
+	s := &Server{eng: eng, log: log, slots: newSlots(opt.MaxCalls, opt.MaxWaiting), root: opt.Root}
 	// The SDK logs every connect and disconnect at Info; keep its
 	// warnings and errors, and one line per call of our own.
 	s.sdkLog = slog.New(atLeast{log.Handler(), slog.LevelWarn})
@@ -124,6 +129,7 @@ func New(eng Engine, opt Options) *Server {
 		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 		SupportedProtocolVersions: supportedVersions(),
 		Instructions:              instructions(eng),
+		InitializedHandler:        s.clientRoots,
 	})
 	for _, t := range eng.Tools() {
 		s.srv.AddTool(mcpTool(t), s.handler(t.Name))
@@ -135,6 +141,38 @@ func New(eng Engine, opt Options) *Server {
 	}
 	s.srv.AddReceivingMiddleware(hideWrites(eng.Catalog()), s.unknownTools(eng.Catalog()))
 	return s
+}
+
+// rootsListTimeout bounds the wait for a client's answer to roots/list,
+// asked only to say in the log what is ignored.
+const rootsListTimeout = 5 * time.Second
+
+// clientRoots logs, once a session is initialized and only if the client
+// announced the roots capability, which roots it lists and that they are
+// ignored: the root served is --root's. The client is asked in the
+// background; the session never waits for the answer, and a client that
+// does not give it is logged as having announced roots it did not list.
+func (s *Server) clientRoots(ctx context.Context, req *mcp.InitializedRequest) {
+	ss := req.Session
+	if ss == nil || ss.InitializeParams() == nil || ss.InitializeParams().Capabilities == nil || ss.InitializeParams().Capabilities.RootsV2 == nil {
+		return
+	}
+	go func() {
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rootsListTimeout)
+		defer cancel()
+		res, err := ss.ListRoots(lctx, nil)
+		if err != nil {
+			s.log.Info("client roots ignored", "announced", "the roots capability (roots/list failed: "+err.Error()+")", "served", s.root)
+			return
+		}
+		uris := make([]string, 0, len(res.Roots))
+		for _, r := range res.Roots {
+			if r != nil {
+				uris = append(uris, r.URI)
+			}
+		}
+		s.log.Info("client roots ignored", "announced", strings.Join(uris, " "), "served", s.root)
+	}()
 }
 
 // instructions tells the client's model what the server is for.

@@ -340,14 +340,14 @@ func parseHeader(line []byte, id string) (Header, error) {
 }
 
 // Resolve turns what a person typed for --resume into a session ID: the
-// ID itself, or the start of exactly one saved session's ID (at least the
-// date, "20261201"). ErrNotFound when none matches; an error naming the
-// matches when several do.
+// ID itself, or the start of exactly one saved session's ID, however short
+// ("2026" when only one ID starts so). ErrNotFound when none matches; an
+// error naming the matches when several do.
 func (st *Store) Resolve(typed string) (string, error) {
 	if validID(typed) {
 		return typed, nil
 	}
-	if len(typed) < 8 || strings.Trim(typed, "0123456789abcdef-") != "" {
+	if typed == "" || strings.Trim(typed, "0123456789abcdef-") != "" {
 		return "", ErrNotFound
 	}
 	files, err := st.files()

@@ -168,7 +168,7 @@ func TestDir(t *testing.T) {
 	}
 }
 
-// Resolve takes a whole ID or the start of exactly one.
+// Resolve takes a whole ID or the start of exactly one, however short.
 func TestResolve(t *testing.T) {
 	st := NewStore(t.TempDir(), nil)
 	os.MkdirAll(st.Path(), 0o700)
@@ -178,6 +178,8 @@ func TestResolve(t *testing.T) {
 	for typed, want := range map[string]string{
 		"20261130-101010-aaaaaa": "20261130-101010-aaaaaa",
 		"20261130":               "20261130-101010-aaaaaa",
+		"202611":                 "20261130-101010-aaaaaa", // shorter than the date: still only one
+		"2026113":                "20261130-101010-aaaaaa",
 		"20261201-11":            "20261201-111111-cccccc",
 		"20261201-101010-bbbbbb": "20261201-101010-bbbbbb",
 		"20261202-000000-000000": "20261202-000000-000000", // a whole ID: Load says whether it exists
@@ -186,12 +188,15 @@ func TestResolve(t *testing.T) {
 			t.Errorf("Resolve(%q) = %q, %v; want %q", typed, got, err, want)
 		}
 	}
-	for _, typed := range []string{"2026", "20261203", "../20261130", "20261130-101010-aaaaaa.jsonl", ""} {
+	for _, typed := range []string{"3", "20261203", "../20261130", "20261130-101010-aaaaaa.jsonl", ""} {
 		if _, err := st.Resolve(typed); !errors.Is(err, ErrNotFound) {
 			t.Errorf("Resolve(%q): %v, want ErrNotFound", typed, err)
 		}
 	}
 	if _, err := st.Resolve("20261201"); err == nil || errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "20261201-101010-bbbbbb, 20261201-111111-cccccc") {
 		t.Errorf("an ambiguous start: %v", err)
+	}
+	if _, err := st.Resolve("2"); err == nil || errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "is the start of 3 session IDs") {
+		t.Errorf("a one-character start of three: %v", err)
 	}
 }

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"testing"
+)
+
+// A cutter drops every write after its reply's context ended, ends a line
+// left open once, and lets the next reply (a new bind) print again; the
+// end of a context it no longer watches cuts nothing.
+func TestCutter(t *testing.T) {
+	var out bytes.Buffer
+	c := &cutter{}
+	w := c.wrap(&out)
+	if c.wrap(nil) != nil {
+		t.Error("wrap(nil) is not nil")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	unbind := c.bind(ctx)
+	io.WriteString(w, "Hi ")
+	cancel()
+	io.WriteString(w, "there") // the held-back word, flushed after Ctrl-C
+	io.WriteString(w, "\n")
+	unbind()
+	if got := out.String(); got != "Hi \n" {
+		t.Errorf("after the interrupt: %q, want %q", got, "Hi \n")
+	}
+
+	out.Reset()
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	unbind = c.bind(ctx2)
+	io.WriteString(w, "Two.\n")
+	unbind()
+	cancel2() // chat ends each question's context once it is answered
+	io.WriteString(w, "after\n")
+	if got := out.String(); got != "Two.\nafter\n" {
+		t.Errorf("the next reply: %q, want %q", got, "Two.\nafter\n")
+	}
+}
