@@ -23,7 +23,7 @@ func askCommand(e *env) *ffcli.Command {
 	fs := flag.NewFlagSet("moat ask", flag.ContinueOnError)
 	var a agentFlags
 	a.register(fs)
-	fs.StringVar(&a.output, "output", outputText, "what standard output gets: text (the answer as it streams), json (one object at the end) or stream-json (one event a line as it happens); schemas in the README")
+	fs.StringVar(&a.output, "output", outputText, "what standard output gets: text (the answer as it streams), json (one object at the end) or stream-json (one event a line as it happens); schemas in docs/models.md")
 	fs.BoolVar(&a.stats, "stats", false, "at the end, write the figures to standard error: tokens read and generated, tokens per second, time to first token (per reply and in all)")
 	validate(fs, "output", oneOf(&a.output, outputText, outputJSON, outputStreamJSON))
 	return &ffcli.Command{
@@ -61,8 +61,8 @@ JSON object naming a tool, is run as a call, and moat says so.
 For scripts, --output json writes one object at the end (the answer,
 every tool call with its arguments and a short result, every proposal
 with its outcome, the figures, why it ended, the exit status), and
---output stream-json one event a line as it happens; the README gives
-both schemas. --stats writes the figures (tokens, tokens per second,
+--output stream-json one event a line as it happens; docs/models.md
+gives both schemas. --stats writes the figures (tokens, tokens per second,
 time to first token) to standard error at the end.
 
 PROMPT is the rest of the command line; "-" reads it from standard input.

@@ -7,19 +7,21 @@ import (
 	"go/token"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // The docs name only what exists. Every *.md file of the repository is read
 // for the things a reader would go and look for: tests, fuzz targets and
 // benchmarks (TestXxx), identifiers of moat's packages (`confine.FS`,
 // `proto.ReadWhole`), paths in the repository (`host/confine/readfiles.go`)
-// and moat's flags (`--record-files`, and every flag of a `moat ...`
-// command line). Each must exist in the code; a doc that names a test that
+// moat's flags (`--record-files`, and every flag of a `moat ...` command
+// line), and the targets of relative links (a file, and a heading in it). Each must exist in the code; a doc that names a test that
 // was renamed, or a flag that is gone, fails here.
 func TestDocsNameWhatExists(t *testing.T) {
 	top := filepath.Join("..", "..")
@@ -31,6 +33,7 @@ func TestDocsNameWhatExists(t *testing.T) {
 	span := regexp.MustCompile("`([^`\n]+)`")
 	qualified := regexp.MustCompile(`^\(?\*?([a-z][a-z0-9]*)\.([A-Z][A-Za-z0-9_]*)(?:\.([A-Z][A-Za-z0-9_]*))?`)
 	flagWord := regexp.MustCompile(`(?:^|\s)(--[a-z][a-z0-9-]*)`)
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
 
 	for _, doc := range docs {
 		b, err := os.ReadFile(filepath.Join(top, doc))
@@ -41,6 +44,24 @@ func TestDocsNameWhatExists(t *testing.T) {
 		for _, name := range unique(testName.FindAllString(text, -1)) {
 			if !decls.funcs[name] && !strings.Contains(text, "func "+name+"(") {
 				t.Errorf("%s names %s, which is no function of the repository", doc, name)
+			}
+		}
+		for _, m := range link.FindAllStringSubmatch(text, -1) {
+			target, anchor, _ := strings.Cut(m[1], "#")
+			if strings.Contains(target, "://") || strings.HasPrefix(m[1], "mailto:") {
+				continue
+			}
+			file := path.Join(path.Dir(doc), target)
+			if target == "" {
+				file = doc
+			}
+			body, err := os.ReadFile(filepath.Join(top, filepath.FromSlash(file)))
+			if err != nil {
+				t.Errorf("%s links to %s, which the repository does not have", doc, m[1])
+				continue
+			}
+			if anchor != "" && strings.HasSuffix(file, ".md") && !anchors(string(body))[anchor] {
+				t.Errorf("%s links to %s, whose file has no heading for #%s", doc, m[1], anchor)
 			}
 		}
 		var spans []string
@@ -83,6 +104,30 @@ func TestDocsNameWhatExists(t *testing.T) {
 			}
 		}
 	}
+}
+
+// anchors are the link targets a markdown file's headings make, as GitHub
+// makes them: lower case, spaces to dashes, punctuation but dashes and
+// underscores dropped.
+func anchors(md string) map[string]bool {
+	a := map[string]bool{}
+	for _, line := range strings.Split(md, "\n") {
+		if !strings.HasPrefix(line, "#") {
+			continue
+		}
+		h := strings.ToLower(strings.TrimSpace(strings.TrimLeft(line, "#")))
+		var b strings.Builder
+		for _, r := range h {
+			switch {
+			case r == ' ':
+				b.WriteByte('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				b.WriteRune(r)
+			}
+		}
+		a[b.String()] = true
+	}
+	return a
 }
 
 // foreignFlags are flags the docs name that belong to other programs (git's

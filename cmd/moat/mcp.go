@@ -93,7 +93,7 @@ dialog exactly as over stdio. It runs until SIGINT or SIGTERM.
   moat mcp --root ~/src/project --listen :8080 --token-file ~/.config/moat/token
 Open WebUI (Admin Settings, External Tools, +, type MCP (Streamable
 HTTP)): URL http://localhost:8080/mcp, auth Bearer with the token from
-the file (in Docker, see README.md: "Over HTTP").
+the file (in Docker, see docs/mcp.md: "Over HTTP").
 
 Client configuration (Claude Desktop's claude_desktop_config.json; Cursor
 and most other clients use the same "mcpServers" shape):

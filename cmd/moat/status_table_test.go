@@ -18,9 +18,9 @@ func statusTable(t *testing.T) map[int]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, after, ok := strings.Cut(string(readme), "### Exit statuses\n")
+	_, after, ok := strings.Cut(string(readme), "\n## Exit statuses\n")
 	if !ok {
-		t.Fatal("README.md has no section \"### Exit statuses\"")
+		t.Fatal("README.md has no section \"## Exit statuses\"")
 	}
 	rows := map[int]string{}
 	for _, line := range strings.Split(after, "\n") {
