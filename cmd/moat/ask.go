@@ -74,10 +74,10 @@ sub); "--" ends the flags, for a question that starts with a dash.
 
 Exit status: 0 an answer; 1 failure (server unreachable, model missing,
 HTTP or stream error, a file or folder a flag names missing or unusable,
-or the model's reply was empty again after moat told it so); 2 usage; 3
-the model used --max-turns replies without answering; 4 --isolate require
-and isolation cannot start here; 5 the server cut the reply off at its
-length limit (raise --num-ctx or the server's limit);
+or the model's reply was empty again after moat told it so); 2 usage;
+3 the model used --max-turns replies without answering;
+4 --isolate require and isolation cannot start here; 5 the server cut the
+reply off at its length limit (raise --num-ctx or the server's limit);
 130 interrupted (Ctrl-C).
 
 Project instructions: --instructions FILE adds a file of yours after the
