@@ -31,8 +31,9 @@
 // The checks and the rename are separate system calls. A process that
 // races the gate by swapping a parent folder for a symlink between the last
 // check and the rename can redirect the write only to another place inside
-// the root: os.Root does not let a path leave it. The gate does not flush
-// keys typed ahead of the prompt.
+// the root: os.Root does not let a path leave it. Keys typed ahead of a
+// question are discarded before it is asked (tcflush TCIFLUSH, Linux and
+// the BSDs), so they cannot answer it.
 package gate
 
 import (
@@ -89,6 +90,9 @@ type Options struct {
 	OpenTTY func() (TTY, error)
 	// Color turns on coloured diffs (the caller checks TERM and NO_COLOR).
 	Color bool
+	// KeepTypedAhead is the default Terminal's KeepTypedAhead: for moat's
+	// own test suite only.
+	KeepTypedAhead bool
 	// AuditPath, if set, is a JSONL file every proposal and its outcome is
 	// appended to.
 	AuditPath string
@@ -123,7 +127,7 @@ func New(opt Options) (*Gate, error) {
 		return nil, errors.New("gate: Root and Policy are required")
 	}
 	if opt.Reviewer == nil {
-		opt.Reviewer = &Terminal{Open: opt.OpenTTY, Color: opt.Color}
+		opt.Reviewer = &Terminal{Open: opt.OpenTTY, Color: opt.Color, KeepTypedAhead: opt.KeepTypedAhead}
 	}
 	if opt.Notes == nil {
 		opt.Notes = io.Discard
