@@ -44,6 +44,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -110,9 +111,11 @@ type Options struct {
 // Gate implements engine.Proposer. It is safe for concurrent use: prompts
 // are shown one at a time.
 type Gate struct {
-	opt   Options
-	root  *os.Root
-	audit *auditLog
+	opt      Options
+	root     *os.Root
+	rootReal string // Root with its symbolic links resolved
+	audit    *auditLog
+	own      policy.Policy // the gate's own protected paths (the audit log)
 
 	mu sync.Mutex // one proposal at a time: one prompt on the terminal
 
@@ -139,8 +142,14 @@ func New(opt Options) (*Gate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gate: %w", err)
 	}
-	g := &Gate{opt: opt, root: root}
+	g := &Gate{opt: opt, root: root, rootReal: opt.Root}
+	if r, err := filepath.EvalSymlinks(opt.Root); err == nil {
+		g.rootReal = r
+	}
 	if opt.AuditPath != "" {
+		if a, err := filepath.Abs(opt.AuditPath); err == nil {
+			g.own.Protect(a) // the record of what was written is not the model's to write
+		}
 		if g.audit, err = openAudit(opt.AuditPath); err != nil {
 			root.Close()
 			return nil, err
@@ -295,6 +304,14 @@ func (g *Gate) checkPath(given string) (string, error) {
 	}
 	if rule, denied := g.opt.Policy.WriteDenied(rel); denied {
 		return "", refusal(ErrDenied, "Ask the user to make this change themselves.", "matches the write deny rule %q (secrets, repository internals and files that configure tools are never written)", rule)
+	}
+	for _, base := range []string{g.opt.Root, g.rootReal} {
+		abs := filepath.Join(base, filepath.FromSlash(rel))
+		for _, pol := range []*policy.Policy{g.opt.Policy, &g.own} {
+			if d, ok := pol.Protected(abs); ok {
+				return "", refusal(ErrDenied, "Ask the user to make this change themselves.", "is moat's own configuration, state or cache (under %s): moat never writes what configures moat", display.Line(d))
+			}
+		}
 	}
 	return rel, nil
 }

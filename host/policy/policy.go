@@ -36,6 +36,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"path/filepath"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -241,6 +242,7 @@ func quoteNUL(p string) string { return strings.ReplaceAll(p, "\x00", `\x00`) }
 // concurrent use.
 type Policy struct {
 	deny, allow, writeDeny ruleSet
+	protected              []string // absolute paths never written (Protect)
 }
 
 // ruleSet is a list of patterns, sorted by how cheaply they match: exact
@@ -599,4 +601,56 @@ func neverWritten() []string {
 func (p *Policy) allowed(base string, full func() string) bool {
 	_, ok := p.allow.match(base, full)
 	return ok
+}
+
+// Protect adds folders and files that no proposal may write, named by
+// absolute path: what configures moat itself (its config file wherever it
+// would read one, its state, session and cache folders, the audit log),
+// and everything under them, wherever the root is. Each is kept as given
+// and, when it or a folder above it exists, as the path with symbolic
+// links resolved, so a root reached through a link finds it too. Call it
+// before the policy is shared.
+func (p *Policy) Protect(paths ...string) {
+	for _, a := range paths {
+		if a == "" || !filepath.IsAbs(a) {
+			continue
+		}
+		a = filepath.Clean(a)
+		p.protected = append(p.protected, a)
+		if r := resolveExisting(a); r != a {
+			p.protected = append(p.protected, r)
+		}
+	}
+}
+
+// resolveExisting is a with its longest existing prefix's symbolic links
+// resolved, and the rest as it is.
+func resolveExisting(a string) string {
+	rest := ""
+	for d := a; ; d = filepath.Dir(d) {
+		if r, err := filepath.EvalSymlinks(d); err == nil {
+			return filepath.Join(r, rest)
+		}
+		if filepath.Dir(d) == d {
+			return a
+		}
+		rest = filepath.Join(filepath.Base(d), rest)
+	}
+}
+
+// Protected reports the protected path (see [Policy.Protect]) that abs,
+// an absolute path, is or lies under. Names are compared without regard
+// to case, as on a case-insensitive file system, which errs towards
+// refusing.
+func (p *Policy) Protected(abs string) (string, bool) {
+	abs = filepath.Clean(abs)
+	for _, d := range p.protected {
+		if len(abs) < len(d) || !strings.EqualFold(abs[:len(d)], d) {
+			continue
+		}
+		if len(abs) == len(d) || abs[len(d)] == filepath.Separator || d == string(filepath.Separator) {
+			return d, true
+		}
+	}
+	return "", false
 }

@@ -2,7 +2,9 @@ package policy
 
 import (
 	"errors"
+	"os"
 	"path"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -288,6 +290,38 @@ func TestRuleIndexAgreesWithDoublestar(t *testing.T) {
 			if got != want {
 				t.Errorf("rule %q on %q: indexed %v, doublestar %v", p, name, got, want)
 			}
+		}
+	}
+}
+
+// Protect names moat's own files by absolute path; Protected finds a path
+// that is one or lies under one, through a link to a folder above it, and
+// in another case; a sibling with the same prefix is not under it.
+func TestProtected(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real")
+	if err := os.MkdirAll(filepath.Join(real, ".config"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, filepath.Join(dir, "home")); err != nil {
+		t.Fatal(err)
+	}
+	p, err := New(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Protect(filepath.Join(dir, "home", ".config", "moat"), "relative/ignored", "")
+	for path, want := range map[string]bool{
+		filepath.Join(dir, "home", ".config", "moat"):                    true,
+		filepath.Join(dir, "home", ".config", "moat", "config"):          true,
+		filepath.Join(real, ".config", "moat", "config"):                 true, // the link resolved
+		filepath.Join(dir, "home", ".CONFIG", "Moat", "config"):          true,
+		filepath.Join(dir, "home", ".config", "moat2"):                   false,
+		filepath.Join(dir, "home", ".config"):                            false,
+		filepath.Join(dir, "home", ".config", "other", "moat", "config"): false,
+	} {
+		if _, got := p.Protected(path); got != want {
+			t.Errorf("Protected(%s) = %v, want %v", path, got, want)
 		}
 	}
 }
