@@ -115,7 +115,6 @@ type Gate struct {
 	root     *os.Root
 	rootReal string // Root with its symbolic links resolved
 	audit    *auditLog
-	own      policy.Policy // the gate's own protected paths (the audit log)
 
 	mu sync.Mutex // one proposal at a time: one prompt on the terminal
 
@@ -147,9 +146,6 @@ func New(opt Options) (*Gate, error) {
 		g.rootReal = r
 	}
 	if opt.AuditPath != "" {
-		if a, err := filepath.Abs(opt.AuditPath); err == nil {
-			g.own.Protect(a) // the record of what was written is not the model's to write
-		}
 		if g.audit, err = openAudit(opt.AuditPath); err != nil {
 			root.Close()
 			return nil, err
@@ -180,6 +176,9 @@ type proposal struct {
 	// oversize is the size the content would have had, when that is
 	// past MaxFileBytes and the content was therefore never built.
 	oversize int
+	// named is the root's config that names this file as a build
+	// script, when one does (a warning, not a refusal).
+	named *policy.Named
 }
 
 // outcome is the decision the audit log records.
@@ -229,6 +228,13 @@ func (g *Gate) propose(ctx context.Context, tool string, args json.RawMessage) (
 		return p, refused(p, err), outcome{decision: "refused", reason: err.Error()}
 	}
 	p.rel = rel
+	if n, ok := policy.UnderNamed(rel, g.configNamed()); ok {
+		if n.Never {
+			err := refusal(ErrDenied, "Ask the user to make this change themselves.", "is inside %s, which %s names as code to run without anyone deciding to (never written)", display.Line(n.Rel), display.Line(n.By))
+			return p, refused(p, err), outcome{decision: "refused", reason: err.Error()}
+		}
+		p.named = &n
+	}
 	snap, err := g.inspect(rel)
 	if err != nil {
 		return p, refused(p, err), outcome{decision: "refused", reason: err.Error()}
@@ -307,10 +313,8 @@ func (g *Gate) checkPath(given string) (string, error) {
 	}
 	for _, base := range []string{g.opt.Root, g.rootReal} {
 		abs := filepath.Join(base, filepath.FromSlash(rel))
-		for _, pol := range []*policy.Policy{g.opt.Policy, &g.own} {
-			if d, ok := pol.Protected(abs); ok {
-				return "", refusal(ErrDenied, "Ask the user to make this change themselves.", "is moat's own configuration, state or cache (under %s): moat never writes what configures moat", display.Line(d))
-			}
+		if d, ok := g.opt.Policy.Protected(abs); ok {
+			return "", refusal(ErrDenied, "Ask the user to make this change themselves.", "is moat's own configuration, state or cache (under %s): moat never writes what configures moat", display.Line(d))
 		}
 	}
 	return rel, nil

@@ -189,7 +189,7 @@ func TestRunsCode(t *testing.T) {
 			t.Errorf("RunsCode(%q) = %q, %v; want %q", path, got, ok, tool)
 		}
 	}
-	for _, path := range []string{"main.go", "README.md", "docs/Makefile.md", ".github/CODEOWNERS", ".vscode/extensions.json", "../Makefile", "/etc/x"} {
+	for _, path := range []string{"main.go", "README.md", "docs/Makefile.md", ".github/CODEOWNERS", "../Makefile", "/etc/x"} {
 		if got, ok := RunsCode(path); ok {
 			t.Errorf("RunsCode(%q) = %q, want not marked", path, got)
 		}
