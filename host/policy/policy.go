@@ -113,6 +113,41 @@ var defaultDeny = []string{
 	"sftp-config.json", "sftp-config", ".ftpconfig", ".remote-sync.json", "deployment-config.json",
 	"filezilla.xml", "recentservers.xml", "*.ovpn", "*.rdp", "dbeaver-data-sources.xml", ".dbeaver-data-sources.xml",
 	"robomongo.json", "secret_token.rb",
+	// issue 29: credential files at their tools' documented paths that
+	// the families above missed.
+	// git's credential store at its second default path
+	// ($XDG_CONFIG_HOME/git/credentials)
+	"git/credentials",
+	// mail clients' passwords (msmtp, fetchmail, isync/mbsync, Emacs'
+	// auth-source, OfflineIMAP, NeoMutt, aerc, himalaya, getmail, mailx)
+	".msmtprc", "msmtprc", "msmtp/config", ".fetchmailrc", "fetchmailrc", ".mbsyncrc", "mbsyncrc", "isyncrc", "isync/mbsyncrc",
+	".authinfo", "authinfo", ".authinfo.gpg", "authinfo.gpg", ".netrc.gpg", ".offlineimaprc", "offlineimaprc", "offlineimap/config",
+	".neomuttrc", "neomuttrc", "neomutt/neomuttrc", "mutt/muttrc", "aerc/accounts.conf", "himalaya/config.toml",
+	".getmail", "getmail/getmailrc", ".mailrc",
+	// VPN configurations and state (WireGuard, NetworkManager's
+	// connections, strongSwan, Tailscale, ZeroTier; OpenVPN's *.ovpn is
+	// above)
+	"wg*.conf", "wireguard", "*.nmconnection", "system-connections", "ipsec.secrets", "tailscaled.state", "identity.secret",
+	// build tools' and package managers' credential files (sbt and Ivy,
+	// Leiningen, Poetry, Hex, JFrog CLI, Helm, Nix, Gitea's tea)
+	".sbt/.credentials", ".ivy2/.credentials", "credentials.clj", "credentials.clj.gpg", "pypoetry/auth.toml", "*hex/hex.config",
+	".jfrog", "helm/registry/config.json", "helm/repositories.yaml", "nix/netrc", "tea/config.yml",
+	// CLIs' tokens (Kubernetes config by other names, CircleCI, Travis,
+	// Railway, Render, Supabase, Firebase and Snyk's configstore, Expo,
+	// Twilio, Stripe, Sentry, Vultr, Scaleway, OVH, Hugging Face, Kaggle,
+	// MinIO's mc, saml2aws)
+	"kubeconfig", "*.kubeconfig", ".circleci/cli.yml", ".travis/config.yml", ".railway", ".render/cli.yaml",
+	"*supabase/access-token", "configstore/firebase-tools.json", "configstore/snyk.json", "*expo/state.json", ".twilio-cli",
+	"stripe/config.toml", ".sentryclirc", ".vultr-cli.yaml", "scw/config.yaml", "ovh.conf", "huggingface/token",
+	"huggingface/stored_tokens", "kaggle.json", ".mc/config.json", ".saml2aws",
+	// secret managers' and tunnel CLIs' state (1Password CLI, Bitwarden
+	// CLI, Doppler, Infisical, LastPass, pass, cloudflared, ngrok, frp)
+	"op/config", ".op", "bitwarden cli", ".doppler", ".infisical", ".lpass", "lpass", ".password-store",
+	".cloudflared", "cloudflared", "ngrok.yml", "ngrok/ngrok.yml", ".ngrok2", "frpc.toml", "frpc.ini",
+	// browsers' and Electron apps' cookie stores under any profile name,
+	// their journals; macOS keychains; Kerberos tickets and keytabs
+	"profile */cookies", "guest profile/cookies", "cookies-journal", "login data-journal", "cookies.sqlite-*", "*.keychain-db", "keychains",
+	"krb5cc_*", "*.keytab",
 }
 
 // ConfigFileName is moat's own per-folder configuration file; the model must
