@@ -44,6 +44,32 @@ func (g *Gate) configNamed() []policy.Named {
 			extra[p] = b
 		}
 	}
+	// A worktree's .git is a file naming its git folder, whose config
+	// (and its common folder's) git reads: gitrepository-layout.
+	if b, ok := read(".git"); ok {
+		if dir, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:"); ok {
+			dir = strings.TrimSpace(dir)
+			if !filepath.IsAbs(dir) {
+				dir = filepath.Join(g.rootReal, dir)
+			}
+			dirs := []string{dir}
+			if c, err := os.ReadFile(filepath.Join(dir, "commondir")); err == nil {
+				common := strings.TrimSpace(string(c))
+				if !filepath.IsAbs(common) {
+					common = filepath.Join(dir, common)
+				}
+				dirs = append(dirs, common)
+			}
+			for _, d := range dirs {
+				for _, name := range []string{"config", "config.worktree"} {
+					cfg := filepath.Join(d, name)
+					if b, err := os.ReadFile(cfg); err == nil && len(b) <= maxConfigBytes {
+						extra[cfg] = b
+					}
+				}
+			}
+		}
+	}
 	toRel := func(p string) (string, bool) {
 		if p == "~" || strings.HasPrefix(p, "~/") {
 			if home == "" {

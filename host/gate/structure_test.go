@@ -83,3 +83,24 @@ func TestWritesJudgedByStructure(t *testing.T) {
 		}
 	}
 }
+
+// A linked worktree's .git is a file naming its git folder; the
+// core.hooksPath of that folder's common config is read too.
+func TestHooksPathOfAWorktree(t *testing.T) {
+	f := newFixture(t, "y\n")
+	gitdir := filepath.Join(f.outside, "main.git", "worktrees", "wt")
+	if err := os.MkdirAll(gitdir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(gitdir, "commondir"), []byte("../..\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(f.outside, "main.git", "config"), []byte("[core]\n\thooksPath = githooks\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.write(".git", "gitdir: "+gitdir+"\n")
+	res := f.propose("propose_write", write("githooks/pre-commit", "#!/bin/sh\n"))
+	if !res.IsError || !strings.Contains(res.Text, "core.hooksPath in") || f.opens != 0 {
+		t.Fatalf("result %+v, terminal opened %d times", res, f.opens)
+	}
+}
