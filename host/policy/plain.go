@@ -21,11 +21,15 @@ import (
 //     new content starts with "#!";
 //   - a script by its extension (.sh, .bash, .zsh, .fish, .ps1, .psm1,
 //     .bat, .cmd, .command);
-//   - a build manifest or task file by name (buildNames);
+//   - a build manifest or task file by name (buildNames, buildExts, the
+//     prefixes Makefile, Dockerfile, Taskfile., docker-compose, compose.
+//     unless the extension is a document's, and pip's requirements*.txt
+//     and constraints*.txt);
 //   - a configuration file by its shape: an extension that is a
 //     configuration format (.toml, .yaml, .yml, .json, .jsonc, .json5,
 //     .ini, .cfg, .conf, .config, .properties, .plist), or a name
-//     without an extension ending in "rc" (tools' rc files: npmrc);
+//     without an extension ending in "rc" (tools' rc files: npmrc; not
+//     "src");
 //   - a file a config in the root names as a build script (see
 //     [ConfigNamed]).
 //
@@ -57,7 +61,12 @@ var buildNames = map[string]bool{
 	"mix.exs": true, "rebar.config": true, "dune": true, "dune-project": true, "setup.py": true, "noxfile.py": true,
 	"conftest.py": true, "build.rs": true, "build.zig": true, "earthfile": true, "tiltfile": true, "buildfile": true,
 	"pom.xml": true, "package.swift": true, "cakefile": true, "gulpfile.js": true, "gruntfile.js": true,
+	"pipfile": true,
 }
+
+// docExts keep a name that begins like a build file's a document
+// (Makefile.md, Dockerfile.txt).
+var docExts = map[string]bool{".md": true, ".txt": true, ".rst": true, ".html": true, ".adoc": true, ".org": true, ".pdf": true}
 
 // buildExts are build files by extension.
 var buildExts = map[string]bool{
@@ -87,12 +96,13 @@ func NotPlain(rel string, mode fs.FileMode, old, new []byte) (why string, ok boo
 		return "it starts with #!, so it runs as a program", true
 	case scriptExts[ext]:
 		return "it is a script (" + ext + ")", true
-	case buildNames[low] || buildExts[ext] || strings.HasPrefix(low, "makefile") || strings.HasPrefix(low, "dockerfile") ||
-		strings.HasPrefix(low, "taskfile.") || strings.HasPrefix(low, "docker-compose") || strings.HasPrefix(low, "compose."):
+	case buildNames[low] || buildExts[ext] || !docExts[ext] && (strings.HasPrefix(low, "makefile") || strings.HasPrefix(low, "dockerfile") ||
+		strings.HasPrefix(low, "taskfile.") || strings.HasPrefix(low, "docker-compose") || strings.HasPrefix(low, "compose.")) ||
+		ext == ".txt" && (strings.HasPrefix(low, "requirements") || strings.HasPrefix(low, "constraints")):
 		return "it is a build manifest or task file, whose commands a tool runs", true
 	case configExts[ext]:
 		return "it is a configuration file (" + ext + "), which a tool may read as its settings", true
-	case ext == "" && len(low) > 2 && strings.HasSuffix(low, "rc"):
+	case ext == "" && len(low) > 2 && strings.HasSuffix(low, "rc") && low != "src":
 		return "its name is an rc file's, which a tool reads as its settings", true
 	}
 	return "", false

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -322,6 +323,30 @@ func TestProtected(t *testing.T) {
 	} {
 		if _, got := p.Protected(path); got != want {
 			t.Errorf("Protected(%s) = %v, want %v", path, got, want)
+		}
+	}
+}
+
+// NotPlain: each structural reason, and plain files that only look a
+// little like them.
+func TestNotPlain(t *testing.T) {
+	for rel, mode := range map[string]fs.FileMode{
+		".x": 0, "a/.cfg/b.txt": 0, "bin/tool": 0o755, "run.sh": 0, "x/Makefile.am": 0, "Dockerfile.dev": 0,
+		"requirements-dev.txt": 0, "Pipfile": 0, "deploy.yml": 0, "a.json": 0, "foorc": 0, "BUILD": 0, "x.bzl": 0,
+	} {
+		if _, ok := NotPlain(rel, mode, nil, []byte("x\n")); !ok {
+			t.Errorf("NotPlain(%q) = plain", rel)
+		}
+	}
+	if _, ok := NotPlain("tools/gen", 0, nil, []byte("#!/bin/sh\n")); !ok {
+		t.Error("a new #! file is plain")
+	}
+	if _, ok := NotPlain("tools/gen", 0, []byte("#!/bin/sh\n"), []byte("x\n")); !ok {
+		t.Error("replacing a #! file is plain")
+	}
+	for _, rel := range []string{"main.go", "go.mod", "README.md", "docs/Makefile.md", "Dockerfile.txt", "src/lib.rs", "data.csv", "notes.txt", "src"} {
+		if why, ok := NotPlain(rel, 0o644, []byte("x"), []byte("y")); ok {
+			t.Errorf("NotPlain(%q) = %q, want plain", rel, why)
 		}
 	}
 }
