@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -118,7 +119,11 @@ func (c *common) sandbox() (runner.Config, isolate.Mode, error) {
 		return runner.Config{}, 0, usagef("--root: %v", err)
 	}
 	if !c.allowHome {
-		if err := notHome(abs, os.Getenv("HOME")); err != nil {
+		homes := []string{os.Getenv("HOME")}
+		if u, err := user.Current(); err == nil {
+			homes = append(homes, u.HomeDir)
+		}
+		if err := notHome(abs, homes...); err != nil {
 			return runner.Config{}, 0, err
 		}
 	}
@@ -128,11 +133,12 @@ func (c *common) sandbox() (runner.Config, isolate.Mode, error) {
 	}, mode, nil
 }
 
-// notHome refuses a root (absolute) that is the home folder or a folder
-// above it, "/" always, symbolic links resolved on both: such a root holds
-// every project, credential and tool setting of the user, and moat's own
-// configuration and state. --allow-home lets it through.
-func notHome(abs, home string) error {
+// notHome refuses a root (absolute) that is a home folder ($HOME, the
+// account's) or a folder above one, "/" always, symbolic links resolved
+// on both: such a root holds every project, credential and tool setting
+// of the user, and moat's own configuration and state. --allow-home lets
+// it through.
+func notHome(abs string, homes ...string) error {
 	root := abs
 	if r, err := filepath.EvalSymlinks(abs); err == nil {
 		root = r
@@ -141,18 +147,20 @@ func notHome(abs, home string) error {
 	if filepath.Dir(root) == root {
 		return usagef(msg, abs, "the file system's root, above your home folder")
 	}
-	if home == "" || !filepath.IsAbs(home) {
-		return nil
-	}
-	h := filepath.Clean(home)
-	if r, err := filepath.EvalSymlinks(h); err == nil {
-		h = r
-	}
-	switch {
-	case h == root:
-		return usagef(msg, abs, "your home folder")
-	case strings.HasPrefix(h, root+string(filepath.Separator)):
-		return usagef(msg, abs, "above your home folder ("+h+")")
+	for _, home := range homes {
+		if home == "" || !filepath.IsAbs(home) {
+			continue
+		}
+		h := filepath.Clean(home)
+		if r, err := filepath.EvalSymlinks(h); err == nil {
+			h = r
+		}
+		switch {
+		case h == root:
+			return usagef(msg, abs, "your home folder")
+		case strings.HasPrefix(h, root+string(filepath.Separator)):
+			return usagef(msg, abs, "above your home folder ("+h+")")
+		}
 	}
 	return nil
 }
@@ -161,7 +169,8 @@ func notHome(abs, home string) error {
 // proposal may write (policy.Protect), wherever the root is: the config
 // file this command read or would read, in every place the environment
 // could make it read one ($XDG_CONFIG_HOME, ~/.config, macOS's and
-// Windows' folders), $MOAT_CONFIG and --config; the state folder (saved
+// Windows' folders; ~ both $HOME and the account's home folder),
+// $MOAT_CONFIG and --config; the state folder (saved
 // sessions) likewise; and the compile cache (native code moat runs):
 // --cache-dir, the user's cache folder and the private fallback under
 // the temporary folder.
@@ -183,7 +192,10 @@ func (c *common) ownPaths(getenv func(string) string) []string {
 		}
 		return filepath.Join(append([]string{base}, elem...)...)
 	}
-	home := getenv("HOME")
+	homes := []string{getenv("HOME")}
+	if u, err := user.Current(); err == nil && u.HomeDir != "" && u.HomeDir != homes[0] {
+		homes = append(homes, u.HomeDir) // the account's home, whatever $HOME says now
+	}
 	add(c.config, getenv("MOAT_CONFIG"), defaultConfig(), c.cacheDir, getenv("MOAT_CACHE_DIR"), c.cachePath())
 	if d, err := os.UserConfigDir(); err == nil {
 		add(sub(d, "moat"))
@@ -192,12 +204,15 @@ func (c *common) ownPaths(getenv func(string) string) []string {
 		add(sub(d, "moat"))
 	}
 	add(
-		sub(getenv("XDG_CONFIG_HOME"), "moat"), sub(home, ".config", "moat"),
-		sub(home, "Library", "Application Support", "moat"), sub(getenv("AppData"), "moat"),
-		sub(getenv("XDG_STATE_HOME"), "moat"), sub(home, ".local", "state", "moat"), sub(getenv("LocalAppData"), "moat"),
-		sub(getenv("XDG_CACHE_HOME"), "moat"), sub(home, ".cache", "moat"), sub(home, "Library", "Caches", "moat"),
+		sub(getenv("XDG_CONFIG_HOME"), "moat"), sub(getenv("AppData"), "moat"),
+		sub(getenv("XDG_STATE_HOME"), "moat"), sub(getenv("LocalAppData"), "moat"),
+		sub(getenv("XDG_CACHE_HOME"), "moat"),
 		filepath.Join(os.TempDir(), fmt.Sprintf("moat-cache-%d", os.Getuid())),
 	)
+	for _, home := range homes {
+		add(sub(home, ".config", "moat"), sub(home, "Library", "Application Support", "moat"),
+			sub(home, ".local", "state", "moat"), sub(home, ".cache", "moat"), sub(home, "Library", "Caches", "moat"))
+	}
 	return out
 }
 
