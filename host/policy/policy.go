@@ -123,15 +123,17 @@ var defaultDeny = []string{
 	".msmtprc", "msmtprc", "msmtp/config", ".fetchmailrc", "fetchmailrc", ".mbsyncrc", "mbsyncrc", "isyncrc", "isync/mbsyncrc",
 	".authinfo", "authinfo", ".authinfo.gpg", "authinfo.gpg", ".netrc.gpg", ".offlineimaprc", "offlineimaprc", "offlineimap/config",
 	".neomuttrc", "neomuttrc", "neomutt/neomuttrc", "mutt/muttrc", "aerc/accounts.conf", "himalaya/config.toml",
-	".getmail", "getmail/getmailrc", ".mailrc",
+	".getmail", "getmail/getmailrc", ".mailrc", "*claws-mail/passwordstorerc", "*claws-mail/accountrc", "vdirsyncer/config",
 	// VPN configurations and state (WireGuard, NetworkManager's
 	// connections, strongSwan, Tailscale, ZeroTier; OpenVPN's *.ovpn is
 	// above)
 	"wg*.conf", "wireguard", "*.nmconnection", "system-connections", "ipsec.secrets", "tailscaled.state", "identity.secret",
+	"openvpn/*.conf", "openvpn/*/*.conf", "openfortivpn/config", "vpnc/*.conf", "swanctl/swanctl.conf", "swanctl/conf.d/*.conf",
 	// build tools' and package managers' credential files (sbt and Ivy,
 	// Leiningen, Poetry, Hex, JFrog CLI, Helm, Nix, Gitea's tea)
 	".sbt/.credentials", ".ivy2/.credentials", "credentials.clj", "credentials.clj.gpg", "pypoetry/auth.toml", "*hex/hex.config",
-	".jfrog", "helm/registry/config.json", "helm/repositories.yaml", "nix/netrc", "tea/config.yml",
+	".jfrog", "helm/registry/config.json", "helm/repositories.yaml", "nix/netrc", "nix/nix.conf", "tea/config.yml",
+	".cabal/config", "cabal/config",
 	// CLIs' tokens (Kubernetes config by other names, CircleCI, Travis,
 	// Railway, Render, Supabase, Firebase and Snyk's configstore, Expo,
 	// Twilio, Stripe, Sentry, Vultr, Scaleway, OVH, Hugging Face, Kaggle,
@@ -143,7 +145,7 @@ var defaultDeny = []string{
 	// secret managers' and tunnel CLIs' state (1Password CLI, Bitwarden
 	// CLI, Doppler, Infisical, LastPass, pass, cloudflared, ngrok, frp)
 	"op/config", ".op", "bitwarden cli", ".doppler", ".infisical", ".lpass", "lpass", ".password-store",
-	".cloudflared", "cloudflared", "ngrok.yml", "ngrok/ngrok.yml", ".ngrok2", "frpc.toml", "frpc.ini",
+	".cloudflared", "cloudflared", "ngrok.yml", "ngrok/ngrok.yml", ".ngrok2", "frpc.toml", "frpc.ini", ".zrok", ".awsvault",
 	// browsers' and Electron apps' cookie stores under any profile name,
 	// their journals; macOS keychains; Kerberos tickets and keytabs
 	"profile */cookies", "guest profile/cookies", "cookies-journal", "login data-journal", "cookies.sqlite-*", "*.keychain-db", "keychains",
