@@ -35,6 +35,10 @@ const (
 // warning, for a file that runs code), so what is being decided is on the
 // screen when the person decides, however long the diff.
 //
+// Every key typed before a question (or a "more" line) was on the screen
+// is discarded first (tcflush TCIFLUSH, and what was read ahead), so only
+// a person who has seen it answers; see KeepTypedAhead.
+//
 // Answers at the question: y or yes writes; n, no, q or Enter alone declines;
 // r declines and asks for one line to tell the model why (or "r why"
 // inline); a shows the whole change again. Anything else asks again. End

@@ -27,7 +27,10 @@
 // rules for secrets by content stand between it and the model. The
 // never-write list is the codeFiles table; git directories and git
 // configuration are recognised by structure and content ([GitDir],
-// [GitConfigCommand]), which the gate applies. Hard links to a denied file under
+// [GitConfigCommand]), what the root's configs name as code by reading
+// them ([ConfigNamed]), a file that is not plain data by its shape
+// ([NotPlain]), and moat's own files by absolute path ([Policy.Protect]),
+// all of which the gate applies. Hard links to a denied file under
 // another name are not recognised by name (the write gate refuses files with
 // more than one link; reading them is a documented limit, see SECURITY.md).
 package policy
