@@ -184,6 +184,7 @@ func TestRunsCode(t *testing.T) {
 		".vscode/mcp.json": "VS Code", "team.code-workspace": "VS Code", ".devcontainer/devcontainer.json": "Dev Containers",
 		"sub/.VSCode/Tasks.json": "VS Code", "Makefile": "make", "web/package.json": "npm", ".github/workflows/ci.yml": "GitHub Actions",
 		"crate/build.rs": "cargo", ".envrc": "direnv", "tests/conftest.py": "pytest", ".git/hooks/pre-push": "git",
+		"AGENTS.md": "moat (--agents-md) and other agents",
 	}
 	for path, tool := range want {
 		if got, ok := RunsCode(path); !ok || got != tool {

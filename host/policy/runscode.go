@@ -127,6 +127,10 @@ var codeFiles = []codeFile{
 	{".github/workflows", "GitHub Actions", false}, {".gitlab-ci.yml", "GitLab CI", false}, {".circleci", "CircleCI", false},
 	{"Jenkinsfile", "Jenkins", false}, {".travis.yml", "Travis CI", false}, {"azure-pipelines.yml", "Azure Pipelines", false},
 	{"flake.nix", "nix", false}, {"shell.nix", "nix", false}, {"default.nix", "nix", false},
+	// Agents' instruction files: moat with --agents-md, and other agents,
+	// put them in the system prompt of every later session there.
+	{"AGENTS.md", "moat (--agents-md) and other agents", false}, {"CLAUDE.md", "Claude Code", false},
+	{"GEMINI.md", "Gemini CLI", false},
 	// Toolchain pins that fetch and run a release of the named version.
 	{".tool-versions", "asdf or mise", false}, {".nvmrc", "nvm", false}, {".node-version", "Node.js version managers", false},
 	{".python-version", "pyenv or uv", false}, {".ruby-version", "Ruby version managers", false},
