@@ -24,6 +24,15 @@
 //
 // Scripts can also run moat itself ("exec moat ask --record ..."), against
 // the fake model server fakellm starts.
+//
+// A recording is data, not code: a script in dir that holds
+// moat/session.json is a recording, and its own script may hold only
+// comments, blank lines and the line "replay" (or "replay --root DIR",
+// DIR a relative path inside the script's work folder); one with any other line
+// (an exec, any other command) fails before anything of it runs, so a
+// recording from someone else runs moat's replay and nothing else. A
+// script in dir that is not a recording is a testscript like any other:
+// code, to be read before it is committed.
 package moattest
 
 import (
@@ -56,6 +65,9 @@ func Params(t testing.TB, dir string) testscript.Params {
 		Dir:  dir,
 		Cmds: Commands(),
 		Setup: func(env *testscript.Env) error {
+			if err := recordingIsData(dir, env.WorkDir); err != nil {
+				return err
+			}
 			env.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+env.Getenv("PATH"))
 			if abs, err := filepath.Abs(dir); err == nil {
 				env.Setenv(scriptsVar, abs) // so that replay names a script's own file
@@ -263,6 +275,64 @@ func scriptFile(ts *testscript.TestScript) string {
 		}
 	}
 	return ""
+}
+
+// recordingIsData refuses to run a recording whose script holds anything
+// but comments, blank lines and "replay". The script is found by its
+// name, which testscript gives its work folder ("script-NAME").
+func recordingIsData(dir, workDir string) error {
+	name := strings.TrimPrefix(filepath.Base(workDir), "script-")
+	var (
+		a    *txtar.Archive
+		file string
+	)
+	for _, ext := range []string{".txtar", ".txt"} {
+		file = filepath.Join(dir, name+ext)
+		if _, err := os.Stat(file); err == nil {
+			var perr error
+			if a, perr = txtar.ParseFile(file); perr != nil {
+				return fmt.Errorf("moattest: %v", perr)
+			}
+			break
+		}
+	}
+	if a == nil {
+		return fmt.Errorf("moattest: cannot find the script %s in %s to check whether it is a recording", name, dir)
+	}
+	isRecording := false
+	for _, f := range a.Files {
+		if f.Name == "moat/session.json" {
+			isRecording = true
+		}
+	}
+	if !isRecording {
+		return nil
+	}
+	for i, line := range strings.Split(string(a.Comment), "\n") {
+		t := strings.TrimSpace(line)
+		if t == "" || strings.HasPrefix(t, "#") || t == "replay" || replayInWork(t) {
+			continue
+		}
+		return fmt.Errorf("moattest: %s is a moat recording (it holds moat/session.json), and a recording is data: its script may hold only comments and the line \"replay\" (or \"replay --root DIR\", DIR inside the script's work folder), but line %d is %q; nothing of it was run", file, i+1, t)
+	}
+	return nil
+}
+
+// replayInWork reports whether line is "replay --root DIR" with DIR a
+// plain relative path (no "..", not absolute, no variable), which the
+// replay command resolves in the script's work folder or the test's, the form a recording made without
+// --record-files is given.
+func replayInWork(line string) bool {
+	f := strings.Fields(line)
+	if len(f) != 3 || f[0] != "replay" || f[1] != "--root" {
+		return false
+	}
+	d := f[2]
+	if filepath.IsAbs(d) || strings.ContainsAny(d, "$'\"\\") {
+		return false
+	}
+	c := filepath.ToSlash(filepath.Clean(d))
+	return c != ".." && !strings.HasPrefix(c, "../")
 }
 
 // packWork rebuilds the recording this script is from the files

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -40,6 +41,7 @@ type common struct {
 	cacheDir     string
 	config       string
 	rootsGiven   int // how many times --root was set: once at most
+	allowHome    bool
 
 	cache *cacheChoice // decided on first use (see chooseCache)
 }
@@ -57,6 +59,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.redact, "redact", true, "replace well-known secrets (private keys, cloud keys, tokens; gitleaks' rules) with [redacted: RULE] in what the tools return and in the write diff; --allow does not turn this off, --redact=false does")
 	fs.StringVar(&c.isolate, "isolate", "auto", "OS isolation of the tool process: auto (where the kernel allows), require, or off")
 	fs.StringVar(&c.cacheDir, "cache-dir", "", "the `folder` where compiled WebAssembly is cached (default: the user cache dir + /moat)")
+	fs.BoolVar(&c.allowHome, "allow-home", false, "allow a root that is your home folder or a folder above it (refused by default: the model could read every project, credential and setting there, moat's own included)")
 	fs.StringVar(&c.config, "config", "", "read flags from this `file`, one \"flag value\" or \"flag = value\" per line (keys of other commands are skipped; default: moat/config in the user config dir, if it is there)")
 	validate(fs, "root", onDisk(func() error { return checkRoot(c.root) }))
 	validate(fs, "resolver", parsedBy(&c.resolver, confine.ParseKind))
@@ -141,10 +144,102 @@ func (c *common) sandbox() (runner.Config, isolate.Mode, error) {
 	if err != nil {
 		return runner.Config{}, 0, usagef("--root: %v", err)
 	}
+	if !c.allowHome {
+		homes := []string{os.Getenv("HOME")}
+		if u, err := user.Current(); err == nil {
+			homes = append(homes, u.HomeDir)
+		}
+		if err := notHome(abs, homes...); err != nil {
+			return runner.Config{}, 0, err
+		}
+	}
 	return runner.Config{
 		Root: abs, Resolver: kind, Deny: c.deny, Allow: c.allow,
 		CacheDir: c.cachePath(), Timeout: c.timeout,
 	}, mode, nil
+}
+
+// notHome refuses a root (absolute) that is a home folder ($HOME, the
+// account's) or a folder above one, "/" always, symbolic links resolved
+// on both: such a root holds every project, credential and tool setting
+// of the user, and moat's own configuration and state. --allow-home lets
+// it through.
+func notHome(abs string, homes ...string) error {
+	root := abs
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		root = r
+	}
+	msg := "--root %s is %s: the model could read every project, credential file and tool setting under it (only the deny-list's names are hidden) and propose writes to any of them; give the project's folder instead, or --allow-home (MOAT_ALLOW_HOME=1, or allow-home in the config file) if you mean it"
+	if filepath.Dir(root) == root {
+		return usagef(msg, abs, "the file system's root, above your home folder")
+	}
+	for _, home := range homes {
+		if home == "" || !filepath.IsAbs(home) {
+			continue
+		}
+		h := filepath.Clean(home)
+		if r, err := filepath.EvalSymlinks(h); err == nil {
+			h = r
+		}
+		switch {
+		case h == root:
+			return usagef(msg, abs, "your home folder")
+		case strings.HasPrefix(h, root+string(filepath.Separator)):
+			return usagef(msg, abs, "above your home folder ("+h+")")
+		}
+	}
+	return nil
+}
+
+// ownPaths are the files and folders that configure moat, which no
+// proposal may write (policy.Protect), wherever the root is: the config
+// file this command read or would read, in every place the environment
+// could make it read one ($XDG_CONFIG_HOME, ~/.config, macOS's and
+// Windows' folders; ~ both $HOME and the account's home folder),
+// $MOAT_CONFIG and --config; the state folder (saved
+// sessions) likewise; and the compile cache (native code moat runs):
+// --cache-dir, the user's cache folder and the private fallback under
+// the temporary folder.
+func (c *common) ownPaths(getenv func(string) string) []string {
+	var out []string
+	add := func(p ...string) {
+		for _, q := range p {
+			if q == "" {
+				continue
+			}
+			if a, err := filepath.Abs(resolvePath(q, "")); err == nil {
+				out = append(out, a)
+			}
+		}
+	}
+	sub := func(base string, elem ...string) string {
+		if base == "" || !filepath.IsAbs(base) {
+			return ""
+		}
+		return filepath.Join(append([]string{base}, elem...)...)
+	}
+	homes := []string{getenv("HOME")}
+	if u, err := user.Current(); err == nil && u.HomeDir != "" && u.HomeDir != homes[0] {
+		homes = append(homes, u.HomeDir) // the account's home, whatever $HOME says now
+	}
+	add(c.config, getenv("MOAT_CONFIG"), defaultConfig(), c.cacheDir, getenv("MOAT_CACHE_DIR"), c.cachePath())
+	if d, err := os.UserConfigDir(); err == nil {
+		add(sub(d, "moat"))
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		add(sub(d, "moat"))
+	}
+	add(
+		sub(getenv("XDG_CONFIG_HOME"), "moat"), sub(getenv("AppData"), "moat"),
+		sub(getenv("XDG_STATE_HOME"), "moat"), sub(getenv("LocalAppData"), "moat"),
+		sub(getenv("XDG_CACHE_HOME"), "moat"),
+		filepath.Join(os.TempDir(), fmt.Sprintf("moat-cache-%d", os.Getuid())),
+	)
+	for _, home := range homes {
+		add(sub(home, ".config", "moat"), sub(home, "Library", "Application Support", "moat"),
+			sub(home, ".local", "state", "moat"), sub(home, ".cache", "moat"), sub(home, "Library", "Caches", "moat"))
+	}
+	return out
 }
 
 // cachePath is the compile cache this command uses.
@@ -295,6 +390,7 @@ func (c *common) openEngineWith(ctx context.Context, notes io.Writer, mk propose
 	if err != nil {
 		return nil, usagef("%v", err)
 	}
+	pol.Protect(c.ownPaths(os.Getenv)...)
 	cat, err := toolspec.New()
 	if err != nil {
 		return nil, err

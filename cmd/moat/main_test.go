@@ -41,7 +41,11 @@ func scriptParams(t *testing.T, area string, cmds map[string]func(ts *testscript
 			env.Setenv("MOAT_CACHE_DIR", cache)
 			// A race-built moat otherwise sleeps 1 s before every exit.
 			env.Setenv("GORACE", "atexit_sleep_ms=0")
-			env.Setenv("MOAT_ISOLATE", "off")               // scripts opt in to isolation explicitly
+			env.Setenv("MOAT_ISOLATE", "off") // scripts opt in to isolation explicitly
+			// ttyin types every answer before moat starts; the gate
+			// would discard them as typed ahead (typeahead_pty_linux_test.go
+			// types after each question instead).
+			env.Setenv("MOAT_TEST_TYPEAHEAD", "keep")
 			env.Setenv("OLLAMA_HOST", "http://127.0.0.1:9") // nothing listens there
 			// Saved chat sessions: this script's own, outside its root.
 			env.Setenv("XDG_STATE_HOME", env.WorkDir+".state")

@@ -57,18 +57,20 @@ func (w *writeFlags) proposer(absRoot string, pol *policy.Policy, red *redact.Re
 		return nil, err
 	}
 	var rv gate.Reviewer // nil: the gate's terminal
+	keep := keepTypedAhead(os.Getenv)
 	if w.wrap != nil {
-		rv = w.wrap(&gate.Terminal{Color: colorTerminal(os.Getenv)})
+		rv = w.wrap(&gate.Terminal{Color: colorTerminal(os.Getenv), KeepTypedAhead: keep})
 	}
 	g, err := gate.New(gate.Options{
-		Root:      absRoot,
-		Policy:    pol,
-		Reviewer:  rv,
-		Color:     colorTerminal(os.Getenv),
-		AuditPath: w.audit,
-		Notes:     notes,
-		Redactor:  red,
-		Typed:     w.typed,
+		Root:           absRoot,
+		Policy:         pol,
+		Reviewer:       rv,
+		Color:          colorTerminal(os.Getenv),
+		KeepTypedAhead: keep,
+		AuditPath:      w.audit,
+		Notes:          notes,
+		Redactor:       red,
+		Typed:          w.typed,
 	})
 	if err != nil {
 		return nil, err
@@ -116,4 +118,13 @@ func (w *writeFlags) auditUnused(stderr io.Writer, from, why string) {
 func colorTerminal(getenv func(string) string) bool {
 	t := getenv("TERM")
 	return t != "" && t != "dumb" && getenv("NO_COLOR") == ""
+}
+
+// keepTypedAhead is whether the gate leaves keys typed before a question
+// to answer it: only under moat's own testscripts, whose ttyin types all
+// of a script's answers before moat starts (MOAT_TEST_TYPEAHEAD=keep, set
+// by the suite's setup). Everywhere else each question first discards
+// them, so that only a person who has seen it answers.
+func keepTypedAhead(getenv func(string) string) bool {
+	return getenv("MOAT_TEST_TYPEAHEAD") == "keep"
 }

@@ -31,8 +31,9 @@
 // The checks and the rename are separate system calls. A process that
 // races the gate by swapping a parent folder for a symlink between the last
 // check and the rename can redirect the write only to another place inside
-// the root: os.Root does not let a path leave it. The gate does not flush
-// keys typed ahead of the prompt.
+// the root: os.Root does not let a path leave it. Keys typed ahead of a
+// question are discarded before it is asked (tcflush TCIFLUSH, Linux and
+// the BSDs), so they cannot answer it.
 package gate
 
 import (
@@ -43,6 +44,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -89,6 +91,9 @@ type Options struct {
 	OpenTTY func() (TTY, error)
 	// Color turns on coloured diffs (the caller checks TERM and NO_COLOR).
 	Color bool
+	// KeepTypedAhead is the default Terminal's KeepTypedAhead: for moat's
+	// own test suite only.
+	KeepTypedAhead bool
 	// AuditPath, if set, is a JSONL file every proposal and its outcome is
 	// appended to.
 	AuditPath string
@@ -110,9 +115,10 @@ type Options struct {
 // Gate implements engine.Proposer. It is safe for concurrent use: prompts
 // are shown one at a time.
 type Gate struct {
-	opt   Options
-	root  *os.Root
-	audit *auditLog
+	opt      Options
+	root     *os.Root
+	rootReal string // Root with its symbolic links resolved
+	audit    *auditLog
 
 	mu sync.Mutex // one proposal at a time: one prompt on the terminal
 
@@ -127,7 +133,7 @@ func New(opt Options) (*Gate, error) {
 		return nil, errors.New("gate: Root and Policy are required")
 	}
 	if opt.Reviewer == nil {
-		opt.Reviewer = &Terminal{Open: opt.OpenTTY, Color: opt.Color}
+		opt.Reviewer = &Terminal{Open: opt.OpenTTY, Color: opt.Color, KeepTypedAhead: opt.KeepTypedAhead}
 	}
 	if opt.Notes == nil {
 		opt.Notes = io.Discard
@@ -139,7 +145,10 @@ func New(opt Options) (*Gate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gate: %w", err)
 	}
-	g := &Gate{opt: opt, root: root}
+	g := &Gate{opt: opt, root: root, rootReal: opt.Root}
+	if r, err := filepath.EvalSymlinks(opt.Root); err == nil {
+		g.rootReal = r
+	}
 	if opt.AuditPath != "" {
 		if g.audit, err = openAudit(opt.AuditPath); err != nil {
 			root.Close()
@@ -171,6 +180,9 @@ type proposal struct {
 	// oversize is the size the content would have had, when that is
 	// past MaxFileBytes and the content was therefore never built.
 	oversize int
+	// named is the root's config that names this file as a build
+	// script, when one does (a warning, not a refusal).
+	named *policy.Named
 }
 
 // outcome is the decision the audit log records.
@@ -220,6 +232,13 @@ func (g *Gate) propose(ctx context.Context, tool string, args json.RawMessage) (
 		return p, refused(p, err), outcome{decision: "refused", reason: err.Error()}
 	}
 	p.rel = rel
+	if n, ok := policy.UnderNamed(rel, g.configNamed()); ok {
+		if n.Never {
+			err := refusal(ErrDenied, "Ask the user to make this change themselves.", "is inside %s, which %s names as code to run without anyone deciding to (never written)", display.Line(n.Rel), display.Line(n.By))
+			return p, refused(p, err), outcome{decision: "refused", reason: err.Error()}
+		}
+		p.named = &n
+	}
 	snap, err := g.inspect(rel)
 	if err != nil {
 		return p, refused(p, err), outcome{decision: "refused", reason: err.Error()}
@@ -295,6 +314,12 @@ func (g *Gate) checkPath(given string) (string, error) {
 	}
 	if rule, denied := g.opt.Policy.WriteDenied(rel); denied {
 		return "", refusal(ErrDenied, "Ask the user to make this change themselves.", "matches the write deny rule %q (secrets, repository internals and files that configure tools are never written)", rule)
+	}
+	for _, base := range []string{g.opt.Root, g.rootReal} {
+		abs := filepath.Join(base, filepath.FromSlash(rel))
+		if d, ok := g.opt.Policy.Protected(abs); ok {
+			return "", refusal(ErrDenied, "Ask the user to make this change themselves.", "is moat's own configuration, state or cache (under %s): moat never writes what configures moat", display.Line(d))
+		}
 	}
 	return rel, nil
 }

@@ -2,6 +2,7 @@ package gate
 
 import (
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -82,9 +83,19 @@ func (g *Gate) review(sc screen, p *proposal, snap *snapshot) *Review {
 	for _, d := range snap.newDirs {
 		r.NewDirs = append(r.NewDirs, display.Line(g.abs(d))+string(filepath.Separator))
 	}
+	var mode fs.FileMode
+	if snap.exists {
+		mode = snap.info.Mode()
+	}
 	if tool, ok := policy.RunsCode(p.rel); ok {
 		r.RunsCode = tool
 		r.Warning = fmt.Sprintf("WARNING: this file makes %s run code. Review the change as a program that will run on this machine.", tool)
+	} else if p.named != nil {
+		r.RunsCode = p.named.By
+		r.Warning = fmt.Sprintf("WARNING: %s names this file (%s) as code it runs. Review the change as a program that will run on this machine.", display.Line(p.named.By), display.Line(p.named.Rel))
+	} else if why, ok := policy.NotPlain(p.rel, mode, snap.data, p.content); ok {
+		r.NotPlain = why
+		r.Warning = "WARNING: this is not a plain data file: " + why + ". Review the change as code or configuration a tool will load."
 	}
 	diff, hidden := g.diffLines(sc, p, snap, g.secretsOf(snap))
 	r.Header = g.header(sc, p, snap, r, hidden)

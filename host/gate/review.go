@@ -73,6 +73,10 @@ type Review struct {
 	// file. Warning is the line that says so; reviewers show it loudly,
 	// above the diff and again at the question.
 	RunsCode string
+	// NotPlain says why a file no row names is still not plain data (a
+	// dotfile, executable, a build manifest or config by its name:
+	// policy.NotPlain), "" when it is plain; Warning then says so too.
+	NotPlain string
 	Warning  string
 
 	Header []string // the summary above the diff: title, path, file, action, notes

@@ -35,6 +35,10 @@ const (
 // warning, for a file that runs code), so what is being decided is on the
 // screen when the person decides, however long the diff.
 //
+// Every key typed before a question (or a "more" line) was on the screen
+// is discarded first (tcflush TCIFLUSH, and what was read ahead), so only
+// a person who has seen it answers; see KeepTypedAhead.
+//
 // Answers at the question: y or yes writes; n, no, q or Enter alone declines;
 // r declines and asks for one line to tell the model why (or "r why"
 // inline); a shows the whole change again. Anything else asks again. End
@@ -49,6 +53,11 @@ type Terminal struct {
 	// terminal, then $COLUMNS and $LINES, then assumes [DefaultCols] and
 	// [DefaultRows]. A width of 0 counts every line as one row.
 	Size func(TTY) (cols, rows int)
+	// KeepTypedAhead leaves the keys typed before a question to answer
+	// it, as testscript's ttyin types all its input before the command
+	// starts; only moat's own test suite sets it (MOAT_TEST_TYPEAHEAD).
+	// Otherwise each question first discards them (see flushInput).
+	KeepTypedAhead bool
 }
 
 // Review implements [Reviewer].
@@ -74,6 +83,9 @@ func (t *Terminal) Review(ctx context.Context, r *Review) Verdict {
 		ctx: ctx, r: r, sc: screen{color: t.Color},
 		w: bufio.NewWriter(tty), in: bufio.NewReader(tty),
 		rows: max(rows, 8), cols: cols,
+	}
+	if !t.KeepTypedAhead {
+		s.flush = func() bool { return flushInput(tty) }
 	}
 	v := s.run()
 	if err := s.w.Flush(); err != nil && v.Outcome == Approved {
@@ -163,6 +175,9 @@ type ttySession struct {
 	in   *bufio.Reader
 	rows int
 	cols int // 0: unknown, every line one row
+	// flush discards what was typed at the terminal before the question
+	// was shown (see flushInput); false when tty is no terminal.
+	flush func() bool
 }
 
 // errNoAnswer ends a review without an answer; the verdict says why.
@@ -321,11 +336,17 @@ func (s *ttySession) write(lines ...string) {
 
 func (s *ttySession) prompt(text string) { s.w.WriteString(text) }
 
-// read flushes what was written and reads one answer line, without its
-// newline. The error is an errNoAnswer.
+// read flushes what was written, then discards every key typed before
+// it was on the screen (the terminal's pending input and what this
+// session had read ahead), and reads one answer line, without its
+// newline. So a key typed ahead of a question, the diff's last page
+// included, never answers it. The error is an errNoAnswer.
 func (s *ttySession) read() (string, error) {
 	if err := s.w.Flush(); err != nil {
 		return "", errNoAnswer{Verdict{Outcome: Failed, Reason: "could not write to the terminal: " + display.Line(err.Error())}}
+	}
+	if s.flush != nil && s.flush() {
+		s.in.Discard(s.in.Buffered())
 	}
 	line, err := readLine(s.ctx, s.in)
 	if err != nil {

@@ -202,3 +202,48 @@ func TestAllowStoredForm(t *testing.T) {
 		t.Error("DeniedChild ignores --allow for a copy")
 	}
 }
+
+// TestCredentialFilesAtDocumentedPaths is issue 29.4: credential files at
+// the paths their tools document, each family of SECURITY.md's issue 29
+// rows, are denied wherever the root is (home, or a dotfiles copy of it);
+// ordinary project files with like names are not.
+func TestCredentialFilesAtDocumentedPaths(t *testing.T) {
+	p, err := New(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{
+		".config/git/credentials", "dotfiles/git/credentials",
+		".msmtprc", ".config/msmtp/config", ".fetchmailrc", ".mbsyncrc", ".config/isyncrc", ".authinfo", ".authinfo.gpg",
+		".netrc.gpg", ".offlineimaprc", ".config/offlineimap/config", ".neomuttrc", ".config/neomutt/neomuttrc",
+		".config/mutt/muttrc", ".config/aerc/accounts.conf", ".config/himalaya/config.toml", ".getmail/getmailrc", ".mailrc",
+		"etc/wireguard/wg0.conf", "wg0.conf", "vpn/office.nmconnection", "etc/NetworkManager/system-connections/home",
+		"etc/ipsec.secrets", "var/lib/tailscale/tailscaled.state", "var/lib/zerotier-one/identity.secret", "client.ovpn",
+		".sbt/.credentials", ".ivy2/.credentials", ".lein/credentials.clj.gpg", ".config/pypoetry/auth.toml",
+		".hex/hex.config", ".jfrog/jfrog-cli.conf.v6", ".config/helm/registry/config.json", ".config/helm/repositories.yaml",
+		"etc/nix/netrc", ".config/tea/config.yml", ".gradle/gradle.properties", ".m2/settings-security.xml",
+		".config/op/config", ".op/config", "Library/Application Support/Bitwarden CLI/data.json", ".config/Bitwarden CLI/data.json",
+		".doppler/.doppler.yaml", ".infisical/infisical-config.json", ".lpass/session_uid", ".password-store/web/site.gpg",
+		".cloudflared/cert.json", ".cloudflared/0e5d.json", ".config/ngrok/ngrok.yml", ".ngrok2/ngrok.yml", "frpc.toml",
+		"kubeconfig", "prod.kubeconfig", ".circleci/cli.yml", ".travis/config.yml", ".railway/config.json",
+		".render/cli.yaml", ".supabase/access-token", ".config/configstore/firebase-tools.json", ".config/configstore/snyk.json",
+		".expo/state.json", ".twilio-cli/config.json", ".config/stripe/config.toml", ".sentryclirc", ".vultr-cli.yaml",
+		".config/scw/config.yaml", "ovh.conf", ".cache/huggingface/token", ".cache/huggingface/stored_tokens",
+		".kaggle/kaggle.json", ".mc/config.json", ".saml2aws",
+		".claws-mail/passwordstorerc", ".config/vdirsyncer/config", "etc/openvpn/client/work.conf", "etc/openvpn/home.conf",
+		".config/openfortivpn/config", "etc/vpnc/default.conf", "etc/swanctl/swanctl.conf", "etc/swanctl/conf.d/x.conf",
+		".config/nix/nix.conf", ".cabal/config", ".config/cabal/config", ".zrok/environment.json", ".awsvault/keys/x",
+		".config/google-chrome/Profile 1/Cookies", ".config/Slack/Network/Cookies", ".config/chromium/Guest Profile/Cookies",
+		"Default/Cookies-journal", "Default/Login Data-journal", "ff.default/cookies.sqlite-wal",
+		"Library/Keychains/login.keychain-db", "Library/Keychains/x", "tmp/krb5cc_1000", "etc/krb5.keytab",
+	} {
+		if _, ok := p.Denied(n); !ok {
+			t.Errorf("Denied(%q) = false", n)
+		}
+	}
+	for _, a := range []string{"src/cookies/cookies.go", "docs/wireguard.md", "op/main.go", "config/auth.go", "vpn/README.md", "kube.go", "cmd/tea/main.go"} {
+		if r, ok := p.Denied(a); ok {
+			t.Errorf("Denied(%q) = true (rule %q)", a, r)
+		}
+	}
+}

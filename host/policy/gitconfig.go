@@ -26,6 +26,13 @@ var gitCommandKeys = map[string]bool{
 	"man.*.cmd": true, "man.*.path": true, "guitool.*.cmd": true, "instaweb.httpd": true, "instaweb.browser": true,
 	"trailer.*.command": true, "trailer.*.cmd": true, "tar.*.command": true, "hook.*.command": true,
 	"include.path": true, "includeif.*.path": true,
+	// other programs' keys in git's config: Git LFS's transfer agents and
+	// extensions (https://github.com/git-lfs/git-lfs/blob/main/docs/man/git-lfs-config.adoc),
+	// git-secrets' providers, git help's browser
+	// (lfs.customtransfer.NAME.path and .args, lfs.extension.NAME.clean
+	// and .smudge: their subsections, "customtransfer.NAME", in gitCommand)
+	"lfs.standalonetransferagent": true,
+	"secrets.providers":           true, "help.browser": true,
 }
 
 // GitConfigCommand reports whether content, read as git reads a
@@ -65,14 +72,104 @@ func gitCommand(name, value string, hasValue bool) bool {
 		case "pager":
 			return true
 		case "alias":
-			return bang
+			return bang || aliasRunsProgram(value)
 		}
 		return gitCommandKeys[name]
 	}
 	if section == "submodule" && key == "update" {
 		return bang
 	}
+	if section == "lfs" {
+		sub := name[first+1 : last]
+		switch {
+		case strings.HasPrefix(sub, "customtransfer.") && (key == "path" || key == "args"),
+			strings.HasPrefix(sub, "extension.") && (key == "clean" || key == "smudge"):
+			return true
+		}
+	}
 	return gitCommandKeys[section+".*."+key]
+}
+
+// aliasRunsProgram reports whether an alias's value (not a "!" one) gives
+// git options that change its configuration or which programs it runs:
+// git runs "alias.st = -c core.fsmonitor=CMD status" as "git -c
+// core.fsmonitor=CMD status", and so runs CMD. Refused: git's own options
+// -c, --config-env, --exec-path, -C, --git-dir, --work-tree and
+// --namespace (another repository's config, another folder of git's
+// programs) anywhere in the value; the subcommands config (it sets any
+// key) and filter-branch, instaweb and daemon; rebase's and difftool's -x
+// and --exec/--extcmd; bisect run; submodule foreach; and the options
+// that name a program to run: --upload-pack, --receive-pack, --exec,
+// --extcmd, --open-files-in-pager (-O), --httpd, --browser. The value is
+// split at white space as git's split_cmdline splits it, quotes removed.
+func aliasRunsProgram(value string) bool {
+	args := splitCmdline(value)
+	sub := ""
+	for _, a := range args {
+		low := strings.ToLower(a)
+		for _, o := range []string{"-c", "--config-env", "--exec-path", "--git-dir", "--work-tree", "--namespace",
+			"--upload-pack", "--receive-pack", "--exec", "--extcmd", "--open-files-in-pager", "--httpd", "--browser", "--super-prefix"} {
+			if low == o || strings.HasPrefix(low, o+"=") || o == "-c" && strings.HasPrefix(a, "-c") && !strings.HasPrefix(a, "--") {
+				return true
+			}
+		}
+		if a == "-C" || strings.HasPrefix(a, "-O") {
+			return true
+		}
+		if sub == "" && !strings.HasPrefix(a, "-") {
+			sub = low
+			switch sub {
+			case "config", "filter-branch", "instaweb", "daemon":
+				return true
+			}
+			continue
+		}
+		switch {
+		case (sub == "rebase" || sub == "difftool") && (a == "-x" || strings.HasPrefix(a, "-x")):
+			return true
+		case sub == "bisect" && low == "run", sub == "submodule" && low == "foreach":
+			return true
+		}
+	}
+	return false
+}
+
+// splitCmdline splits an alias's value as git's split_cmdline does:
+// at spaces and tabs outside quotes, single and double quotes removed, a
+// backslash escaping the next character outside single quotes.
+func splitCmdline(s string) []string {
+	var (
+		out   []string
+		cur   strings.Builder
+		quote byte
+		in    bool
+	)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote == 0 && (c == ' ' || c == '\t' || c == '\n'):
+			if in {
+				out = append(out, cur.String())
+				cur.Reset()
+				in = false
+			}
+			continue
+		case quote == 0 && (c == '\'' || c == '"'):
+			quote = c
+		case quote != 0 && c == quote:
+			quote = 0
+		case c == '\\' && quote != '\'' && i+1 < len(s):
+			i++
+			cur.WriteByte(s[i])
+		default:
+			cur.WriteByte(c)
+		}
+		in = true
+	}
+	if in {
+		out = append(out, cur.String())
+	}
+	return out
 }
 
 // gitConfigParser is a port of the parser in git's config.c

@@ -143,3 +143,47 @@ func TestGitConfigParserAgreesWithGit(t *testing.T) {
 		}
 	}
 }
+
+// An alias that passes git options changing its configuration or naming a
+// program is refused like a "!" alias (git runs "alias.st = -c
+// core.fsmonitor=CMD status" and so CMD), and so are the keys other
+// programs read from git's config to run (Git LFS's transfer agents and
+// extensions); ordinary aliases stay allowed.
+func TestGitAliasOptions(t *testing.T) {
+	for _, v := range []string{
+		"-c core.fsmonitor=\\\"touch pwned\\\" status", "\"-c\" core.fsmonitor=x status", "-ccore.fsmonitor=x status",
+		"--config-env=core.fsmonitor=X status", "--config-env core.pager=X log", "--exec-path=/tmp/x status",
+		"-C /tmp/evil status", "--git-dir=evil.git status", "--work-tree=.. status",
+		"config core.fsmonitor x", "rebase -x 'make test'", "rebase --exec=x", "difftool --extcmd=x",
+		"difftool -xx", "bisect run ./x", "submodule foreach x", "filter-branch --tree-filter x",
+		"fetch --upload-pack=x", "push --receive-pack=x", "grep -Ox foo", "grep --open-files-in-pager=x foo",
+		"instaweb", "daemon",
+	} {
+		in := "[alias]\n\tst = " + v + "\n"
+		if got, ok := GitConfigCommand([]byte(in)); !ok || got != "alias.st" {
+			t.Errorf("GitConfigCommand(%q) = %q, %v; want alias.st", in, got, ok)
+		}
+	}
+	for in, want := range map[string]string{
+		"[lfs \"customtransfer.x\"]\n\tpath = ./x\n":  "lfs.customtransfer.x.path",
+		"[lfs \"customtransfer.x\"]\n\targs = -e x\n": "lfs.customtransfer.x.args",
+		"[lfs]\n\tstandalonetransferagent = x\n":      "lfs.standalonetransferagent",
+		"[lfs \"extension.foo\"]\n\tclean = x %f\n":   "lfs.extension.foo.clean",
+		"[lfs \"extension.foo\"]\n\tsmudge = x %f\n":  "lfs.extension.foo.smudge",
+		"[secrets]\n\tproviders = x\n":                "secrets.providers",
+		"[help]\n\tbrowser = x\n":                     "help.browser",
+	} {
+		if got, ok := GitConfigCommand([]byte(in)); !ok || got != want {
+			t.Errorf("GitConfigCommand(%q) = %q, %v; want %q", in, got, ok, want)
+		}
+	}
+	for _, v := range []string{"status", "log --oneline -n 10", "commit -v", "checkout -b", "rebase -i", "diff --cached", "ci -m x", "add -u"} {
+		in := "[alias]\n\tst = " + v + "\n"
+		if got, ok := GitConfigCommand([]byte(in)); ok {
+			t.Errorf("GitConfigCommand(%q) = %q, want none", in, got)
+		}
+	}
+	if _, ok := GitConfigCommand([]byte("[lfs]\n\turl = https://x\n")); ok {
+		t.Error("lfs.url refused")
+	}
+}

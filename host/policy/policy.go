@@ -27,7 +27,10 @@
 // rules for secrets by content stand between it and the model. The
 // never-write list is the codeFiles table; git directories and git
 // configuration are recognised by structure and content ([GitDir],
-// [GitConfigCommand]), which the gate applies. Hard links to a denied file under
+// [GitConfigCommand]), what the root's configs name as code by reading
+// them ([ConfigNamed]), a file that is not plain data by its shape
+// ([NotPlain]), and moat's own files by absolute path ([Policy.Protect]),
+// all of which the gate applies. Hard links to a denied file under
 // another name are not recognised by name (the write gate refuses files with
 // more than one link; reading them is a documented limit, see SECURITY.md).
 package policy
@@ -36,6 +39,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"path/filepath"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -112,6 +116,43 @@ var defaultDeny = []string{
 	"sftp-config.json", "sftp-config", ".ftpconfig", ".remote-sync.json", "deployment-config.json",
 	"filezilla.xml", "recentservers.xml", "*.ovpn", "*.rdp", "dbeaver-data-sources.xml", ".dbeaver-data-sources.xml",
 	"robomongo.json", "secret_token.rb",
+	// issue 29: credential files at their tools' documented paths that
+	// the families above missed.
+	// git's credential store at its second default path
+	// ($XDG_CONFIG_HOME/git/credentials)
+	"git/credentials",
+	// mail clients' passwords (msmtp, fetchmail, isync/mbsync, Emacs'
+	// auth-source, OfflineIMAP, NeoMutt, aerc, himalaya, getmail, mailx)
+	".msmtprc", "msmtprc", "msmtp/config", ".fetchmailrc", "fetchmailrc", ".mbsyncrc", "mbsyncrc", "isyncrc", "isync/mbsyncrc",
+	".authinfo", "authinfo", ".authinfo.gpg", "authinfo.gpg", ".netrc.gpg", ".offlineimaprc", "offlineimaprc", "offlineimap/config",
+	".neomuttrc", "neomuttrc", "neomutt/neomuttrc", "mutt/muttrc", "aerc/accounts.conf", "himalaya/config.toml",
+	".getmail", "getmail/getmailrc", ".mailrc", "*claws-mail/passwordstorerc", "*claws-mail/accountrc", "vdirsyncer/config",
+	// VPN configurations and state (WireGuard, NetworkManager's
+	// connections, strongSwan, Tailscale, ZeroTier; OpenVPN's *.ovpn is
+	// above)
+	"wg*.conf", "wireguard", "*.nmconnection", "system-connections", "ipsec.secrets", "tailscaled.state", "identity.secret",
+	"openvpn/*.conf", "openvpn/*/*.conf", "openfortivpn/config", "vpnc/*.conf", "swanctl/swanctl.conf", "swanctl/conf.d/*.conf",
+	// build tools' and package managers' credential files (sbt and Ivy,
+	// Leiningen, Poetry, Hex, JFrog CLI, Helm, Nix, Gitea's tea)
+	".sbt/.credentials", ".ivy2/.credentials", "credentials.clj", "credentials.clj.gpg", "pypoetry/auth.toml", "*hex/hex.config",
+	".jfrog", "helm/registry/config.json", "helm/repositories.yaml", "nix/netrc", "nix/nix.conf", "tea/config.yml",
+	".cabal/config", "cabal/config",
+	// CLIs' tokens (Kubernetes config by other names, CircleCI, Travis,
+	// Railway, Render, Supabase, Firebase and Snyk's configstore, Expo,
+	// Twilio, Stripe, Sentry, Vultr, Scaleway, OVH, Hugging Face, Kaggle,
+	// MinIO's mc, saml2aws)
+	"kubeconfig", "*.kubeconfig", ".circleci/cli.yml", ".travis/config.yml", ".railway", ".render/cli.yaml",
+	"*supabase/access-token", "configstore/firebase-tools.json", "configstore/snyk.json", "*expo/state.json", ".twilio-cli",
+	"stripe/config.toml", ".sentryclirc", ".vultr-cli.yaml", "scw/config.yaml", "ovh.conf", "huggingface/token",
+	"huggingface/stored_tokens", "kaggle.json", ".mc/config.json", ".saml2aws",
+	// secret managers' and tunnel CLIs' state (1Password CLI, Bitwarden
+	// CLI, Doppler, Infisical, LastPass, pass, cloudflared, ngrok, frp)
+	"op/config", ".op", "bitwarden cli", ".doppler", ".infisical", ".lpass", "lpass", ".password-store",
+	".cloudflared", "cloudflared", "ngrok.yml", "ngrok/ngrok.yml", ".ngrok2", "frpc.toml", "frpc.ini", ".zrok", ".awsvault",
+	// browsers' and Electron apps' cookie stores under any profile name,
+	// their journals; macOS keychains; Kerberos tickets and keytabs
+	"profile */cookies", "guest profile/cookies", "cookies-journal", "login data-journal", "cookies.sqlite-*", "*.keychain-db", "keychains",
+	"krb5cc_*", "*.keytab",
 }
 
 // ConfigFileName is moat's own per-folder configuration file; the model must
@@ -241,6 +282,7 @@ func quoteNUL(p string) string { return strings.ReplaceAll(p, "\x00", `\x00`) }
 // concurrent use.
 type Policy struct {
 	deny, allow, writeDeny ruleSet
+	protected              []string // absolute paths never written (Protect)
 }
 
 // ruleSet is a list of patterns, sorted by how cheaply they match: exact
@@ -599,4 +641,56 @@ func neverWritten() []string {
 func (p *Policy) allowed(base string, full func() string) bool {
 	_, ok := p.allow.match(base, full)
 	return ok
+}
+
+// Protect adds folders and files that no proposal may write, named by
+// absolute path: what configures moat itself (its config file wherever it
+// would read one, its state, session and cache folders, the audit log),
+// and everything under them, wherever the root is. Each is kept as given
+// and, when it or a folder above it exists, as the path with symbolic
+// links resolved, so a root reached through a link finds it too. Call it
+// before the policy is shared.
+func (p *Policy) Protect(paths ...string) {
+	for _, a := range paths {
+		if a == "" || !filepath.IsAbs(a) {
+			continue
+		}
+		a = filepath.Clean(a)
+		p.protected = append(p.protected, a)
+		if r := resolveExisting(a); r != a {
+			p.protected = append(p.protected, r)
+		}
+	}
+}
+
+// resolveExisting is a with its longest existing prefix's symbolic links
+// resolved, and the rest as it is.
+func resolveExisting(a string) string {
+	rest := ""
+	for d := a; ; d = filepath.Dir(d) {
+		if r, err := filepath.EvalSymlinks(d); err == nil {
+			return filepath.Join(r, rest)
+		}
+		if filepath.Dir(d) == d {
+			return a
+		}
+		rest = filepath.Join(filepath.Base(d), rest)
+	}
+}
+
+// Protected reports the protected path (see [Policy.Protect]) that abs,
+// an absolute path, is or lies under. Names are compared without regard
+// to case, as on a case-insensitive file system, which errs towards
+// refusing.
+func (p *Policy) Protected(abs string) (string, bool) {
+	abs = filepath.Clean(abs)
+	for _, d := range p.protected {
+		if len(abs) < len(d) || !strings.EqualFold(abs[:len(d)], d) {
+			continue
+		}
+		if len(abs) == len(d) || abs[len(d)] == filepath.Separator || d == string(filepath.Separator) {
+			return d, true
+		}
+	}
+	return "", false
 }

@@ -2,7 +2,10 @@ package policy
 
 import (
 	"errors"
+	"io/fs"
+	"os"
 	"path"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -181,13 +184,14 @@ func TestRunsCode(t *testing.T) {
 		".vscode/mcp.json": "VS Code", "team.code-workspace": "VS Code", ".devcontainer/devcontainer.json": "Dev Containers",
 		"sub/.VSCode/Tasks.json": "VS Code", "Makefile": "make", "web/package.json": "npm", ".github/workflows/ci.yml": "GitHub Actions",
 		"crate/build.rs": "cargo", ".envrc": "direnv", "tests/conftest.py": "pytest", ".git/hooks/pre-push": "git",
+		"AGENTS.md": "moat (--agents-md) and other agents",
 	}
 	for path, tool := range want {
 		if got, ok := RunsCode(path); !ok || got != tool {
 			t.Errorf("RunsCode(%q) = %q, %v; want %q", path, got, ok, tool)
 		}
 	}
-	for _, path := range []string{"main.go", "README.md", "docs/Makefile.md", ".github/CODEOWNERS", ".vscode/extensions.json", "../Makefile", "/etc/x"} {
+	for _, path := range []string{"main.go", "README.md", "docs/Makefile.md", ".github/CODEOWNERS", "../Makefile", "/etc/x"} {
 		if got, ok := RunsCode(path); ok {
 			t.Errorf("RunsCode(%q) = %q, want not marked", path, got)
 		}
@@ -288,6 +292,62 @@ func TestRuleIndexAgreesWithDoublestar(t *testing.T) {
 			if got != want {
 				t.Errorf("rule %q on %q: indexed %v, doublestar %v", p, name, got, want)
 			}
+		}
+	}
+}
+
+// Protect names moat's own files by absolute path; Protected finds a path
+// that is one or lies under one, through a link to a folder above it, and
+// in another case; a sibling with the same prefix is not under it.
+func TestProtected(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real")
+	if err := os.MkdirAll(filepath.Join(real, ".config"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, filepath.Join(dir, "home")); err != nil {
+		t.Fatal(err)
+	}
+	p, err := New(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Protect(filepath.Join(dir, "home", ".config", "moat"), "relative/ignored", "")
+	for path, want := range map[string]bool{
+		filepath.Join(dir, "home", ".config", "moat"):                    true,
+		filepath.Join(dir, "home", ".config", "moat", "config"):          true,
+		filepath.Join(real, ".config", "moat", "config"):                 true, // the link resolved
+		filepath.Join(dir, "home", ".CONFIG", "Moat", "config"):          true,
+		filepath.Join(dir, "home", ".config", "moat2"):                   false,
+		filepath.Join(dir, "home", ".config"):                            false,
+		filepath.Join(dir, "home", ".config", "other", "moat", "config"): false,
+	} {
+		if _, got := p.Protected(path); got != want {
+			t.Errorf("Protected(%s) = %v, want %v", path, got, want)
+		}
+	}
+}
+
+// NotPlain: each structural reason, and plain files that only look a
+// little like them.
+func TestNotPlain(t *testing.T) {
+	for rel, mode := range map[string]fs.FileMode{
+		".x": 0, "a/.cfg/b.txt": 0, "bin/tool": 0o755, "run.sh": 0, "x/Makefile.am": 0, "Dockerfile.dev": 0,
+		"requirements-dev.txt": 0, "Pipfile": 0, "deploy.yml": 0, "a.json": 0, "foorc": 0, "BUILD": 0, "x.bzl": 0,
+	} {
+		if _, ok := NotPlain(rel, mode, nil, []byte("x\n")); !ok {
+			t.Errorf("NotPlain(%q) = plain", rel)
+		}
+	}
+	if _, ok := NotPlain("tools/gen", 0, nil, []byte("#!/bin/sh\n")); !ok {
+		t.Error("a new #! file is plain")
+	}
+	if _, ok := NotPlain("tools/gen", 0, []byte("#!/bin/sh\n"), []byte("x\n")); !ok {
+		t.Error("replacing a #! file is plain")
+	}
+	for _, rel := range []string{"main.go", "go.mod", "README.md", "docs/Makefile.md", "Dockerfile.txt", "src/lib.rs", "data.csv", "notes.txt", "src"} {
+		if why, ok := NotPlain(rel, 0o644, []byte("x"), []byte("y")); ok {
+			t.Errorf("NotPlain(%q) = %q, want plain", rel, why)
 		}
 	}
 }

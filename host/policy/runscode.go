@@ -29,11 +29,38 @@ var codeFiles = []codeFile{
 	{".kiro", "Kiro", true}, {".amazonq", "Amazon Q Developer", true}, {".junie", "Junie", true},
 	{"opencode.json", "opencode", true}, {"opencode.jsonc", "opencode", true}, {".opencode", "opencode", true},
 	{".aider*", "aider", true},
+	// Every editor's and agent's settings folder, whatever file in it
+	// (issue 29: a settings file the rows above did not name).
+	{".vscode/*", "VS Code", true}, {".fleet", "Fleet", true}, {".nova", "Nova", true}, {".helix", "Helix", true},
+	{"*.sublime-project", "Sublime Text", true}, {".theia", "Theia", true},
+	{".cline", "Cline", true}, {".clinerules", "Cline", true}, {".augment", "Augment", true}, {".trae", "Trae", true},
+	{".qwen", "Qwen Code", true}, {".crush", "Crush", true}, {"crush.json", "Crush", true}, {".crush.json", "Crush", true},
+	{".goose", "goose", true}, {".openhands", "OpenHands", true}, {".factory", "Factory Droid", true},
+	{".copilot", "GitHub Copilot CLI", true}, {".github/copilot", "GitHub Copilot", true}, {".agents", "agents", true},
+	{".qodo", "Qodo", true}, {".tabnine", "Tabnine", true}, {".codeium", "Codeium", true}, {".rovodev", "Rovo Dev", true},
+	{".warp", "Warp", true}, {".amp", "Amp", true},
+	// Editors' per-folder rc files, read on start in that folder.
+	{".nvimrc", "Neovim (exrc)", true}, {".vimrc", "Vim (exrc)", true}, {".gvimrc", "Vim (exrc)", true},
+	{".lvimrc", "Vim (localvimrc)", true}, {".vim", "Vim", true}, {"nvim/init.lua", "Neovim", true}, {"nvim/init.vim", "Neovim", true},
+	{".config/nvim", "Neovim", true}, {".dir-locals.el", "Emacs", true}, {".dir-locals-2.el", "Emacs", true},
+	{".emacs", "Emacs", true}, {".emacs.d", "Emacs", true},
 	// git: hooks, filters, submodule commands, hook managers.
 	{".git", "git", true}, {"*.git", "git", true}, {".gitattributes", "git", true}, {".gitmodules", "git", true},
 	{".githooks", "git", true}, {".husky", "git (husky hooks)", true}, {".pre-commit-config.yaml", "git (pre-commit hooks)", true},
 	{"lefthook.yml", "git (lefthook hooks)", true}, {".lefthook.yml", "git (lefthook hooks)", true},
 	{"lefthook-local.yml", "git (lefthook hooks)", true},
+	// Every spelling the hook managers document for their config.
+	{"lefthook.{yml,yaml,toml,json,jsonc}", "git (lefthook hooks)", true},
+	{".lefthook.{yml,yaml,toml,json,jsonc}", "git (lefthook hooks)", true},
+	{"lefthook-local.{yml,yaml,toml,json,jsonc}", "git (lefthook hooks)", true},
+	{".lefthook-local.{yml,yaml,toml,json,jsonc}", "git (lefthook hooks)", true},
+	{".config/lefthook.{yml,yaml,toml,json,jsonc}", "git (lefthook hooks)", true},
+	{".lefthook", "git (lefthook scripts)", true}, {".lefthook-local", "git (lefthook scripts)", true},
+	{".pre-commit-config.yml", "git (pre-commit hooks)", true}, {".pre-commit-hooks.yaml", "git (pre-commit hooks)", true},
+	{".huskyrc", "git (husky hooks)", true}, {".huskyrc.*", "git (husky hooks)", true}, {"husky.config.*", "git (husky hooks)", true},
+	{".simple-git-hooks.*", "git (simple-git-hooks)", true}, {"simple-git-hooks.*", "git (simple-git-hooks)", true},
+	{".overcommit.yml", "git (overcommit hooks)", true}, {".lintstagedrc", "git (lint-staged, run by hooks)", true},
+	{".lintstagedrc.*", "git (lint-staged, run by hooks)", true}, {"lint-staged.config.*", "git (lint-staged, run by hooks)", true},
 	// Environment on cd.
 	{".envrc", "direnv", true},
 	{"mise.toml", "mise", true}, {".mise.toml", "mise", true}, {"mise.*.toml", "mise", true}, {".mise.*.toml", "mise", true},
@@ -43,6 +70,10 @@ var codeFiles = []codeFile{
 	{".pnpmfile.mjs", "pnpm", true}, {"bunfig.toml", "Bun", true}, {".bunfig.toml", "Bun", true},
 	{"*.pth", "Python (site)", true}, {"sitecustomize.py", "Python (site)", true}, {"usercustomize.py", "Python (site)", true},
 	{"pip.conf", "pip", true}, {"pip.ini", "pip", true},
+	// The files a package manager's config names to run in place of the
+	// tool, or as its plugins (more are read from the root's config: see
+	// ConfigNamed).
+	{".yarn/releases", "yarn", true}, {".yarn/plugins", "yarn", true}, {".yarn/sdks", "yarn", true},
 	// Linters and formatters whose configuration is a program, which
 	// editors' extensions load when a file is opened.
 	{"eslint.config.*", "ESLint", true}, {".eslintrc.js", "ESLint", true}, {".eslintrc.cjs", "ESLint", true},
@@ -58,6 +89,18 @@ var codeFiles = []codeFile{
 	{".irbrc", "irb", true}, {".pryrc", "pry", true}, {".psqlrc", "psql", true}, {".sqliterc", "sqlite3", true},
 	{".rprofile", "R", true}, {".iex.exs", "IEx", true}, {".ghci", "GHCi", true}, {".gdbinit", "gdb", true},
 	{".lldbinit", "lldb", true}, {".exrc", "vi", true}, {".nvim.lua", "Neovim", true}, {".mongoshrc.js", "mongosh", true},
+	// More debuggers' and REPLs' startup files, each read from the folder
+	// it starts in or from home.
+	{".gdbearlyinit", "gdb", true}, {"gdb/gdbinit", "gdb", true}, {"gdb/gdbearlyinit", "gdb", true},
+	{".lldbinit-*", "lldb", true}, {"lldb/lldbinit", "lldb", true}, {".pdbrc", "pdb", true}, {".pdbrc.py", "pdb", true},
+	{".perldb", "the Perl debugger", true}, {".jdbrc", "jdb", true}, {"jdb.ini", "jdb", true}, {".radare2rc", "radare2", true},
+	{".ocamlinit", "OCaml", true}, {"utop/init.ml", "utop", true}, {".erlang", "Erlang", true}, {".guile", "Guile", true},
+	{".sbclrc", "SBCL", true}, {".clisprc.lisp", "CLISP", true}, {".racketrc", "Racket", true},
+	{"config/startup.jl", "Julia", true}, {".ipython", "IPython", true}, {"ipython_config.py", "IPython", true},
+	{"ptpython/config.py", "ptpython", true}, {".octaverc", "Octave", true}, {".tclshrc", "tclsh", true}, {".wishrc", "wish", true},
+	{".mongorc.js", "mongo", true}, {".myclirc", "mycli", true}, {".renviron", "R", true}, {"rprofile.site", "R", true},
+	{".gnuplot", "gnuplot", true}, {"ghc/ghci.conf", "GHCi", true}, {".sbtrc", "sbt", true},
+	{"profiles.clj", "Leiningen", true}, {".lein/profiles.clj", "Leiningen", true},
 	// Toolchain pins that may name a binary of the file's choosing.
 	{"rust-toolchain", "rustup", true}, {"rust-toolchain.toml", "rustup", true},
 	// moat's own configuration, and a make include moat cannot see used.
@@ -84,6 +127,10 @@ var codeFiles = []codeFile{
 	{".github/workflows", "GitHub Actions", false}, {".gitlab-ci.yml", "GitLab CI", false}, {".circleci", "CircleCI", false},
 	{"Jenkinsfile", "Jenkins", false}, {".travis.yml", "Travis CI", false}, {"azure-pipelines.yml", "Azure Pipelines", false},
 	{"flake.nix", "nix", false}, {"shell.nix", "nix", false}, {"default.nix", "nix", false},
+	// Agents' instruction files: moat with --agents-md, and other agents,
+	// put them in the system prompt of every later session there.
+	{"AGENTS.md", "moat (--agents-md) and other agents", false}, {"CLAUDE.md", "Claude Code", false},
+	{"GEMINI.md", "Gemini CLI", false},
 	// Toolchain pins that fetch and run a release of the named version.
 	{".tool-versions", "asdf or mise", false}, {".nvmrc", "nvm", false}, {".node-version", "Node.js version managers", false},
 	{".python-version", "pyenv or uv", false}, {".ruby-version", "Ruby version managers", false},

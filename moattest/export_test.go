@@ -1,0 +1,4 @@
+package moattest
+
+// ReplayInWork is replayInWork, for the external tests.
+var ReplayInWork = replayInWork
