@@ -99,7 +99,9 @@ func TestNowhere(t *testing.T) {
 	nowhere := withoutFiles(t, rec, "replay --root testdata/nosuch")
 	write("testdata/nowhere/plain.txtar", string(nowhere))
 	// A wrong command line: moat replay exits 2, which is no difference.
-	write("testdata/nowhere/usage.txtar", strings.Replace(string(rec), "\nreplay\n", "\n! replay --no-such-flag\n", 1))
+	// A recording may hold only replay (a recording is data), so the
+	// wrong line is in an ordinary script that names a recording.
+	write("testdata/nowhere/usage.txtar", "! replay --no-such-flag "+filepath.Join(dir, "testdata", "recordings", "todos.txtar")+"\n")
 
 	run := func(args ...string) (string, error) {
 		cmd := exec.Command(gobin, args...)

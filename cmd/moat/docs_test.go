@@ -137,8 +137,10 @@ func anchors(md string) map[string]bool {
 var foreignFlags = map[string]bool{
 	"config-env": true, "exec-path": true, // git options a git alias may not pass
 	"git-dir": true, "work-tree": true, "namespace": true, "upload-pack": true, "receive-pack": true,
-	"no-verify": true,
-	"jinja":     true, "reasoning": true, "reasoning-format": true, // llama.cpp's server
+	"no-verify": true, "browser": true, "exec": true, "extcmd": true, "httpd": true,
+	"open-files-in-pager": true, "super-prefix": true,
+	"experimental-loader": true, "import": true, "loader": true, "require": true, // node's preloads
+	"jinja": true, "reasoning": true, "reasoning-format": true, // llama.cpp's server
 	"dotfiles": true, // GNU stow
 	"add-host": true, // docker run, in the Open WebUI recipe
 }
