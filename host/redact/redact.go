@@ -24,12 +24,15 @@ package redact
 //go:generate go run ./internal/rulesgen -version v8.30.1 -o rules_gen.go
 
 import (
+	"errors"
+	"io"
 	"math"
 	"regexp"
 	"regexp/syntax"
 	"sort"
 	"strings"
 	"sync"
+	"unsafe"
 
 	ahocorasick "github.com/BobuSumisu/aho-corasick"
 )
@@ -66,10 +69,14 @@ type Redactor struct {
 	global  *allow
 	globalD allowData
 	gonce   sync.Once
+	lower   sync.Pool // *[]byte: the keyword pass's lower-cased copies
 }
 
 type rule struct {
 	ruleData
+	// shape is the shapes of file the rule runs on (config_rules.go);
+	// 0: every text.
+	shape Shape
 	once  sync.Once
 	re    *regexp.Regexp
 	allow []*allow
@@ -84,15 +91,26 @@ type allow struct {
 	res []*regexp.Regexp
 }
 
-// New builds a Redactor over gitleaks' rules.
-func New() *Redactor { return newRedactor(gitleaksRules(), globalAllow()) }
+// New builds a Redactor over gitleaks' rules and moat's own
+// (config_rules.go).
+func New() *Redactor {
+	return newRedactor(append(gitleaksRules(), configRules()...), globalAllow())
+}
 
 func newRedactor(rules []ruleData, global allowData) *Redactor {
 	r := &Redactor{globalD: global}
+	r.lower.New = func() any { return new([]byte) }
 	words := map[string]int{}
 	var list []string
 	for i, d := range rules {
-		r.rules = append(r.rules, &rule{ruleData: d})
+		ru := &rule{ruleData: d}
+		switch {
+		case strings.HasPrefix(d.id, "moat-config-"):
+			ru.shape = Config
+		case strings.HasPrefix(d.id, "moat-netrc-"):
+			ru.shape = Netrc
+		}
+		r.rules = append(r.rules, ru)
 		if len(d.keywords) == 0 {
 			r.always = append(r.always, i)
 		}
@@ -138,12 +156,26 @@ type Finding struct {
 }
 
 // Find returns the secrets in text, in order, without overlaps (of two
-// that overlap, the one that starts first, then the longer, is kept).
-func (r *Redactor) Find(text string) []Finding {
+// that overlap, the one that starts first, then the longer, is kept), by
+// the rules that run on every text: not the configuration rules, which
+// need a file's shape (FindFile).
+func (r *Redactor) Find(text string) []Finding { return r.find(text, 0) }
+
+// FindFile returns the secrets of one file's whole content, as Find, and
+// by the rules for its shape too (ShapeOf: its name, and the start of
+// text when the name does not decide). text is not kept.
+func (r *Redactor) FindFile(name string, text []byte) []Finding {
+	return r.find(unsafe.String(unsafe.SliceData(text), len(text)), ShapeOf(name, text))
+}
+
+func (r *Redactor) find(text string, shape Shape) []Finding {
 	if len(text) == 0 {
 		return nil
 	}
-	hits := r.candidates(text)
+	hits := r.candidates(text, shape)
+	if hits == nil {
+		return nil
+	}
 	var out []Finding
 	for i, at := range hits {
 		if at != nil {
@@ -151,6 +183,54 @@ func (r *Redactor) Find(text string) []Finding {
 		}
 	}
 	return dedupe(out)
+}
+
+// Streaming: FindReaderAt reads a file in pieces of findChunk bytes, each
+// with findOverlap bytes of the file on either side. A finding lies within
+// maxFinding bytes of its keyword (before: findBack, after: multiLine; see
+// rule.find), so a finding that starts in a piece is whole in what was
+// read around it, and is kept by that piece alone.
+const (
+	findChunk   = 1 << 20
+	findOverlap = 128 << 10
+	// MaxFinding bounds a secret's length: the longest match any rule can
+	// make (findBack before its keyword, multiLine from it).
+	MaxFinding = findBack + multiLine
+)
+
+// FindReaderAt is FindFile over a file of size bytes read through ra,
+// in bounded memory (findChunk + 2*findOverlap bytes, and as much again
+// for the keyword pass): a file of any size is read once. The shape is
+// decided by name and the file's first piece. A file that comes up short
+// of size ends where it did.
+func (r *Redactor) FindReaderAt(name string, ra io.ReaderAt, size int64) ([]Finding, error) {
+	buf := make([]byte, min(size, findChunk+2*findOverlap))
+	var shape Shape
+	var out []Finding
+	for s := int64(0); s < size; s += findChunk {
+		lo, hi := max(0, s-findOverlap), min(size, s+findChunk+findOverlap)
+		n, err := ra.ReadAt(buf[:hi-lo], lo)
+		if err != nil && !(errors.Is(err, io.EOF) && n > 0) {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return nil, err
+		}
+		text := buf[:n]
+		if s == 0 {
+			shape = ShapeOf(name, text)
+		}
+		for _, f := range r.find(unsafe.String(unsafe.SliceData(text), len(text)), shape) {
+			start := lo + int64(f.Start)
+			if start >= s && start < s+findChunk {
+				out = append(out, Finding{Rule: f.Rule, Start: int(start), End: int(lo) + f.End})
+			}
+		}
+		if int64(n) < hi-lo {
+			break // the file ended early
+		}
+	}
+	return dedupe(out), nil
 }
 
 // dedupe sorts findings and drops those that overlap an earlier one.
@@ -173,11 +253,17 @@ func dedupe(out []Finding) []Finding {
 	return kept
 }
 
-// candidates is the keyword prefilter: for each rule, where its keywords
-// occur in text (compared lower-cased, as gitleaks does), nil for a rule
-// none of whose keywords occurs.
-func (r *Redactor) candidates(text string) [][]int {
-	low := make([]byte, len(text))
+// candidates is the keyword prefilter: for each rule that runs on shape,
+// where its keywords occur in text (compared lower-cased, as gitleaks
+// does), nil for a rule none of whose keywords occurs; nil when no rule
+// has any.
+func (r *Redactor) candidates(text string, shape Shape) [][]int {
+	lp := r.lower.Get().(*[]byte)
+	defer r.lower.Put(lp)
+	if cap(*lp) < len(text) {
+		*lp = make([]byte, len(text))
+	}
+	low := (*lp)[:len(text)]
 	for i := 0; i < len(text); i++ {
 		c := text[i]
 		if 'A' <= c && c <= 'Z' {
@@ -185,12 +271,21 @@ func (r *Redactor) candidates(text string) [][]int {
 		}
 		low[i] = c
 	}
-	hits := make([][]int, len(r.rules))
+	var hits [][]int
 	for _, i := range r.always {
+		if hits == nil {
+			hits = make([][]int, len(r.rules))
+		}
 		hits[i] = []int{0}
 	}
 	r.trie().Walk(low, func(end, n, pattern int64) bool {
 		for _, i := range r.byWord[pattern] {
+			if s := r.rules[i].shape; s != 0 && s&shape == 0 {
+				continue
+			}
+			if hits == nil {
+				hits = make([][]int, len(r.rules))
+			}
 			hits[i] = append(hits[i], int(end-n+1))
 		}
 		return true
@@ -205,11 +300,16 @@ func (r *Redactor) candidates(text string) [][]int {
 // and the two after it, windows of nearby keywords joined up to
 // windowJoin bytes, so a regex runs over a few lines rather than the
 // whole text. A rule written to span lines ("[\s\S]", "(?s)": key
-// blocks) gets multiLine bytes from the keyword's line on.
+// blocks) gets multiLine bytes from the keyword's line on. On a long
+// line (minified JSON, a log), a window starts at most findBack bytes
+// before its keyword and ends at most multiLine bytes after it: a key
+// block deep in a one-line JSON file is found, and a finding is never
+// longer than MaxFinding.
 const (
 	windowLines = 2
 	windowJoin  = 4 << 10
 	multiLine   = 64 << 10
+	findBack    = 1 << 10
 )
 
 // find appends the rule's findings in text, given where its keywords are.
@@ -227,10 +327,10 @@ func (ru *rule) find(r *Redactor, text string, at []int, out []Finding) []Findin
 		if ru.atWord && p > 0 && isWordByte(text[p-1]) {
 			continue
 		}
-		ls := strings.LastIndexByte(text[:p], '\n') + 1
+		ls := max(strings.LastIndexByte(text[:p], '\n')+1, p-findBack)
 		var le int
 		if multi {
-			le = min(len(text), ls+multiLine)
+			le = min(len(text), max(ls, p)+multiLine)
 		} else {
 			le = p
 			for k := 0; k <= windowLines && le < len(text); k++ {
@@ -240,6 +340,7 @@ func (ru *rule) find(r *Redactor, text string, at []int, out []Finding) []Findin
 					le = len(text)
 				}
 			}
+			le = min(le, p+multiLine)
 		}
 		if ls < we && we-ws < windowJoin {
 			we = max(we, le)
@@ -457,4 +558,21 @@ func isASCIIString(s string) bool {
 // isWordByte is `\w` for one byte, as regexp's `\b` sees it.
 func isWordByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
+}
+
+// View is text with each of fs (Find's, in order, without overlaps)
+// replaced by its Mark: what a reader of the file is shown.
+func View(text []byte, fs []Finding) []byte {
+	n := len(text)
+	for _, f := range fs {
+		n += len(Mark(f.Rule)) - (f.End - f.Start)
+	}
+	out := make([]byte, 0, n)
+	at := 0
+	for _, f := range fs {
+		out = append(out, text[at:f.Start]...)
+		out = append(out, Mark(f.Rule)...)
+		at = f.End
+	}
+	return append(out, text[at:]...)
 }
