@@ -59,6 +59,7 @@ import (
 
 	"github.com/moatdev/moat/guest/proto"
 	"github.com/moatdev/moat/host/policy"
+	"github.com/moatdev/moat/host/redact"
 )
 
 // maxSymlinks bounds symlink hops in one resolution, as os.Root does
@@ -94,6 +95,10 @@ type FS struct {
 	kind Kind // the resolver actually in use
 	// walk is false only for Unconfined: paths go to the OS as given.
 	walk bool
+	// red, when set, makes every regular file its redacted view
+	// (view.go); seen is what was found in each file.
+	red  *redact.Redactor
+	seen *findings
 }
 
 // New opens root with the requested resolver. Auto and Openat2 use openat2
@@ -272,6 +277,11 @@ func (f *FS) open(name string) (handle, string, error) {
 	if !sameFile(fi, got) || (!got.Mode().IsRegular() && !got.IsDir()) {
 		file.Close()
 		return nil, "", ErrChanged
+	}
+	if f.red != nil && got.Mode().IsRegular() {
+		if file, err = f.view(file, rel, got); err != nil {
+			return nil, "", err
+		}
 	}
 	return file, rel, nil
 }

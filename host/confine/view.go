@@ -1,0 +1,334 @@
+package confine
+
+import (
+	"io"
+	"io/fs"
+	"sort"
+	"sync"
+	"syscall"
+
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/moatdev/moat/host/redact"
+)
+
+// The redacted view. With a redactor (SetRedactor), every regular file
+// the view opens is served as host/redact sees it: each secret found in
+// the whole file (redact.FindReaderAt: its name and all of its bytes, in
+// bounded memory) replaced by its mark, "[redacted: RULE-ID]". Whatever
+// reads the file, at any offset, in any window, through path_open or the
+// batch read (ReadFiles), reads the marks and never a secret's bytes: so
+// a grep matches the redacted view and no pattern can tell anything about
+// what a mark hides.
+//
+// A file of at most viewInMemory bytes is read whole once, found in, and
+// served from memory (what was found in is exactly what is served); a
+// larger one is found in piece by piece and then served from the file
+// with the marks spliced in at the offsets found. An open file's size
+// (fstat) is its view's; a path's (stat, lstat) is the file's on disk.
+//
+// What was found in a file is remembered by the file's identity (device,
+// inode, size, modification and change times, and its name, which decides
+// its shape) for the FS's life, so a session's second grep over a tree
+// does not look again at files that did not change: a write changes the
+// change time, and the gate's writes make a new inode.
+
+// viewInMemory is the largest file read whole into memory for its view.
+const viewInMemory = 1 << 20
+
+// maxRemembered bounds the files whose findings an FS remembers; past it
+// the memory starts again empty.
+const maxRemembered = 1 << 17
+
+// SetRedactor makes f serve the redacted view of every regular file (nil:
+// the files as they are). Call it before f is used.
+func (f *FS) SetRedactor(r *redact.Redactor) {
+	f.red = r
+	f.seen = &findings{m: map[fileKey][]redact.Finding{}}
+}
+
+// Redacted reports whether f serves the redacted view.
+func (f *FS) Redacted() bool { return f.red != nil }
+
+// findings remembers each file's findings by its identity.
+type findings struct {
+	mu sync.Mutex
+	m  map[fileKey][]redact.Finding
+}
+
+func (s *findings) get(k fileKey) ([]redact.Finding, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.m[k]
+	return v, ok
+}
+
+func (s *findings) put(k fileKey, v []redact.Finding) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.m) >= maxRemembered {
+		clear(s.m)
+	}
+	s.m[k] = v
+}
+
+// fileKey is a file's identity and state, and the name it was opened by.
+type fileKey struct {
+	dev, ino, size uint64
+	mtime, ctime   int64
+	name           string
+}
+
+// view is h (a regular file, opened as rel and described by fi) as the
+// redactor shows it: h itself when it holds no secret and is not read
+// whole, else a handle of the view, which owns h. On an error h is closed.
+func (f *FS) view(h handle, rel string, fi fs.FileInfo) (handle, error) {
+	key, keyed := keyOf(fi, rel)
+	var found []redact.Finding
+	known := false
+	if keyed {
+		found, known = f.seen.get(key)
+		if known && len(found) == 0 {
+			return h, nil
+		}
+	}
+	size := fi.Size()
+	if size <= viewInMemory {
+		data := make([]byte, size)
+		n, err := h.ReadAt(data, 0)
+		if err != nil && err != io.EOF {
+			h.Close()
+			return nil, err
+		}
+		data = data[:n]
+		if !known {
+			found = f.red.FindFile(rel, data)
+			if keyed && int64(n) == size {
+				f.seen.put(key, found)
+			}
+		}
+		h.Close()
+		if len(found) > 0 {
+			if !fits(found, len(data)) {
+				return nil, ErrChanged
+			}
+			data = redact.View(data, found)
+		}
+		return &memFile{data: data, fi: sized(fi, int64(len(data)))}, nil
+	}
+	if !known {
+		var err error
+		if found, err = f.red.FindReaderAt(rel, h, size); err != nil {
+			h.Close()
+			return nil, err
+		}
+		if keyed {
+			f.seen.put(key, found)
+		}
+	}
+	if len(found) == 0 {
+		return h, nil
+	}
+	if !fits(found, int(size)) {
+		h.Close()
+		return nil, ErrChanged
+	}
+	return newSplice(h, fi, found), nil
+}
+
+// fits reports whether findings lie within a file of n bytes.
+func fits(found []redact.Finding, n int) bool {
+	return len(found) == 0 || found[len(found)-1].End <= n
+}
+
+// sizedInfo is a FileInfo with the view's size, for wazero too (its
+// Stat_t, from Sys, says the same).
+type sizedInfo struct {
+	fs.FileInfo
+	st sys.Stat_t
+}
+
+func sized(fi fs.FileInfo, n int64) *sizedInfo {
+	s := &sizedInfo{FileInfo: fi, st: sys.NewStat_t(fi)}
+	s.st.Size = n
+	return s
+}
+
+func (s *sizedInfo) Size() int64 { return s.st.Size }
+func (s *sizedInfo) Sys() any    { return &s.st }
+
+// memFile is a view held in memory.
+type memFile struct {
+	data   []byte
+	pos    int64
+	fi     *sizedInfo
+	closed bool
+}
+
+func (m *memFile) Read(p []byte) (int, error) {
+	if m.closed {
+		return 0, fs.ErrClosed
+	}
+	if m.pos >= int64(len(m.data)) {
+		return 0, io.EOF
+	}
+	n := copy(p, m.data[m.pos:])
+	m.pos += int64(n)
+	return n, nil
+}
+
+func (m *memFile) ReadAt(p []byte, off int64) (int, error) {
+	if m.closed {
+		return 0, fs.ErrClosed
+	}
+	if off < 0 {
+		return 0, syscall.EINVAL
+	}
+	if off >= int64(len(m.data)) {
+		return 0, io.EOF
+	}
+	n := copy(p, m.data[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+func (m *memFile) Seek(off int64, whence int) (int64, error) {
+	n, err := seekTo(m.pos, int64(len(m.data)), off, whence)
+	if err == nil {
+		m.pos = n
+	}
+	return n, err
+}
+
+func seekTo(pos, size, off int64, whence int) (int64, error) {
+	switch whence {
+	case io.SeekStart:
+	case io.SeekCurrent:
+		off += pos
+	case io.SeekEnd:
+		off += size
+	default:
+		return 0, syscall.EINVAL
+	}
+	if off < 0 {
+		return 0, syscall.EINVAL
+	}
+	return off, nil
+}
+
+func (m *memFile) Stat() (fs.FileInfo, error)         { return m.fi, nil }
+func (m *memFile) ReadDir(int) ([]fs.DirEntry, error) { return nil, syscall.ENOTDIR }
+func (m *memFile) Close() error {
+	if m.closed {
+		return fs.ErrClosed
+	}
+	m.closed, m.data = true, nil
+	return nil
+}
+
+// openedSize is the view's size (ReadFiles).
+func (m *memFile) openedSize() int64 { return int64(len(m.data)) }
+
+// splice is a large file's view: the file's bytes, each finding's
+// replaced by its mark, read from the file at the offsets found.
+type splice struct {
+	h    handle
+	fi   *sizedInfo
+	segs []segment // in order of at, covering [0, size)
+	pos  int64
+}
+
+// segment is a run of the view starting at at: the file's bytes from
+// from, or a mark.
+type segment struct {
+	at, from, n int64
+	mark        string
+}
+
+func newSplice(h handle, fi fs.FileInfo, found []redact.Finding) *splice {
+	var segs []segment
+	var at, from int64
+	for _, f := range found {
+		if n := int64(f.Start) - from; n > 0 {
+			segs = append(segs, segment{at: at, from: from, n: n})
+			at += n
+		}
+		m := redact.Mark(f.Rule)
+		segs = append(segs, segment{at: at, n: int64(len(m)), mark: m})
+		at += int64(len(m))
+		from = int64(f.End)
+	}
+	if n := fi.Size() - from; n > 0 {
+		segs = append(segs, segment{at: at, from: from, n: n})
+		at += n
+	}
+	return &splice{h: h, fi: sized(fi, at), segs: segs}
+}
+
+func (s *splice) size() int64 { return s.fi.st.Size }
+
+func (s *splice) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, syscall.EINVAL
+	}
+	done := 0
+	i := sort.Search(len(s.segs), func(i int) bool { return s.segs[i].at+s.segs[i].n > off })
+	for ; i < len(s.segs) && done < len(p); i++ {
+		g := s.segs[i]
+		skip := off + int64(done) - g.at
+		want := min(int64(len(p)-done), g.n-skip)
+		if g.mark != "" {
+			done += copy(p[done:done+int(want)], g.mark[skip:])
+			continue
+		}
+		n, err := s.h.ReadAt(p[done:done+int(want)], g.from+skip)
+		done += n
+		if err != nil && (err != io.EOF || int64(n) < want) {
+			if err == io.EOF {
+				return done, io.EOF // the file shrank
+			}
+			return done, err
+		}
+	}
+	if done < len(p) {
+		return done, io.EOF
+	}
+	return done, nil
+}
+
+func (s *splice) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if s.pos >= s.size() {
+		return 0, io.EOF
+	}
+	n, err := s.ReadAt(p, s.pos)
+	s.pos += int64(n)
+	if err == io.EOF && n > 0 {
+		err = nil
+	}
+	return n, err
+}
+
+func (s *splice) Seek(off int64, whence int) (int64, error) {
+	n, err := seekTo(s.pos, s.size(), off, whence)
+	if err == nil {
+		s.pos = n
+	}
+	return n, err
+}
+
+func (s *splice) Stat() (fs.FileInfo, error)         { return s.fi, nil }
+func (s *splice) ReadDir(int) ([]fs.DirEntry, error) { return nil, syscall.ENOTDIR }
+func (s *splice) Close() error                       { return s.h.Close() }
+func (s *splice) openedSize() int64                  { return s.size() }
+
+// keyOf is fi's identity, for a file opened as rel; false where the
+// system gives no inode number (then nothing is remembered).
+func keyOf(fi fs.FileInfo, rel string) (fileKey, bool) {
+	st := sys.NewStat_t(fi)
+	return fileKey{dev: st.Dev, ino: st.Ino, size: uint64(st.Size), mtime: st.Mtim, ctime: st.Ctim, name: rel}, st.Ino != 0
+}
