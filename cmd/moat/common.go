@@ -117,7 +117,7 @@ func (c *common) sandbox() (runner.Config, isolate.Mode, error) {
 	}
 	return runner.Config{
 		Root: abs, Resolver: kind, Deny: c.deny, Allow: c.allow,
-		CacheDir: c.cachePath(), Timeout: c.timeout,
+		CacheDir: c.cachePath(), Timeout: c.timeout, NoRedact: !c.redact,
 	}, mode, nil
 }
 

@@ -159,16 +159,21 @@ type Finding struct {
 // that overlap, the one that starts first, then the longer, is kept), by
 // the rules that run on every text: not the configuration rules, which
 // need a file's shape (FindFile).
-func (r *Redactor) Find(text string) []Finding { return r.find(text, 0) }
+func (r *Redactor) Find(text string) []Finding { return r.find(text, 0, false) }
+
+// FindLines is Find with every line of text on its own: no finding spans
+// two lines, so in an answer made of lines from many files (grep's) no
+// rule matches across two of them.
+func (r *Redactor) FindLines(text string) []Finding { return r.find(text, 0, true) }
 
 // FindFile returns the secrets of one file's whole content, as Find, and
 // by the rules for its shape too (ShapeOf: its name, and the start of
 // text when the name does not decide). text is not kept.
 func (r *Redactor) FindFile(name string, text []byte) []Finding {
-	return r.find(unsafe.String(unsafe.SliceData(text), len(text)), ShapeOf(name, text))
+	return r.find(unsafe.String(unsafe.SliceData(text), len(text)), ShapeOf(name, text), false)
 }
 
-func (r *Redactor) find(text string, shape Shape) []Finding {
+func (r *Redactor) find(text string, shape Shape, lines bool) []Finding {
 	if len(text) == 0 {
 		return nil
 	}
@@ -179,7 +184,7 @@ func (r *Redactor) find(text string, shape Shape) []Finding {
 	var out []Finding
 	for i, at := range hits {
 		if at != nil {
-			out = r.rules[i].find(r, text, at, out)
+			out = r.rules[i].find(r, text, at, lines, out)
 		}
 	}
 	return dedupe(out)
@@ -220,7 +225,7 @@ func (r *Redactor) FindReaderAt(name string, ra io.ReaderAt, size int64) ([]Find
 		if s == 0 {
 			shape = ShapeOf(name, text)
 		}
-		for _, f := range r.find(unsafe.String(unsafe.SliceData(text), len(text)), shape) {
+		for _, f := range r.find(unsafe.String(unsafe.SliceData(text), len(text)), shape, false) {
 			start := lo + int64(f.Start)
 			if start >= s && start < s+findChunk {
 				out = append(out, Finding{Rule: f.Rule, Start: int(start), End: int(lo) + f.End})
@@ -312,8 +317,9 @@ const (
 	findBack    = 1 << 10
 )
 
-// find appends the rule's findings in text, given where its keywords are.
-func (ru *rule) find(r *Redactor, text string, at []int, out []Finding) []Finding {
+// find appends the rule's findings in text, given where its keywords are;
+// with lines, each window is its keyword's line alone.
+func (ru *rule) find(r *Redactor, text string, at []int, lines bool, out []Finding) []Finding {
 	ru.compile()
 	if ru.re == nil {
 		return out
@@ -329,7 +335,14 @@ func (ru *rule) find(r *Redactor, text string, at []int, out []Finding) []Findin
 		}
 		ls := max(strings.LastIndexByte(text[:p], '\n')+1, p-findBack)
 		var le int
-		if multi {
+		if lines {
+			if le = strings.IndexByte(text[p:], '\n'); le < 0 {
+				le = len(text)
+			} else {
+				le += p
+			}
+			le = min(le, p+multiLine)
+		} else if multi {
 			le = min(len(text), max(ls, p)+multiLine)
 		} else {
 			le = p
@@ -342,7 +355,10 @@ func (ru *rule) find(r *Redactor, text string, at []int, out []Finding) []Findin
 			}
 			le = min(le, p+multiLine)
 		}
-		if ls < we && we-ws < windowJoin {
+		if lines && ls == ws {
+			continue // this line's window is made
+		}
+		if ls < we && we-ws < windowJoin && !lines {
 			we = max(we, le)
 			continue
 		}
@@ -462,8 +478,14 @@ func entropy(s string) float64 {
 
 // Redact returns text with every secret Find reports replaced by
 // "[redacted: RULE-ID]", and how many were.
-func (r *Redactor) Redact(text string) (string, int) {
-	fs := r.Find(text)
+func (r *Redactor) Redact(text string) (string, int) { return redactWith(text, r.Find(text)) }
+
+// RedactLines is Redact with FindLines: every line on its own.
+func (r *Redactor) RedactLines(text string) (string, int) {
+	return redactWith(text, r.FindLines(text))
+}
+
+func redactWith(text string, fs []Finding) (string, int) {
 	if len(fs) == 0 {
 		return text, 0
 	}
