@@ -47,7 +47,9 @@ type Options struct {
 	// Files, when set (--record-files), is the root as the tools see it:
 	// the confined filesystem (host/confine), which resolves every path
 	// beneath the root, refuses denied names on every component and link
-	// target, and leaves them out of listings. The files the session
+	// target, and leaves them out of listings, and (unless
+	// --redact=false) serves each file's redacted view, so a recorded
+	// file holds the marks the model saw, never the secrets. The files the session
 	// reads and the folders it lists are taken from it, and only after a
 	// tool returned them without error. Policy is its deny-list, checked
 	// again on every path taken.
