@@ -32,6 +32,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
 	"unsafe"
 
 	ahocorasick "github.com/BobuSumisu/aho-corasick"
@@ -84,6 +85,9 @@ type rule struct {
 	// rule's keywords (fixed-prefix tokens: `\b(ghp_...`), so a keyword
 	// right after a word character ("os." for "s.") starts none.
 	atWord bool
+	// span bounds a match's length in bytes (maxLen), at most multiLine:
+	// a match holding a keyword lies within span of it.
+	span int
 }
 
 type allow struct {
@@ -143,6 +147,12 @@ func (ru *rule) compile() {
 	ru.once.Do(func() {
 		ru.re, _ = regexp.Compile(ru.regex) // rulesgen compiled every one
 		ru.atWord = startsAtKeyword(ru.regex, ru.keywords)
+		ru.span = multiLine
+		if re, err := syntax.Parse(ru.regex, syntax.Perl); err == nil {
+			if n, ok := maxLen(re.Simplify()); ok && n < multiLine {
+				ru.span = n
+			}
+		}
 		for _, a := range ru.ruleData.allow {
 			ru.allow = append(ru.allow, compileAllow(a))
 		}
@@ -333,7 +343,8 @@ func (ru *rule) find(r *Redactor, text string, at []int, lines bool, out []Findi
 		if ru.atWord && p > 0 && isWordByte(text[p-1]) {
 			continue
 		}
-		ls := max(strings.LastIndexByte(text[:p], '\n')+1, p-findBack)
+		back := max(0, p-min(findBack, ru.span))
+		ls := back + strings.LastIndexByte(text[back:p], '\n') + 1
 		var le int
 		if lines {
 			if le = strings.IndexByte(text[p:], '\n'); le < 0 {
@@ -341,7 +352,7 @@ func (ru *rule) find(r *Redactor, text string, at []int, lines bool, out []Findi
 			} else {
 				le += p
 			}
-			le = min(le, p+multiLine)
+			le = min(le, p+ru.span)
 		} else if multi {
 			le = min(len(text), max(ls, p)+multiLine)
 		} else {
@@ -353,7 +364,7 @@ func (ru *rule) find(r *Redactor, text string, at []int, lines bool, out []Findi
 					le = len(text)
 				}
 			}
-			le = min(le, p+multiLine)
+			le = min(le, p+ru.span)
 		}
 		if lines && ls == ws {
 			continue // this line's window is made
@@ -534,6 +545,53 @@ func startsAtKeyword(expr string, keywords []string) bool {
 		}
 	}
 	return true
+}
+
+// maxLen is the most bytes a match of re can take, false when it is
+// unbounded.
+func maxLen(re *syntax.Regexp) (int, bool) {
+	switch re.Op {
+	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText,
+		syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+		return 0, true
+	case syntax.OpLiteral:
+		n := 0
+		for _, c := range re.Rune {
+			if re.Flags&syntax.FoldCase != 0 {
+				n += utf8.UTFMax // a fold of c may be longer than c
+			} else {
+				n += utf8.RuneLen(c)
+			}
+		}
+		return n, true
+	case syntax.OpCharClass, syntax.OpAnyCharNotNL, syntax.OpAnyChar:
+		return utf8.UTFMax, true
+	case syntax.OpCapture:
+		return maxLen(re.Sub[0])
+	case syntax.OpConcat, syntax.OpAlternate:
+		n := 0
+		for _, s := range re.Sub {
+			m, ok := maxLen(s)
+			if !ok {
+				return 0, false
+			}
+			if re.Op == syntax.OpConcat {
+				n += m
+			} else {
+				n = max(n, m)
+			}
+		}
+		return n, true
+	case syntax.OpQuest:
+		return maxLen(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Max < 0 {
+			return 0, false
+		}
+		m, ok := maxLen(re.Sub[0])
+		return m * re.Max, ok
+	}
+	return 0, false // star, plus
 }
 
 // literalPrefixes is the lower-cased literal every match of re begins
