@@ -8,8 +8,8 @@
 // pinned release by go generate (internal/rulesgen writes rules_gen.go,
 // with gitleaks' MIT licence), and applied as gitleaks applies them: a
 // rule's regex runs only when one of its keywords occurs in the text (one
-// Aho-Corasick pass over the lower-cased text finds them all, the same
-// prefilter gitleaks uses), the secret is the rule's secret group, and a
+// pass finds them all, compared lower-cased, the prefilter gitleaks runs
+// with Aho-Corasick; keywords.go), near one of them, the secret is the rule's secret group, and a
 // finding below the rule's entropy or on an allowlist (gitleaks' global
 // one and the rule's own: regexes and stopwords) is not a secret. A
 // rule's regexes are compiled the first time its keyword is seen.
@@ -34,8 +34,6 @@ import (
 	"sync"
 	"unicode/utf8"
 	"unsafe"
-
-	ahocorasick "github.com/BobuSumisu/aho-corasick"
 )
 
 // ruleData is one gitleaks rule as rules_gen.go holds it.
@@ -63,14 +61,13 @@ type allowData struct {
 type Redactor struct {
 	rules  []*rule
 	always []int // rules without keywords, run on every text
-	// trie finds every keyword. It is built on the first Find (a few
-	// MB): a call whose output shows no file's text needs none.
-	trie    func() *ahocorasick.Trie
+	// words finds every keyword. It is built on the first Find: a call
+	// whose output shows no file's text needs none.
+	words   func() *keywordFinder
 	byWord  [][]int // keyword (pattern number) -> rules
 	global  *allow
 	globalD allowData
 	gonce   sync.Once
-	lower   sync.Pool // *[]byte: the keyword pass's lower-cased copies
 }
 
 type rule struct {
@@ -103,7 +100,6 @@ func New() *Redactor {
 
 func newRedactor(rules []ruleData, global allowData) *Redactor {
 	r := &Redactor{globalD: global}
-	r.lower.New = func() any { return new([]byte) }
 	words := map[string]int{}
 	var list []string
 	for i, d := range rules {
@@ -129,7 +125,7 @@ func newRedactor(rules []ruleData, global allowData) *Redactor {
 			r.byWord[n] = append(r.byWord[n], i)
 		}
 	}
-	r.trie = sync.OnceValue(func() *ahocorasick.Trie { return ahocorasick.NewTrieBuilder().AddStrings(list).Build() })
+	r.words = sync.OnceValue(func() *keywordFinder { return newKeywordFinder(list) })
 	return r
 }
 
@@ -273,19 +269,6 @@ func dedupe(out []Finding) []Finding {
 // does), nil for a rule none of whose keywords occurs; nil when no rule
 // has any.
 func (r *Redactor) candidates(text string, shape Shape) [][]int {
-	lp := r.lower.Get().(*[]byte)
-	defer r.lower.Put(lp)
-	if cap(*lp) < len(text) {
-		*lp = make([]byte, len(text))
-	}
-	low := (*lp)[:len(text)]
-	for i := 0; i < len(text); i++ {
-		c := text[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		low[i] = c
-	}
 	var hits [][]int
 	for _, i := range r.always {
 		if hits == nil {
@@ -293,7 +276,7 @@ func (r *Redactor) candidates(text string, shape Shape) [][]int {
 		}
 		hits[i] = []int{0}
 	}
-	r.trie().Walk(low, func(end, n, pattern int64) bool {
+	r.words().each(text, func(start, pattern int) {
 		for _, i := range r.byWord[pattern] {
 			if s := r.rules[i].shape; s != 0 && s&shape == 0 {
 				continue
@@ -301,9 +284,10 @@ func (r *Redactor) candidates(text string, shape Shape) [][]int {
 			if hits == nil {
 				hits = make([][]int, len(r.rules))
 			}
-			hits[i] = append(hits[i], int(end-n+1))
+			if h := hits[i]; len(h) == 0 || h[len(h)-1] != start {
+				hits[i] = append(h, start)
+			}
 		}
-		return true
 	})
 	return hits
 }
