@@ -17,8 +17,8 @@ import (
 	"github.com/moatdev/moat/host/gate"
 	"github.com/moatdev/moat/host/mcpserver"
 	"github.com/moatdev/moat/host/policy"
-	"github.com/moatdev/moat/host/redact"
 	"github.com/moatdev/moat/host/recording"
+	"github.com/moatdev/moat/host/redact"
 	"github.com/moatdev/moat/host/toolspec"
 )
 
