@@ -32,6 +32,14 @@
 // folder is read in one call (MountControl.ReadFiles): the folder through
 // the walk, each file one component beneath it.
 //
+// # The redacted view
+//
+// With a redactor (FS.SetRedactor; host/runner sets one unless
+// --redact=false) every regular file is served as its redacted view:
+// each secret host/redact finds in the whole file replaced by its mark,
+// whatever window of it is read, by path_open or the batch read (view.go
+// says how).
+//
 // # Isolation
 //
 // What this layer does not protect against: hard links inside the root to

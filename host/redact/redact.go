@@ -1,24 +1,28 @@
-// Package redact finds well-known secret shapes in text (private key
-// blocks, cloud provider keys, tokens with fixed prefixes) and replaces
-// each secret with "[redacted: RULE-ID]". It is the deny-list's second
-// line: a name rule cannot know that notes.txt holds an AWS key, the
-// content can.
+// Package redact finds secrets in text (private key blocks, cloud
+// provider keys, tokens with fixed prefixes, and in configuration files a
+// secret-named key's value) and replaces each with "[redacted: RULE-ID]".
+// It is the deny-list's second line: a name rule cannot know that
+// notes.txt holds an AWS key, the content can. host/confine uses it to
+// serve every file as its redacted view (FindFile, FindReaderAt, View).
 //
-// The rules are gitleaks' default configuration, taken as data at a
-// pinned release by go generate (internal/rulesgen writes rules_gen.go,
-// with gitleaks' MIT licence), and applied as gitleaks applies them: a
-// rule's regex runs only when one of its keywords occurs in the text (one
-// pass finds them all, compared lower-cased, the prefilter gitleaks runs
-// with Aho-Corasick; keywords.go), near one of them, the secret is the rule's secret group, and a
-// finding below the rule's entropy or on an allowlist (gitleaks' global
-// one and the rule's own: regexes and stopwords) is not a secret. A
-// rule's regexes are compiled the first time its keyword is seen.
+// The rules are data: gitleaks' default configuration, taken at a pinned
+// release by go generate (internal/rulesgen writes rules_gen.go, with
+// gitleaks' MIT licence), and moat's own (config_rules.go), some of which
+// run only on a file of a shape (ShapeOf: configuration, netrc). They are
+// applied as gitleaks applies them: a rule's regex runs only when one of
+// its keywords occurs in the text (one pass finds them all, compared
+// lower-cased, the prefilter gitleaks runs with Aho-Corasick;
+// keywords.go), near that occurrence; the secret is the rule's secret
+// group, and a finding below the rule's entropy or on an allowlist
+// (gitleaks' global one and the rule's own: regexes and stopwords) is not
+// a secret. A rule's regexes are compiled the first time its keyword is
+// seen.
 //
-// What it does not do: recognise a secret split across two answers (a
-// key block read a few lines at a time, neither its BEGIN nor its END
-// line in view), or a secret of no known shape (a password in a config
-// file); gitleaks' rules that apply only to some file names, and its
-// generic-api-key heuristic, are left out (rules_gen.go lists them).
+// What it does not do: recognise a secret of no known shape outside a
+// configuration file (a password in source code), or one further than
+// MaxFinding from its keyword; gitleaks' rules that apply only to some
+// file names, and its generic-api-key heuristic, are left out
+// (rules_gen.go lists them).
 package redact
 
 //go:generate go run ./internal/rulesgen -version v8.30.1 -o rules_gen.go
