@@ -116,24 +116,24 @@ func (f *FS) view(h handle, rel string, fi fs.FileInfo) (handle, error) {
 		}
 		return &memFile{data: data, fi: sized(fi, int64(len(data)))}, nil
 	}
-	if !known {
-		var err error
-		if found, err = f.red.FindReaderAt(rel, h, size); err != nil {
+	sp := &splice{h: h, fi: fi, raw: size}
+	if known {
+		if !fits(found, int(size)) {
 			h.Close()
-			return nil, err
+			return nil, ErrChanged
 		}
-		if keyed {
-			f.seen.put(key, found)
-		}
+		sp.add(found, size)
+		sp.complete = true
+		return sp, nil
 	}
-	if len(found) == 0 {
-		return h, nil
+	// Found in as it is read: a reader is never kept waiting for more of
+	// the file than it reads (a 1 TiB sparse file, a grep that stops at
+	// its deadline), and the findings are remembered once it is all read.
+	sp.sc = f.red.NewScanner(rel, h, size)
+	if keyed {
+		sp.remember = func(all []redact.Finding) { f.seen.put(key, all) }
 	}
-	if !fits(found, int(size)) {
-		h.Close()
-		return nil, ErrChanged
-	}
-	return newSplice(h, fi, found), nil
+	return sp, nil
 }
 
 // fits reports whether findings lie within a file of n bytes.
@@ -232,12 +232,20 @@ func (m *memFile) Close() error {
 func (m *memFile) openedSize() int64 { return int64(len(m.data)) }
 
 // splice is a large file's view: the file's bytes, each finding's
-// replaced by its mark, read from the file at the offsets found.
+// replaced by its mark, read from the file at the offsets found. The file
+// is found in a piece at a time (sc), only as far as it is read.
 type splice struct {
-	h    handle
-	fi   *sizedInfo
-	segs []segment // in order of at, covering [0, size)
-	pos  int64
+	h   handle
+	fi  fs.FileInfo
+	raw int64 // the file's size when it was opened
+	// segs cover the view's first size bytes, the file's first done.
+	segs       []segment
+	size, done int64
+	complete   bool // found in to its end
+	sc         *redact.Scanner
+	all        []redact.Finding
+	remember   func([]redact.Finding) // called with all the findings once complete; nil: not remembered
+	pos        int64
 }
 
 // segment is a run of the view starting at at: the file's bytes from
@@ -247,31 +255,62 @@ type segment struct {
 	mark        string
 }
 
-func newSplice(h handle, fi fs.FileInfo, found []redact.Finding) *splice {
-	var segs []segment
-	var at, from int64
+// add appends found (in order, from s.done on) and the file's bytes up to
+// decided to the view.
+func (s *splice) add(found []redact.Finding, decided int64) {
 	for _, f := range found {
-		if n := int64(f.Start) - from; n > 0 {
-			segs = append(segs, segment{at: at, from: from, n: n})
-			at += n
-		}
+		s.plain(int64(f.Start))
 		m := redact.Mark(f.Rule)
-		segs = append(segs, segment{at: at, n: int64(len(m)), mark: m})
-		at += int64(len(m))
-		from = int64(f.End)
+		s.segs = append(s.segs, segment{at: s.size, n: int64(len(m)), mark: m})
+		s.size += int64(len(m))
+		s.done = int64(f.End)
 	}
-	if n := fi.Size() - from; n > 0 {
-		segs = append(segs, segment{at: at, from: from, n: n})
-		at += n
-	}
-	return &splice{h: h, fi: sized(fi, at), segs: segs}
+	s.plain(decided)
 }
 
-func (s *splice) size() int64 { return s.fi.st.Size }
+// plain appends the file's bytes from s.done to to.
+func (s *splice) plain(to int64) {
+	n := to - s.done
+	if n <= 0 {
+		return
+	}
+	if k := len(s.segs); k > 0 && s.segs[k-1].mark == "" && s.segs[k-1].from+s.segs[k-1].n == s.done {
+		s.segs[k-1].n += n
+	} else {
+		s.segs = append(s.segs, segment{at: s.size, from: s.done, n: n})
+	}
+	s.size += n
+	s.done = to
+}
+
+// extend finds in the next piece of the file.
+func (s *splice) extend() error {
+	found, decided, err := s.sc.Next()
+	if err != nil && err != io.EOF {
+		return err
+	}
+	s.add(found, decided)
+	if s.remember != nil {
+		s.all = append(s.all, found...)
+	}
+	if err == io.EOF {
+		s.complete, s.sc = true, nil
+		if s.remember != nil {
+			s.remember(s.all)
+			s.all = nil
+		}
+	}
+	return nil
+}
 
 func (s *splice) ReadAt(p []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, syscall.EINVAL
+	}
+	for !s.complete && s.size < off+int64(len(p)) {
+		if err := s.extend(); err != nil {
+			return 0, err
+		}
 	}
 	done := 0
 	i := sort.Search(len(s.segs), func(i int) bool { return s.segs[i].at+s.segs[i].n > off })
@@ -302,9 +341,6 @@ func (s *splice) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	if s.pos >= s.size() {
-		return 0, io.EOF
-	}
 	n, err := s.ReadAt(p, s.pos)
 	s.pos += int64(n)
 	if err == io.EOF && n > 0 {
@@ -314,17 +350,35 @@ func (s *splice) Read(p []byte) (int, error) {
 }
 
 func (s *splice) Seek(off int64, whence int) (int64, error) {
-	n, err := seekTo(s.pos, s.size(), off, whence)
+	end := s.size
+	if whence == io.SeekEnd {
+		for !s.complete {
+			if err := s.extend(); err != nil {
+				return 0, err
+			}
+		}
+		end = s.size
+	}
+	n, err := seekTo(s.pos, end, off, whence)
 	if err == nil {
 		s.pos = n
 	}
 	return n, err
 }
 
-func (s *splice) Stat() (fs.FileInfo, error)         { return s.fi, nil }
+// Stat describes the view: its size once the file was found in to its
+// end, until then the file's (the guest reads a large file to its end,
+// not to its size).
+func (s *splice) Stat() (fs.FileInfo, error) {
+	if s.complete {
+		return sized(s.fi, s.size), nil
+	}
+	return sized(s.fi, s.raw), nil
+}
+
 func (s *splice) ReadDir(int) ([]fs.DirEntry, error) { return nil, syscall.ENOTDIR }
-func (s *splice) Close() error                       { return s.h.Close() }
-func (s *splice) openedSize() int64                  { return s.size() }
+func (s *splice) Close() error                       { s.sc = nil; return s.h.Close() }
+func (s *splice) openedSize() int64                  { st, _ := s.Stat(); return st.Size() }
 
 // keyOf is fi's identity, for a file opened as rel; false where the
 // system gives no inode number (then nothing is remembered).

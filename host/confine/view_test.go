@@ -82,17 +82,27 @@ func TestViewWindows(t *testing.T) {
 				file, err := f.Open("notes.txt")
 				must(t, err)
 				defer file.Close()
+				// A small file's open size is its view's; a large one's is
+				// the file's until it has been read to its end.
 				fi, err := file.Stat()
 				must(t, err)
-				if fi.Size() != int64(len(want)) {
-					t.Errorf("open size %d, view %d", fi.Size(), len(want))
+				if opened := map[bool]int{false: len(want), true: len(raw)}[big]; fi.Size() != int64(opened) {
+					t.Errorf("open size %d, want %d", fi.Size(), opened)
 				}
 				all, err := io.ReadAll(file)
 				must(t, err)
 				if !bytes.Equal(all, want) {
 					t.Fatalf("read whole is not the view")
 				}
-				ra := file.(io.ReaderAt)
+				if fi, err = file.Stat(); err != nil || fi.Size() != int64(len(want)) {
+					t.Errorf("size once read %d, %v; view %d", fi.Size(), err, len(want))
+				}
+				// A file no one read yet, read at random offsets (found in
+				// only as far as each read needs).
+				again, err := redactedFS(t, root, k).Open("notes.txt")
+				must(t, err)
+				defer again.Close()
+				ra := again.(io.ReaderAt)
 				rng := rand.New(rand.NewPCG(1, 2))
 				base := max(0, len(want)-300)
 				for range 2000 {
@@ -188,5 +198,29 @@ func TestViewBatchTooLarge(t *testing.T) {
 				t.Errorf("the buffer holds the key: %q", buf)
 			}
 		})
+	}
+}
+
+// TestViewHugeSparse: a large file is found in only as far as it is read:
+// the first MiBs of a 1 TiB sparse file are served at once (finding in the
+// whole of it first would take the better part of an hour).
+func TestViewHugeSparse(t *testing.T) {
+	root := t.TempDir()
+	p := filepath.Join(root, "big.img")
+	must(t, os.WriteFile(p, []byte("token "+viewToken+"\n"), 0o644))
+	if err := os.Truncate(p, 1<<40); err != nil {
+		t.Skipf("this file system cannot hold a 1 TiB sparse file: %v", err)
+	}
+	for _, k := range resolvers(t) {
+		file, err := redactedFS(t, root, k).Open("big.img")
+		must(t, err)
+		head := make([]byte, 4<<20)
+		if _, err := io.ReadFull(file, head); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.HasPrefix(head, []byte("token [redacted: github-pat]\n\x00")) {
+			t.Errorf("%s: the head is %q", k, head[:40])
+		}
+		file.Close()
 	}
 }

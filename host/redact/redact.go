@@ -214,38 +214,82 @@ const (
 )
 
 // FindReaderAt is FindFile over a file of size bytes read through ra,
-// in bounded memory (findChunk + 2*findOverlap bytes, and as much again
-// for the keyword pass): a file of any size is read once. The shape is
-// decided by name and the file's first piece. A file that comes up short
-// of size ends where it did.
+// in bounded memory (a Scanner's): a file of any size is read once. The
+// shape is decided by name and the file's first piece. A file that comes
+// up short of size ends where it did.
 func (r *Redactor) FindReaderAt(name string, ra io.ReaderAt, size int64) ([]Finding, error) {
-	buf := make([]byte, min(size, findChunk+2*findOverlap))
-	var shape Shape
+	sc := r.NewScanner(name, ra, size)
 	var out []Finding
-	for s := int64(0); s < size; s += findChunk {
-		lo, hi := max(0, s-findOverlap), min(size, s+findChunk+findOverlap)
-		n, err := ra.ReadAt(buf[:hi-lo], lo)
-		if err != nil && !(errors.Is(err, io.EOF) && n > 0) {
-			if errors.Is(err, io.EOF) {
-				break
-			}
+	for {
+		found, _, err := sc.Next()
+		out = append(out, found...)
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
 			return nil, err
 		}
-		text := buf[:n]
-		if s == 0 {
-			shape = ShapeOf(name, text)
-		}
-		for _, f := range r.find(unsafe.String(unsafe.SliceData(text), len(text)), shape, false) {
-			start := lo + int64(f.Start)
-			if start >= s && start < s+findChunk {
-				out = append(out, Finding{Rule: f.Rule, Start: int(start), End: int(lo) + f.End})
-			}
-		}
-		if int64(n) < hi-lo {
-			break // the file ended early
+	}
+}
+
+// A Scanner finds the secrets of one file a piece at a time, in order,
+// in bounded memory: findChunk + 2*findOverlap bytes of the file at a
+// time, whatever its size. A reader of a large file needs only as much of
+// it decided as it has read.
+type Scanner struct {
+	r     *Redactor
+	name  string
+	ra    io.ReaderAt
+	size  int64
+	buf   []byte
+	next  int64 // the next piece's start
+	end   int64 // the last finding's end
+	shape Shape
+	done  bool
+}
+
+// NewScanner scans the file of size bytes that ra reads, named name.
+func (r *Redactor) NewScanner(name string, ra io.ReaderAt, size int64) *Scanner {
+	return &Scanner{r: r, name: name, ra: ra, size: size}
+}
+
+// Next finds in the next piece: the findings that start in it (in order,
+// none overlapping another), and the offset before which the file is
+// decided, no later finding starting before it. At the end of the file
+// it returns io.EOF (with the last piece's findings).
+func (sc *Scanner) Next() ([]Finding, int64, error) {
+	if sc.done || sc.next >= sc.size {
+		sc.done = true
+		sc.buf = nil
+		return nil, max(sc.next, sc.end), io.EOF
+	}
+	s := sc.next
+	lo, hi := max(0, s-findOverlap), min(sc.size, s+findChunk+findOverlap)
+	if sc.buf == nil {
+		sc.buf = make([]byte, min(sc.size, findChunk+2*findOverlap))
+	}
+	n, err := sc.ra.ReadAt(sc.buf[:hi-lo], lo)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, 0, err
+	}
+	text := sc.buf[:n]
+	if s == 0 {
+		sc.shape = ShapeOf(sc.name, text)
+	}
+	var out []Finding
+	for _, f := range sc.r.find(unsafe.String(unsafe.SliceData(text), len(text)), sc.shape, false) {
+		start, end := lo+int64(f.Start), lo+int64(f.End)
+		if start >= s && start < s+findChunk && start >= sc.end {
+			out = append(out, Finding{Rule: f.Rule, Start: int(start), End: int(end)})
+			sc.end = end
 		}
 	}
-	return dedupe(out), nil
+	sc.next = s + findChunk
+	if int64(n) < hi-lo || sc.next >= sc.size { // the file ended, early or not
+		sc.done, sc.buf = true, nil
+		return out, max(lo+int64(n), sc.end), io.EOF
+	}
+	return out, max(sc.next, sc.end), nil
 }
 
 // dedupe sorts findings and drops those that overlap an earlier one.
