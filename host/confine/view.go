@@ -94,13 +94,23 @@ func (f *FS) view(h handle, rel string, fi fs.FileInfo) (handle, error) {
 	}
 	size := fi.Size()
 	if size <= viewInMemory {
-		data := make([]byte, size)
-		n, err := h.ReadAt(data, 0)
+		var data []byte
+		var err error
+		if size == 0 {
+			// A size that says nothing (a FUSE file's, say): what it
+			// holds, up to viewInMemory.
+			data, err = io.ReadAll(io.NewSectionReader(h, 0, viewInMemory))
+		} else {
+			data = make([]byte, size)
+			var n int
+			n, err = h.ReadAt(data, 0)
+			data = data[:n]
+		}
 		if err != nil && err != io.EOF {
 			h.Close()
 			return nil, err
 		}
-		data = data[:n]
+		n := len(data)
 		if !known {
 			found = f.red.FindFile(rel, data)
 			if keyed && int64(n) == size {
