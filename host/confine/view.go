@@ -23,9 +23,11 @@ import (
 //
 // A file of at most viewInMemory bytes is read whole once, found in, and
 // served from memory (what was found in is exactly what is served); a
-// larger one is found in piece by piece and then served from the file
-// with the marks spliced in at the offsets found. An open file's size
-// (fstat) is its view's; a path's (stat, lstat) is the file's on disk.
+// larger one is found in piece by piece as far as it is read
+// (redact.Scanner) and served from the file with the marks spliced in at
+// the offsets found. An open file's size (fstat) is its view's (a large
+// file's once read to its end, before that the file's); a path's (stat,
+// lstat) is the file's on disk.
 //
 // What was found in a file is remembered by the file's identity (device,
 // inode, size, modification and change times, and its name, which decides
