@@ -184,6 +184,12 @@ func (r *Redactor) FindFile(name string, text []byte) []Finding {
 }
 
 func (r *Redactor) find(text string, shape Shape, lines bool) []Finding {
+	return dedupe(r.findAll(text, shape, lines))
+}
+
+// findAll is every rule's findings in text, overlapping or not, in no
+// order.
+func (r *Redactor) findAll(text string, shape Shape, lines bool) []Finding {
 	if len(text) == 0 {
 		return nil
 	}
@@ -197,7 +203,7 @@ func (r *Redactor) find(text string, shape Shape, lines bool) []Finding {
 			out = r.rules[i].find(r, text, at, lines, out)
 		}
 	}
-	return dedupe(out)
+	return out
 }
 
 // Streaming: FindReaderAt reads a file in pieces of findChunk bytes, each
@@ -276,12 +282,22 @@ func (sc *Scanner) Next() ([]Finding, int64, error) {
 	if s == 0 {
 		sc.shape = ShapeOf(sc.name, text)
 	}
+	// The findings that start in this piece, kept as the whole file's
+	// are (in order of start, each that begins after the last kept one
+	// ends): a finding in the overlap, which is not this piece's, hides
+	// none of this piece's.
+	var mine []Finding
+	for _, f := range sc.r.findAll(unsafe.String(unsafe.SliceData(text), len(text)), sc.shape, false) {
+		if start := lo + int64(f.Start); start >= s && start < s+findChunk {
+			mine = append(mine, Finding{Rule: f.Rule, Start: int(start), End: int(lo) + f.End})
+		}
+	}
+	sortFindings(mine)
 	var out []Finding
-	for _, f := range sc.r.find(unsafe.String(unsafe.SliceData(text), len(text)), sc.shape, false) {
-		start, end := lo+int64(f.Start), lo+int64(f.End)
-		if start >= s && start < s+findChunk && start >= sc.end {
-			out = append(out, Finding{Rule: f.Rule, Start: int(start), End: int(end)})
-			sc.end = end
+	for _, f := range mine {
+		if int64(f.Start) >= sc.end {
+			out = append(out, f)
+			sc.end = int64(f.End)
 		}
 	}
 	sc.next = s + findChunk
@@ -292,17 +308,22 @@ func (sc *Scanner) Next() ([]Finding, int64, error) {
 	return out, max(sc.next, sc.end), nil
 }
 
-// dedupe sorts findings and drops those that overlap an earlier one.
-func dedupe(out []Finding) []Finding {
-	if len(out) == 0 {
-		return nil
-	}
+// sortFindings orders findings by start, the longer first.
+func sortFindings(out []Finding) {
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Start != out[j].Start {
 			return out[i].Start < out[j].Start
 		}
 		return out[i].End > out[j].End
 	})
+}
+
+// dedupe sorts findings and drops those that overlap an earlier one.
+func dedupe(out []Finding) []Finding {
+	if len(out) == 0 {
+		return nil
+	}
+	sortFindings(out)
 	kept := out[:1]
 	for _, f := range out[1:] {
 		if f.Start >= kept[len(kept)-1].End {
