@@ -14,8 +14,8 @@ import (
 
 // The redacted view. With a redactor (SetRedactor), every regular file
 // the view opens is served as host/redact sees it: each secret found in
-// the whole file (redact.FindReaderAt: its name and all of its bytes, in
-// bounded memory) replaced by its mark, "[redacted: RULE-ID]". Whatever
+// the whole file (redact.FindFile and redact.Scanner: by its name and all
+// of its bytes, in bounded memory) replaced by its mark, "[redacted: RULE-ID]". Whatever
 // reads the file, at any offset, in any window, through path_open or the
 // batch read (ReadFiles), reads the marks and never a secret's bytes: so
 // a grep matches the redacted view and no pattern can tell anything about
@@ -48,9 +48,6 @@ func (f *FS) SetRedactor(r *redact.Redactor) {
 	f.red = r
 	f.seen = &findings{m: map[fileKey][]redact.Finding{}}
 }
-
-// Redacted reports whether f serves the redacted view.
-func (f *FS) Redacted() bool { return f.red != nil }
 
 // findings remembers each file's findings by its identity.
 type findings struct {
