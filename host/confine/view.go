@@ -46,23 +46,33 @@ const maxRemembered = 1 << 17
 // the files as they are). Call it before f is used.
 func (f *FS) SetRedactor(r *redact.Redactor) {
 	f.red = r
-	f.seen = &findings{m: map[fileKey][]redact.Finding{}}
+	f.seen = &findings{m: map[fileKey]memo{}}
 }
 
 // findings remembers each file's findings by its identity.
 type findings struct {
 	mu sync.Mutex
-	m  map[fileKey][]redact.Finding
+	m  map[fileKey]memo
 }
 
-func (s *findings) get(k fileKey) ([]redact.Finding, bool) {
+// memo is what was found in a file: all of it, or (partial) in its first
+// done bytes, a large file a reader left before its end (a grep stops at
+// a binary file's first NUL), with where its scan stood.
+type memo struct {
+	found   []redact.Finding
+	partial bool
+	done    int64
+	state   redact.ScanState
+}
+
+func (s *findings) get(k fileKey) (memo, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	v, ok := s.m[k]
 	return v, ok
 }
 
-func (s *findings) put(k fileKey, v []redact.Finding) {
+func (s *findings) put(k fileKey, v memo) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.m) >= maxRemembered {
@@ -83,14 +93,15 @@ type fileKey struct {
 // whole, else a handle of the view, which owns h. On an error h is closed.
 func (f *FS) view(h handle, rel string, fi fs.FileInfo) (handle, error) {
 	key, keyed := keyOf(fi, rel)
-	var found []redact.Finding
+	var m memo
 	known := false
 	if keyed {
-		found, known = f.seen.get(key)
-		if known && len(found) == 0 {
+		m, known = f.seen.get(key)
+		if known && !m.partial && len(m.found) == 0 {
 			return h, nil
 		}
 	}
+	found := m.found
 	size := fi.Size()
 	if size <= viewInMemory {
 		var data []byte
@@ -110,10 +121,10 @@ func (f *FS) view(h handle, rel string, fi fs.FileInfo) (handle, error) {
 			return nil, err
 		}
 		n := len(data)
-		if !known {
+		if !known || m.partial {
 			found = f.red.FindFile(rel, data)
 			if keyed && int64(n) == size {
-				f.seen.put(key, found)
+				f.seen.put(key, memo{found: found})
 			}
 		}
 		h.Close()
@@ -126,21 +137,29 @@ func (f *FS) view(h handle, rel string, fi fs.FileInfo) (handle, error) {
 		return &memFile{data: data, fi: sized(fi, int64(len(data)))}, nil
 	}
 	sp := &splice{h: h, fi: fi, raw: size}
-	if known {
-		if !fits(found, int(size)) {
-			h.Close()
-			return nil, ErrChanged
-		}
+	if known && !fits(found, int(size)) {
+		h.Close()
+		return nil, ErrChanged
+	}
+	if known && !m.partial {
 		sp.add(found, size)
 		sp.complete = true
 		return sp, nil
 	}
 	// Found in as it is read: a reader is never kept waiting for more of
 	// the file than it reads (a 1 TiB sparse file, a grep that stops at
-	// its deadline), and the findings are remembered once it is all read.
-	sp.sc = f.red.NewScanner(rel, h, size)
+	// its deadline). What was found is remembered when the file is
+	// closed, all of it or as far as it was read, and a later open goes
+	// on from there.
+	if known {
+		sp.add(found, m.done)
+		sp.sc = f.red.ResumeScanner(rel, h, size, m.state)
+		sp.all = append([]redact.Finding(nil), found...)
+	} else {
+		sp.sc = f.red.NewScanner(rel, h, size)
+	}
 	if keyed {
-		sp.remember = func(all []redact.Finding) { f.seen.put(key, all) }
+		sp.remember = func(v memo) { f.seen.put(key, v) }
 	}
 	return sp, nil
 }
@@ -253,7 +272,7 @@ type splice struct {
 	complete   bool // found in to its end
 	sc         *redact.Scanner
 	all        []redact.Finding
-	remember   func([]redact.Finding) // called with all the findings once complete; nil: not remembered
+	remember   func(memo) // called with what was found once complete, or when closed; nil: not remembered
 	pos        int64
 }
 
@@ -305,8 +324,8 @@ func (s *splice) extend() error {
 	if err == io.EOF {
 		s.complete, s.sc = true, nil
 		if s.remember != nil {
-			s.remember(s.all)
-			s.all = nil
+			s.remember(memo{found: s.all})
+			s.remember, s.all = nil, nil
 		}
 	}
 	return nil
@@ -386,8 +405,14 @@ func (s *splice) Stat() (fs.FileInfo, error) {
 }
 
 func (s *splice) ReadDir(int) ([]fs.DirEntry, error) { return nil, syscall.ENOTDIR }
-func (s *splice) Close() error                       { s.sc = nil; return s.h.Close() }
-func (s *splice) openedSize() int64                  { st, _ := s.Stat(); return st.Size() }
+func (s *splice) Close() error {
+	if s.remember != nil && s.sc != nil && s.done > 0 {
+		s.remember(memo{found: s.all, partial: true, done: s.done, state: s.sc.State()})
+	}
+	s.sc, s.remember = nil, nil
+	return s.h.Close()
+}
+func (s *splice) openedSize() int64 { st, _ := s.Stat(); return st.Size() }
 
 // keyOf is fi's identity, for a file opened as rel; false where the
 // system gives no inode number (then nothing is remembered).

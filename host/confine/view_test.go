@@ -224,3 +224,42 @@ func TestViewHugeSparse(t *testing.T) {
 		file.Close()
 	}
 }
+
+// TestViewResumes: a large file left before its end (a grep that stops
+// at a binary file's first NUL) is remembered as far as it was read, and
+// the next open goes on from there: its view is the whole file's, secrets
+// on either side of where the first reader stopped included.
+func TestViewResumes(t *testing.T) {
+	for _, k := range resolvers(t) {
+		t.Run(k.String(), func(t *testing.T) {
+			root := t.TempDir()
+			var b strings.Builder
+			for b.Len() < 1<<20-30 {
+				b.WriteString("an ordinary line of a long log file\n")
+			}
+			b.WriteString("token: " + viewToken + "\n") // across the first piece's end
+			for b.Len() < 3<<20 {
+				b.WriteString("an ordinary line of a long log file\n")
+			}
+			b.WriteString(viewKey + "\n")
+			raw := b.String()
+			must(t, os.WriteFile(filepath.Join(root, "log.txt"), []byte(raw), 0o644))
+			want := redact.View([]byte(raw), redact.New().FindFile("log.txt", []byte(raw)))
+			f := redactedFS(t, root, k)
+			for _, stop := range []int{100, 2 << 20, len(want)} {
+				file, err := f.Open("log.txt")
+				must(t, err)
+				got := make([]byte, stop)
+				_, err = io.ReadFull(file, got)
+				must(t, err)
+				file.Close()
+				if !bytes.Equal(got, want[:stop]) {
+					t.Fatalf("the first %d bytes are not the view's", stop)
+				}
+				if l := leaks(got); l != nil {
+					t.Fatalf("the first %d bytes show %q", stop, l)
+				}
+			}
+		})
+	}
+}

@@ -259,6 +259,22 @@ func (r *Redactor) NewScanner(name string, ra io.ReaderAt, size int64) *Scanner 
 	return &Scanner{r: r, name: name, ra: ra, size: size}
 }
 
+// ScanState is how far a Scanner got in a file: where its next piece
+// starts, where its last finding ends, and the file's shape.
+type ScanState struct {
+	next, end int64
+	shape     Shape
+}
+
+// State is how far sc got.
+func (sc *Scanner) State() ScanState { return ScanState{sc.next, sc.end, sc.shape} }
+
+// ResumeScanner scans on from where a Scanner of the same file (unchanged
+// since) got: its findings before st are the ones it returned.
+func (r *Redactor) ResumeScanner(name string, ra io.ReaderAt, size int64, st ScanState) *Scanner {
+	return &Scanner{r: r, name: name, ra: ra, size: size, next: st.next, end: st.end, shape: st.shape}
+}
+
 // Next finds in the next piece: the findings that start in it (in order,
 // none overlapping another), and the offset before which the file is
 // decided, no later finding starting before it. At the end of the file
