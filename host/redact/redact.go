@@ -206,11 +206,12 @@ func (r *Redactor) findAll(text string, shape Shape, lines bool) []Finding {
 	return out
 }
 
-// Streaming: FindReaderAt reads a file in pieces of findChunk bytes, each
-// with findOverlap bytes of the file on either side. A finding lies within
-// maxFinding bytes of its keyword (before: findBack, after: multiLine; see
-// rule.find), so a finding that starts in a piece is whole in what was
-// read around it, and is kept by that piece alone.
+// Streaming: a Scanner reads a file in pieces of findChunk bytes, each
+// with findOverlap bytes of the file on either side. A match lies within
+// MaxFinding bytes of its keyword (before: findBack, after: multiLine; see
+// rule.find), less than findOverlap, so a finding that starts in a piece
+// is found whole in what was read around it, and is kept by that piece
+// alone.
 const (
 	findChunk   = 1 << 20
 	findOverlap = 128 << 10
