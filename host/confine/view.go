@@ -39,8 +39,12 @@ import (
 const viewInMemory = 1 << 20
 
 // maxRemembered bounds the files whose findings an FS remembers; past it
-// the memory starts again empty.
-const maxRemembered = 1 << 17
+// the memory starts again empty. A file with more than
+// maxRememberedFindings findings is not remembered.
+const (
+	maxRemembered         = 1 << 17
+	maxRememberedFindings = 1 << 10
+)
 
 // SetRedactor makes f serve the redacted view of every regular file (nil:
 // the files as they are). Call it before f is used.
@@ -73,6 +77,9 @@ func (s *findings) get(k fileKey) (memo, bool) {
 }
 
 func (s *findings) put(k fileKey, v memo) {
+	if len(v.found) > maxRememberedFindings {
+		return // found in again: a file made of secrets takes no more memory than while it is open
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.m) >= maxRemembered {

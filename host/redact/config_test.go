@@ -113,3 +113,18 @@ func TestFindReaderAt(t *testing.T) {
 		t.Errorf("key block in a long line: %v", got[1])
 	}
 }
+
+// TestScannerBound: a file made of secrets has at most MaxScanFindings
+// findings, the last hiding the rest of the file.
+func TestScannerBound(t *testing.T) {
+	line := "k " + awsKey + "\n"
+	text := strings.Repeat(line, MaxScanFindings+10)
+	fs, err := New().FindReaderAt("keys.txt", strings.NewReader(text), int64(len(text)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := fs[len(fs)-1]
+	if len(fs) != MaxScanFindings || last.Rule != TooMany || last.End != len(text) || last.Start != (MaxScanFindings-1)*len(line)+2 {
+		t.Errorf("%d findings, the last %+v", len(fs), last)
+	}
+}

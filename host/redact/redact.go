@@ -253,7 +253,17 @@ type Scanner struct {
 	end   int64 // the last finding's end
 	shape Shape
 	done  bool
+	count int // findings returned
 }
+
+// MaxScanFindings bounds the findings a Scanner returns for one file, and
+// so the memory a view of a file made of secrets takes: from the last
+// one's start on, the rest of the file is one finding of TooMany.
+const MaxScanFindings = 1 << 16
+
+// TooMany is the rule of the finding that hides the rest of a file past
+// MaxScanFindings.
+const TooMany = "moat-too-many-secrets"
 
 // NewScanner scans the file of size bytes that ra reads, named name.
 func (r *Redactor) NewScanner(name string, ra io.ReaderAt, size int64) *Scanner {
@@ -265,15 +275,16 @@ func (r *Redactor) NewScanner(name string, ra io.ReaderAt, size int64) *Scanner 
 type ScanState struct {
 	next, end int64
 	shape     Shape
+	count     int
 }
 
 // State is how far sc got.
-func (sc *Scanner) State() ScanState { return ScanState{sc.next, sc.end, sc.shape} }
+func (sc *Scanner) State() ScanState { return ScanState{sc.next, sc.end, sc.shape, sc.count} }
 
 // ResumeScanner scans on from where a Scanner of the same file (unchanged
 // since) got: its findings before st are the ones it returned.
 func (r *Redactor) ResumeScanner(name string, ra io.ReaderAt, size int64, st ScanState) *Scanner {
-	return &Scanner{r: r, name: name, ra: ra, size: size, next: st.next, end: st.end, shape: st.shape}
+	return &Scanner{r: r, name: name, ra: ra, size: size, next: st.next, end: st.end, shape: st.shape, count: st.count}
 }
 
 // Next finds in the next piece: the findings that start in it (in order,
@@ -312,10 +323,16 @@ func (sc *Scanner) Next() ([]Finding, int64, error) {
 	sortFindings(mine)
 	var out []Finding
 	for _, f := range mine {
-		if int64(f.Start) >= sc.end {
-			out = append(out, f)
-			sc.end = int64(f.End)
+		if int64(f.Start) < sc.end {
+			continue
 		}
+		if sc.count++; sc.count == MaxScanFindings {
+			out = append(out, Finding{Rule: TooMany, Start: f.Start, End: int(sc.size)})
+			sc.end, sc.done, sc.buf = sc.size, true, nil
+			return out, sc.size, io.EOF
+		}
+		out = append(out, f)
+		sc.end = int64(f.End)
 	}
 	sc.next = s + findChunk
 	if int64(n) < hi-lo || sc.next >= sc.size { // the file ended, early or not
