@@ -1,6 +1,7 @@
 package isolate
 
 import (
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -156,5 +157,28 @@ func TestStepError(t *testing.T) {
 	u := error(&unavailableError{reason: "r", cause: err})
 	if !errors.Is(u, ErrUnavailable) || !errors.Is(u, fs.ErrPermission) {
 		t.Errorf("unavailableError does not match its sentinels: %v", u)
+	}
+}
+
+// TestPlanCarriesRedact: --redact=false reaches the child's runner
+// through the plan, as the child reads it (JSON), and the default is the
+// redacted view.
+func TestPlanCarriesRedact(t *testing.T) {
+	for _, off := range []bool{false, true} {
+		p, err := NewPlan(runner.Config{Root: "/home/u/proj", NoRedact: off}, 1000, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back Plan
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatal(err)
+		}
+		if back.Runner.NoRedact != off {
+			t.Errorf("NoRedact %v arrived as %v", off, back.Runner.NoRedact)
+		}
 	}
 }

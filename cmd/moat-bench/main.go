@@ -430,7 +430,9 @@ func sessionGrep(root, cache, pat string, ignoreCase bool, runs int, others [][]
 }
 
 // sessionCall times one tool call in guests that are already up, as
-// sessionGrep does, beside the other commands.
+// sessionGrep does, beside the other commands. The guests read each
+// file's redacted view, as moat's do (runner.Config's default); the
+// warm-up round is the one that finds in every file.
 func sessionCall(root, cache, tool, callArgs string, runs int, others [][]string) (time.Duration, []time.Duration, error) {
 	ctx := context.Background()
 	r, err := runner.New(ctx, runner.Config{Root: root, Resolver: confine.Auto, CacheDir: cache})

@@ -56,7 +56,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.maxResults, "max-results", proto.DefaultMaxResults, "most grep hits or glob matches in one call")
 	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "deadline for one tool call")
 	fs.BoolVar(&c.noIgnore, "no-ignore", false, "let grep and glob see files that .gitignore excludes")
-	fs.BoolVar(&c.redact, "redact", true, "replace well-known secrets (private keys, cloud keys, tokens; gitleaks' rules) with [redacted: RULE] in what the tools return and in the write diff; --allow does not turn this off, --redact=false does")
+	fs.BoolVar(&c.redact, "redact", true, "replace secrets (private keys, cloud keys, tokens: gitleaks' rules; passwords and keys in configuration files) with [redacted: RULE] in every file the tools read, so in everything they return, in recordings and in the write diff; --allow does not turn this off, --redact=false does")
 	fs.StringVar(&c.isolate, "isolate", "auto", "OS isolation of the tool process: auto (where the kernel allows), require, or off")
 	fs.StringVar(&c.cacheDir, "cache-dir", "", "the `folder` where compiled WebAssembly is cached (default: the user cache dir + /moat)")
 	fs.BoolVar(&c.allowHome, "allow-home", false, "allow a root that is your home folder or a folder above it (refused by default: the model could read every project, credential and setting there, moat's own included)")
@@ -155,7 +155,7 @@ func (c *common) sandbox() (runner.Config, isolate.Mode, error) {
 	}
 	return runner.Config{
 		Root: abs, Resolver: kind, Deny: c.deny, Allow: c.allow,
-		CacheDir: c.cachePath(), Timeout: c.timeout,
+		CacheDir: c.cachePath(), Timeout: c.timeout, NoRedact: !c.redact,
 	}, mode, nil
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/moatdev/moat/host/mcpserver"
 	"github.com/moatdev/moat/host/policy"
 	"github.com/moatdev/moat/host/recording"
+	"github.com/moatdev/moat/host/redact"
 	"github.com/moatdev/moat/host/toolspec"
 )
 
@@ -88,6 +89,10 @@ func (r *recordFlags) start(e *env, c *common, sess recording.Session, flags str
 		cfs, err := confine.New(cfg.Root, cfg.Resolver, pol)
 		if err != nil {
 			return nil, err
+		}
+		if c.redact {
+			// And as the tools saw them: each file's redacted view.
+			cfs.SetRedactor(redact.New())
 		}
 		out.closer, files = cfs, cfs
 	}

@@ -32,6 +32,14 @@
 // folder is read in one call (MountControl.ReadFiles): the folder through
 // the walk, each file one component beneath it.
 //
+// # The redacted view
+//
+// With a redactor (FS.SetRedactor; host/runner sets one unless
+// --redact=false) every regular file is served as its redacted view:
+// each secret host/redact finds in the whole file replaced by its mark,
+// whatever window of it is read, by path_open or the batch read (view.go
+// says how).
+//
 // # Isolation
 //
 // What this layer does not protect against: hard links inside the root to
@@ -59,6 +67,7 @@ import (
 
 	"github.com/moatdev/moat/guest/proto"
 	"github.com/moatdev/moat/host/policy"
+	"github.com/moatdev/moat/host/redact"
 )
 
 // maxSymlinks bounds symlink hops in one resolution, as os.Root does
@@ -94,6 +103,10 @@ type FS struct {
 	kind Kind // the resolver actually in use
 	// walk is false only for Unconfined: paths go to the OS as given.
 	walk bool
+	// red, when set, makes every regular file its redacted view
+	// (view.go); seen is what was found in each file.
+	red  *redact.Redactor
+	seen *findings
 }
 
 // New opens root with the requested resolver. Auto and Openat2 use openat2
@@ -272,6 +285,11 @@ func (f *FS) open(name string) (handle, string, error) {
 	if !sameFile(fi, got) || (!got.Mode().IsRegular() && !got.IsDir()) {
 		file.Close()
 		return nil, "", ErrChanged
+	}
+	if f.red != nil && got.Mode().IsRegular() {
+		if file, err = f.view(file, rel, got); err != nil {
+			return nil, "", err
+		}
 	}
 	return file, rel, nil
 }

@@ -71,7 +71,7 @@ func (r openat2Resolver) open(rel string) (handle, fs.FileInfo, error) {
 	}
 	switch {
 	case fi.Mode().IsRegular():
-		return &rawFile{fd: fd, rel: rel, size: fi.Size()}, fi, nil
+		return &rawFile{fd: fd, rel: rel, size: fi.Size(), info: fi}, fi, nil
 	case fi.IsDir():
 		return &rawDir{rawFile: rawFile{fd: fd, rel: rel}, bufs: r.bufs}, fi, nil
 	}

@@ -284,5 +284,5 @@ func (d *rawDir) openChild(name string) (handle, error) {
 		unix.Close(fd)
 		return nil, ErrSpecial
 	}
-	return &rawFile{fd: fd, rel: name, size: st.Size}, nil
+	return &rawFile{fd: fd, rel: name, size: st.Size, info: &statInfo{name: name, st: st}}, nil
 }

@@ -85,6 +85,9 @@ type rawFile struct {
 	// file whose size says nothing (0, as /proc's) is always asked.
 	size, pos int64
 	atEnd     bool
+	// info is fstat's when it was opened, if it was taken (the file's
+	// identity, for the redacted view's memory).
+	info *statInfo
 }
 
 func (r *rawFile) err(op string, err error) error {
@@ -179,3 +182,7 @@ func (r *rawFile) Close() error {
 
 // openedSize is the file's size when it was opened (ReadFiles).
 func (r *rawFile) openedSize() int64 { return r.size }
+
+// opened is fstat's description of the file when it was opened, if it
+// was taken then.
+func (r *rawFile) opened() (fs.FileInfo, bool) { return r.info, r.info != nil }

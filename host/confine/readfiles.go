@@ -1,6 +1,7 @@
 package confine
 
 import (
+	"io/fs"
 	"path"
 	"strings"
 
@@ -74,6 +75,13 @@ func (c *MountControl) ReadFiles(dir string, names []string, buf []byte, sizes [
 		if err != nil {
 			continue
 		}
+		if child != nil && f.red != nil {
+			// The file's redacted view, as f.open gives it; a file too
+			// large for what is left is not read for it.
+			if h, err = f.childView(h, path.Join(rel, name), len(buf)-at); err != nil {
+				continue
+			}
+		}
 		size, regular := regularSize(h)
 		switch {
 		case !regular:
@@ -113,4 +121,26 @@ func regularSize(h handle) (int64, bool) {
 		return 0, false
 	}
 	return fi.Size(), true
+}
+
+// childView is the redacted view of h, a regular file opened beneath a
+// folder as rel; one at least room bytes long is left as it is, for the
+// size check to send to the guest's own open (which gives its view).
+func (f *FS) childView(h handle, rel string, room int) (handle, error) {
+	var fi fs.FileInfo
+	var ok bool
+	if o, is := h.(interface{ opened() (fs.FileInfo, bool) }); is {
+		fi, ok = o.opened()
+	}
+	if !ok {
+		var err error
+		if fi, err = h.Stat(); err != nil {
+			h.Close()
+			return nil, err
+		}
+	}
+	if fi.Size() >= int64(room) {
+		return h, nil
+	}
+	return f.view(h, rel, fi)
 }

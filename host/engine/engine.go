@@ -47,11 +47,12 @@ type Options struct {
 	// inside it are accepted and mapped to relative ones (policy.Within).
 	Root string
 	// Redactor, when set, replaces well-known secret shapes in every
-	// answer of a read-only tool with "[redacted: RULE-ID]" before anyone
-	// (the model, an MCP client, moat tool's stdout) sees it. The deny-list
-	// and --allow decide which files are read; this decides what of their
-	// content is shown, and --allow does not turn it off (--redact=false
-	// does).
+	// line of an answer of a read-only tool with "[redacted: RULE-ID]"
+	// before anyone (the model, an MCP client, moat tool's stdout) sees
+	// it. It is the second line: the files' content reaches the guest as
+	// their redacted view (runner.Config.NoRedact off), and this hides
+	// what the view cannot, a secret in a file's name. --allow does not
+	// turn either off (--redact=false does both).
 	Redactor *redact.Redactor
 }
 
@@ -152,7 +153,11 @@ func (e *Engine) call(ctx context.Context, name string, args json.RawMessage) to
 	}
 	text := resp.Text
 	if e.opt.Redactor != nil {
-		text, _ = e.opt.Redactor.Redact(text)
+		// The second line: the guest read the files' redacted view
+		// (host/confine), so this is for what the view cannot hide, a
+		// secret in a file's name. Each line on its own, so that no rule
+		// matches across two files' lines of one answer.
+		text, _ = e.opt.Redactor.RedactLines(text)
 	}
 	return toolspec.Result{Text: text, IsError: resp.IsError}
 }

@@ -170,3 +170,27 @@ func TestAnswersAreRedacted(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswerLinesAlone: issue 29.1. The engine's second line judges each
+// line of an answer on its own: a BEGIN line at the end of one file's
+// hits and "KEY-----" in another's are not a key block, and the second
+// file's ordinary lines are shown.
+func TestAnswerLinesAlone(t *testing.T) {
+	body := strings.Repeat("MIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM9Oi8rN5oH1fQmYxLk2JdV7wE0sR4", 2)
+	answer := "a.txt:9: -----BEGIN RSA PRIVATE " + "KEY-----\n" +
+		"b.txt:1: ordinary line one " + body + "\n" +
+		"b.txt:2: ordinary line two, the END RSA PRIVATE " + "KEY-----\n"
+	if got, n := redact.New().Redact(answer); n == 0 {
+		t.Fatalf("the whole-text rules see no key across the files (%q): the case tests nothing", got)
+	}
+	ex := &fakeExec{text: answer}
+	cat, _ := toolspec.New()
+	pol, _ := policy.New(nil, nil)
+	e, err := engine.New(engine.Options{Catalog: cat, Policy: pol, Exec: ex, Redactor: redact.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := e.Call(context.Background(), "grep", json.RawMessage(`{"pattern":"KEY|ordinary"}`)); r.Text != answer {
+		t.Errorf("grep = %q, want the answer as the guest gave it", r.Text)
+	}
+}

@@ -97,7 +97,7 @@ func (g *Gate) review(sc screen, p *proposal, snap *snapshot) *Review {
 		r.NotPlain = why
 		r.Warning = "WARNING: this is not a plain data file: " + why + ". Review the change as code or configuration a tool will load."
 	}
-	diff, hidden := g.diffLines(sc, p, snap, g.secretsOf(snap))
+	diff, hidden := g.diffLines(sc, p, snap, g.secretsOf(p.rel, snap))
 	r.Header = g.header(sc, p, snap, r, hidden)
 	r.DiffLines = len(diff)
 	if len(diff) > MaxDiffLines {
@@ -162,14 +162,16 @@ func (g *Gate) header(sc screen, p *proposal, snap *snapshot, r *Review, hidden 
 // block is many), those long enough to be worth hiding. Only the file's
 // own secrets are hidden, in removed, kept and added lines alike, never
 // anything else: a model could otherwise make its own text look like a
-// key and have it hidden from the person approving it.
-func (g *Gate) secretsOf(snap *snapshot) []secretPiece {
+// key and have it hidden from the person approving it. They are found as
+// the tools' view finds them (host/confine): in the whole file, by the
+// rules for its name and shape (redact.FindFile).
+func (g *Gate) secretsOf(rel string, snap *snapshot) []secretPiece {
 	if g.opt.Redactor == nil || !snap.exists || binary(snap.data) {
 		return nil
 	}
 	old := string(snap.data)
 	var out []secretPiece
-	for _, f := range g.opt.Redactor.Find(old) {
+	for _, f := range g.opt.Redactor.FindFile(rel, snap.data) {
 		for _, piece := range strings.Split(old[f.Start:f.End], "\n") {
 			if piece = strings.TrimSuffix(piece, "\r"); len(piece) >= minSecretPiece {
 				out = append(out, secretPiece{piece, redact.Mark(f.Rule)})

@@ -147,6 +147,28 @@ func TestDiffHidesTheFilesSecrets(t *testing.T) {
 	}
 }
 
+// TestDiffHidesConfigSecrets: issue 29. The diff finds the file's secrets
+// as the tools' view does, by the rules for its shape: a password in an
+// ini file is hidden, the same line in Go source is not.
+func TestDiffHidesConfigSecrets(t *testing.T) {
+	pw := "hunter" + "2-Zq8x"
+	for _, c := range []struct {
+		name   string
+		hidden bool
+	}{{"app.ini", true}, {"app.go", false}} {
+		f := newFixture(t, "n\n", func(o *Options) { o.Redactor = redact.New() })
+		f.write(c.name, "password = "+pw+"\nb = 2\n")
+		f.propose("propose_edit", map[string]any{"path": c.name, "old_text": "b = 2", "new_text": "b = 3"})
+		screen := f.tty.String()
+		if strings.Contains(screen, pw) == c.hidden {
+			t.Errorf("%s: the password shown %v, want %v:\n%s", c.name, !c.hidden, !c.hidden, screen)
+		}
+		if c.hidden && !strings.Contains(screen, " password = [redacted: moat-config-secret]") {
+			t.Errorf("%s: no mark in the diff:\n%s", c.name, screen)
+		}
+	}
+}
+
 // TestRedactionMarksAreNotWrittenBack: a model that writes back a file it
 // read with a secret redacted would replace the secret with the mark; the
 // proposal is refused before anyone is asked, and an edit whose old_text

@@ -48,11 +48,13 @@ type Options struct {
 	// Files, when set (--record-files), is the root as the tools see it:
 	// the confined filesystem (host/confine), which resolves every path
 	// beneath the root, refuses denied names on every component and link
-	// target, and leaves them out of listings. Every file a call opened,
-	// every folder it listed and every path it described, as the guest's
-	// own mount observed them (confine.Observer), is taken from it once
-	// the call returned. Policy is its deny-list, checked again on every
-	// path taken.
+	// target, and leaves them out of listings, and (unless
+	// --redact=false) serves each file's redacted view, so a recorded
+	// file holds the marks the model saw, never the secrets. Every file a
+	// call opened, every folder it listed and every path it described, as
+	// the guest's own mount observed them (confine.Observer), is taken
+	// from it once the call returned. Policy is its deny-list, checked
+	// again on every path taken.
 	Files  fs.FS
 	Policy *policy.Policy
 	// MaxBytes bounds the archive's texts and files; 0 is

@@ -1,37 +1,43 @@
-// Package redact finds well-known secret shapes in text (private key
-// blocks, cloud provider keys, tokens with fixed prefixes) and replaces
-// each secret with "[redacted: RULE-ID]". It is the deny-list's second
-// line: a name rule cannot know that notes.txt holds an AWS key, the
-// content can.
+// Package redact finds secrets in text (private key blocks, cloud
+// provider keys, tokens with fixed prefixes, and in configuration files a
+// secret-named key's value) and replaces each with "[redacted: RULE-ID]".
+// It is the deny-list's second line: a name rule cannot know that
+// notes.txt holds an AWS key, the content can. host/confine uses it to
+// serve every file as its redacted view (FindFile, FindReaderAt, View).
 //
-// The rules are gitleaks' default configuration, taken as data at a
-// pinned release by go generate (internal/rulesgen writes rules_gen.go,
-// with gitleaks' MIT licence), and applied as gitleaks applies them: a
-// rule's regex runs only when one of its keywords occurs in the text (one
-// Aho-Corasick pass over the lower-cased text finds them all, the same
-// prefilter gitleaks uses), the secret is the rule's secret group, and a
-// finding below the rule's entropy or on an allowlist (gitleaks' global
-// one and the rule's own: regexes and stopwords) is not a secret. A
-// rule's regexes are compiled the first time its keyword is seen.
+// The rules are data: gitleaks' default configuration, taken at a pinned
+// release by go generate (internal/rulesgen writes rules_gen.go, with
+// gitleaks' MIT licence), and moat's own (config_rules.go), some of which
+// run only on a file of a shape (ShapeOf: configuration, netrc). They are
+// applied as gitleaks applies them: a rule's regex runs only when one of
+// its keywords occurs in the text (one pass finds them all, compared
+// lower-cased, the prefilter gitleaks runs with Aho-Corasick;
+// keywords.go), near that occurrence; the secret is the rule's secret
+// group, and a finding below the rule's entropy or on an allowlist
+// (gitleaks' global one and the rule's own: regexes and stopwords) is not
+// a secret. A rule's regexes are compiled the first time its keyword is
+// seen.
 //
-// What it does not do: recognise a secret split across two answers (a
-// key block read a few lines at a time, neither its BEGIN nor its END
-// line in view), or a secret of no known shape (a password in a config
-// file); gitleaks' rules that apply only to some file names, and its
-// generic-api-key heuristic, are left out (rules_gen.go lists them).
+// What it does not do: recognise a secret of no known shape outside a
+// configuration file (a password in source code), or one further than
+// MaxFinding from its keyword; gitleaks' rules that apply only to some
+// file names, and its generic-api-key heuristic, are left out
+// (rules_gen.go lists them).
 package redact
 
 //go:generate go run ./internal/rulesgen -version v8.30.1 -o rules_gen.go
 
 import (
+	"errors"
+	"io"
 	"math"
 	"regexp"
 	"regexp/syntax"
 	"sort"
 	"strings"
 	"sync"
-
-	ahocorasick "github.com/BobuSumisu/aho-corasick"
+	"unicode/utf8"
+	"unsafe"
 )
 
 // ruleData is one gitleaks rule as rules_gen.go holds it.
@@ -59,9 +65,9 @@ type allowData struct {
 type Redactor struct {
 	rules  []*rule
 	always []int // rules without keywords, run on every text
-	// trie finds every keyword. It is built on the first Find (a few
-	// MB): a call whose output shows no file's text needs none.
-	trie    func() *ahocorasick.Trie
+	// words finds every keyword. It is built on the first Find: a call
+	// whose output shows no file's text needs none.
+	words   func() *keywordFinder
 	byWord  [][]int // keyword (pattern number) -> rules
 	global  *allow
 	globalD allowData
@@ -70,6 +76,9 @@ type Redactor struct {
 
 type rule struct {
 	ruleData
+	// shape is the shapes of file the rule runs on (config_rules.go);
+	// 0: every text.
+	shape Shape
 	once  sync.Once
 	re    *regexp.Regexp
 	allow []*allow
@@ -77,6 +86,9 @@ type rule struct {
 	// rule's keywords (fixed-prefix tokens: `\b(ghp_...`), so a keyword
 	// right after a word character ("os." for "s.") starts none.
 	atWord bool
+	// span bounds a match's length in bytes (maxLen), at most multiLine:
+	// a match holding a keyword lies within span of it.
+	span int
 }
 
 type allow struct {
@@ -84,15 +96,25 @@ type allow struct {
 	res []*regexp.Regexp
 }
 
-// New builds a Redactor over gitleaks' rules.
-func New() *Redactor { return newRedactor(gitleaksRules(), globalAllow()) }
+// New builds a Redactor over gitleaks' rules and moat's own
+// (config_rules.go).
+func New() *Redactor {
+	return newRedactor(append(gitleaksRules(), configRules()...), globalAllow())
+}
 
 func newRedactor(rules []ruleData, global allowData) *Redactor {
 	r := &Redactor{globalD: global}
 	words := map[string]int{}
 	var list []string
 	for i, d := range rules {
-		r.rules = append(r.rules, &rule{ruleData: d})
+		ru := &rule{ruleData: d}
+		switch {
+		case strings.HasPrefix(d.id, "moat-config-"):
+			ru.shape = Config
+		case strings.HasPrefix(d.id, "moat-netrc-"):
+			ru.shape = Netrc
+		}
+		r.rules = append(r.rules, ru)
 		if len(d.keywords) == 0 {
 			r.always = append(r.always, i)
 		}
@@ -107,7 +129,7 @@ func newRedactor(rules []ruleData, global allowData) *Redactor {
 			r.byWord[n] = append(r.byWord[n], i)
 		}
 	}
-	r.trie = sync.OnceValue(func() *ahocorasick.Trie { return ahocorasick.NewTrieBuilder().AddStrings(list).Build() })
+	r.words = sync.OnceValue(func() *keywordFinder { return newKeywordFinder(list) })
 	return r
 }
 
@@ -125,6 +147,12 @@ func (ru *rule) compile() {
 	ru.once.Do(func() {
 		ru.re, _ = regexp.Compile(ru.regex) // rulesgen compiled every one
 		ru.atWord = startsAtKeyword(ru.regex, ru.keywords)
+		ru.span = multiLine
+		if re, err := syntax.Parse(ru.regex, syntax.Perl); err == nil {
+			if n, ok := maxLen(re.Simplify()); ok && n < multiLine {
+				ru.span = n
+			}
+		}
 		for _, a := range ru.ruleData.allow {
 			ru.allow = append(ru.allow, compileAllow(a))
 		}
@@ -138,19 +166,190 @@ type Finding struct {
 }
 
 // Find returns the secrets in text, in order, without overlaps (of two
-// that overlap, the one that starts first, then the longer, is kept).
-func (r *Redactor) Find(text string) []Finding {
+// that overlap, the one that starts first, then the longer, is kept), by
+// the rules that run on every text: not the configuration rules, which
+// need a file's shape (FindFile).
+func (r *Redactor) Find(text string) []Finding { return r.find(text, 0, false) }
+
+// FindLines is Find with every line of text on its own: no finding spans
+// two lines, so in an answer made of lines from many files (grep's) no
+// rule matches across two of them.
+func (r *Redactor) FindLines(text string) []Finding { return r.find(text, 0, true) }
+
+// FindFile returns the secrets of one file's whole content, as Find, and
+// by the rules for its shape too (ShapeOf: its name, and the start of
+// text when the name does not decide). text is not kept.
+func (r *Redactor) FindFile(name string, text []byte) []Finding {
+	return r.find(unsafe.String(unsafe.SliceData(text), len(text)), ShapeOf(name, text), false)
+}
+
+func (r *Redactor) find(text string, shape Shape, lines bool) []Finding {
+	return dedupe(r.findAll(text, shape, lines))
+}
+
+// findAll is every rule's findings in text, overlapping or not, in no
+// order.
+func (r *Redactor) findAll(text string, shape Shape, lines bool) []Finding {
 	if len(text) == 0 {
 		return nil
 	}
-	hits := r.candidates(text)
+	hits := r.candidates(text, shape)
+	if hits == nil {
+		return nil
+	}
 	var out []Finding
 	for i, at := range hits {
 		if at != nil {
-			out = r.rules[i].find(r, text, at, out)
+			out = r.rules[i].find(r, text, at, lines, out)
 		}
 	}
-	return dedupe(out)
+	return out
+}
+
+// Streaming: a Scanner reads a file in pieces of findChunk bytes, each
+// with findOverlap bytes of the file on either side. A match lies within
+// MaxFinding bytes of its keyword (before: findBack, after: multiLine; see
+// rule.find), less than findOverlap, so a finding that starts in a piece
+// is found whole in what was read around it, and is kept by that piece
+// alone.
+const (
+	findChunk   = 1 << 20
+	findOverlap = 128 << 10
+	// MaxFinding bounds a secret's length: the longest match any rule can
+	// make (findBack before its keyword, multiLine from it).
+	MaxFinding = findBack + multiLine
+)
+
+// FindReaderAt is FindFile over a file of size bytes read through ra,
+// in bounded memory (a Scanner's): a file of any size is read once. The
+// shape is decided by name and the file's first piece. A file that comes
+// up short of size ends where it did.
+func (r *Redactor) FindReaderAt(name string, ra io.ReaderAt, size int64) ([]Finding, error) {
+	sc := r.NewScanner(name, ra, size)
+	var out []Finding
+	for {
+		found, _, err := sc.Next()
+		out = append(out, found...)
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// A Scanner finds the secrets of one file a piece at a time, in order,
+// in bounded memory: findChunk + 2*findOverlap bytes of the file at a
+// time, whatever its size. A reader of a large file needs only as much of
+// it decided as it has read.
+type Scanner struct {
+	r     *Redactor
+	name  string
+	ra    io.ReaderAt
+	size  int64
+	buf   []byte
+	next  int64 // the next piece's start
+	end   int64 // the last finding's end
+	shape Shape
+	done  bool
+	count int // findings returned
+}
+
+// MaxScanFindings bounds the findings a Scanner returns for one file, and
+// so the memory a view of a file made of secrets takes: from the last
+// one's start on, the rest of the file is one finding of TooMany.
+const MaxScanFindings = 1 << 16
+
+// TooMany is the rule of the finding that hides the rest of a file past
+// MaxScanFindings.
+const TooMany = "moat-too-many-secrets"
+
+// NewScanner scans the file of size bytes that ra reads, named name.
+func (r *Redactor) NewScanner(name string, ra io.ReaderAt, size int64) *Scanner {
+	return &Scanner{r: r, name: name, ra: ra, size: size}
+}
+
+// ScanState is how far a Scanner got in a file: where its next piece
+// starts, where its last finding ends, and the file's shape.
+type ScanState struct {
+	next, end int64
+	shape     Shape
+	count     int
+}
+
+// State is how far sc got.
+func (sc *Scanner) State() ScanState { return ScanState{sc.next, sc.end, sc.shape, sc.count} }
+
+// ResumeScanner scans on from where a Scanner of the same file (unchanged
+// since) got: its findings before st are the ones it returned.
+func (r *Redactor) ResumeScanner(name string, ra io.ReaderAt, size int64, st ScanState) *Scanner {
+	return &Scanner{r: r, name: name, ra: ra, size: size, next: st.next, end: st.end, shape: st.shape, count: st.count}
+}
+
+// Next finds in the next piece: the findings that start in it (in order,
+// none overlapping another), and the offset before which the file is
+// decided, no later finding starting before it. At the end of the file
+// it returns io.EOF (with the last piece's findings).
+func (sc *Scanner) Next() ([]Finding, int64, error) {
+	if sc.done || sc.next >= sc.size {
+		sc.done = true
+		sc.buf = nil
+		return nil, max(sc.next, sc.end), io.EOF
+	}
+	s := sc.next
+	lo, hi := max(0, s-findOverlap), min(sc.size, s+findChunk+findOverlap)
+	if sc.buf == nil {
+		sc.buf = make([]byte, min(sc.size, findChunk+2*findOverlap))
+	}
+	n, err := sc.ra.ReadAt(sc.buf[:hi-lo], lo)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, 0, err
+	}
+	text := sc.buf[:n]
+	if s == 0 {
+		sc.shape = ShapeOf(sc.name, text)
+	}
+	// The findings that start in this piece, kept as the whole file's
+	// are (in order of start, each that begins after the last kept one
+	// ends): a finding in the overlap, which is not this piece's, hides
+	// none of this piece's.
+	var mine []Finding
+	for _, f := range sc.r.findAll(unsafe.String(unsafe.SliceData(text), len(text)), sc.shape, false) {
+		if start := lo + int64(f.Start); start >= s && start < s+findChunk {
+			mine = append(mine, Finding{Rule: f.Rule, Start: int(start), End: int(lo) + f.End})
+		}
+	}
+	sortFindings(mine)
+	var out []Finding
+	for _, f := range mine {
+		if int64(f.Start) < sc.end {
+			continue
+		}
+		if sc.count++; sc.count == MaxScanFindings {
+			out = append(out, Finding{Rule: TooMany, Start: f.Start, End: int(sc.size)})
+			sc.end, sc.done, sc.buf = sc.size, true, nil
+			return out, sc.size, io.EOF
+		}
+		out = append(out, f)
+		sc.end = int64(f.End)
+	}
+	sc.next = s + findChunk
+	if int64(n) < hi-lo || sc.next >= sc.size { // the file ended, early or not
+		sc.done, sc.buf = true, nil
+		return out, max(lo+int64(n), sc.end), io.EOF
+	}
+	return out, max(sc.next, sc.end), nil
+}
+
+// sortFindings orders findings by start, the longer first.
+func sortFindings(out []Finding) {
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Start != out[j].Start {
+			return out[i].Start < out[j].Start
+		}
+		return out[i].End > out[j].End
+	})
 }
 
 // dedupe sorts findings and drops those that overlap an earlier one.
@@ -158,12 +357,7 @@ func dedupe(out []Finding) []Finding {
 	if len(out) == 0 {
 		return nil
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Start != out[j].Start {
-			return out[i].Start < out[j].Start
-		}
-		return out[i].End > out[j].End
-	})
+	sortFindings(out)
 	kept := out[:1]
 	for _, f := range out[1:] {
 		if f.Start >= kept[len(kept)-1].End {
@@ -173,27 +367,30 @@ func dedupe(out []Finding) []Finding {
 	return kept
 }
 
-// candidates is the keyword prefilter: for each rule, where its keywords
-// occur in text (compared lower-cased, as gitleaks does), nil for a rule
-// none of whose keywords occurs.
-func (r *Redactor) candidates(text string) [][]int {
-	low := make([]byte, len(text))
-	for i := 0; i < len(text); i++ {
-		c := text[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		low[i] = c
-	}
-	hits := make([][]int, len(r.rules))
+// candidates is the keyword prefilter: for each rule that runs on shape,
+// where its keywords occur in text (compared lower-cased, as gitleaks
+// does), nil for a rule none of whose keywords occurs; nil when no rule
+// has any.
+func (r *Redactor) candidates(text string, shape Shape) [][]int {
+	var hits [][]int
 	for _, i := range r.always {
+		if hits == nil {
+			hits = make([][]int, len(r.rules))
+		}
 		hits[i] = []int{0}
 	}
-	r.trie().Walk(low, func(end, n, pattern int64) bool {
+	r.words().each(text, func(start, pattern int) {
 		for _, i := range r.byWord[pattern] {
-			hits[i] = append(hits[i], int(end-n+1))
+			if s := r.rules[i].shape; s != 0 && s&shape == 0 {
+				continue
+			}
+			if hits == nil {
+				hits = make([][]int, len(r.rules))
+			}
+			if h := hits[i]; len(h) == 0 || h[len(h)-1] != start {
+				hits[i] = append(h, start)
+			}
 		}
-		return true
 	})
 	return hits
 }
@@ -205,15 +402,21 @@ func (r *Redactor) candidates(text string) [][]int {
 // and the two after it, windows of nearby keywords joined up to
 // windowJoin bytes, so a regex runs over a few lines rather than the
 // whole text. A rule written to span lines ("[\s\S]", "(?s)": key
-// blocks) gets multiLine bytes from the keyword's line on.
+// blocks) gets multiLine bytes from the keyword's line on. On a long
+// line (minified JSON, a log), a window starts at most findBack bytes
+// before its keyword and ends at most multiLine bytes after it: a key
+// block deep in a one-line JSON file is found, and a finding is never
+// longer than MaxFinding.
 const (
 	windowLines = 2
 	windowJoin  = 4 << 10
 	multiLine   = 64 << 10
+	findBack    = 1 << 10
 )
 
-// find appends the rule's findings in text, given where its keywords are.
-func (ru *rule) find(r *Redactor, text string, at []int, out []Finding) []Finding {
+// find appends the rule's findings in text, given where its keywords are;
+// with lines, each window is its keyword's line alone.
+func (ru *rule) find(r *Redactor, text string, at []int, lines bool, out []Finding) []Finding {
 	ru.compile()
 	if ru.re == nil {
 		return out
@@ -227,10 +430,18 @@ func (ru *rule) find(r *Redactor, text string, at []int, out []Finding) []Findin
 		if ru.atWord && p > 0 && isWordByte(text[p-1]) {
 			continue
 		}
-		ls := strings.LastIndexByte(text[:p], '\n') + 1
+		back := max(0, p-min(findBack, ru.span))
+		ls := back + strings.LastIndexByte(text[back:p], '\n') + 1
 		var le int
-		if multi {
-			le = min(len(text), ls+multiLine)
+		if lines {
+			if le = strings.IndexByte(text[p:], '\n'); le < 0 {
+				le = len(text)
+			} else {
+				le += p
+			}
+			le = min(le, p+ru.span)
+		} else if multi {
+			le = min(len(text), max(ls, p)+multiLine)
 		} else {
 			le = p
 			for k := 0; k <= windowLines && le < len(text); k++ {
@@ -240,8 +451,12 @@ func (ru *rule) find(r *Redactor, text string, at []int, out []Finding) []Findin
 					le = len(text)
 				}
 			}
+			le = min(le, p+ru.span)
 		}
-		if ls < we && we-ws < windowJoin {
+		if lines && ls == ws {
+			continue // this line's window is made
+		}
+		if ls < we && we-ws < windowJoin && !lines {
 			we = max(we, le)
 			continue
 		}
@@ -361,8 +576,14 @@ func entropy(s string) float64 {
 
 // Redact returns text with every secret Find reports replaced by
 // "[redacted: RULE-ID]", and how many were.
-func (r *Redactor) Redact(text string) (string, int) {
-	fs := r.Find(text)
+func (r *Redactor) Redact(text string) (string, int) { return redactWith(text, r.Find(text)) }
+
+// RedactLines is Redact with FindLines: every line on its own.
+func (r *Redactor) RedactLines(text string) (string, int) {
+	return redactWith(text, r.FindLines(text))
+}
+
+func redactWith(text string, fs []Finding) (string, int) {
 	if len(fs) == 0 {
 		return text, 0
 	}
@@ -413,6 +634,53 @@ func startsAtKeyword(expr string, keywords []string) bool {
 	return true
 }
 
+// maxLen is the most bytes a match of re can take, false when it is
+// unbounded.
+func maxLen(re *syntax.Regexp) (int, bool) {
+	switch re.Op {
+	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText,
+		syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+		return 0, true
+	case syntax.OpLiteral:
+		n := 0
+		for _, c := range re.Rune {
+			if re.Flags&syntax.FoldCase != 0 {
+				n += utf8.UTFMax // a fold of c may be longer than c
+			} else {
+				n += utf8.RuneLen(c)
+			}
+		}
+		return n, true
+	case syntax.OpCharClass, syntax.OpAnyCharNotNL, syntax.OpAnyChar:
+		return utf8.UTFMax, true
+	case syntax.OpCapture:
+		return maxLen(re.Sub[0])
+	case syntax.OpConcat, syntax.OpAlternate:
+		n := 0
+		for _, s := range re.Sub {
+			m, ok := maxLen(s)
+			if !ok {
+				return 0, false
+			}
+			if re.Op == syntax.OpConcat {
+				n += m
+			} else {
+				n = max(n, m)
+			}
+		}
+		return n, true
+	case syntax.OpQuest:
+		return maxLen(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Max < 0 {
+			return 0, false
+		}
+		m, ok := maxLen(re.Sub[0])
+		return m * re.Max, ok
+	}
+	return 0, false // star, plus
+}
+
 // literalPrefixes is the lower-cased literal every match of re begins
 // with, one per alternative, or false when an alternative begins with
 // anything else.
@@ -457,4 +725,21 @@ func isASCIIString(s string) bool {
 // isWordByte is `\w` for one byte, as regexp's `\b` sees it.
 func isWordByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
+}
+
+// View is text with each of fs (Find's, in order, without overlaps)
+// replaced by its Mark: what a reader of the file is shown.
+func View(text []byte, fs []Finding) []byte {
+	n := len(text)
+	for _, f := range fs {
+		n += len(Mark(f.Rule)) - (f.End - f.Start)
+	}
+	out := make([]byte, 0, n)
+	at := 0
+	for _, f := range fs {
+		out = append(out, text[at:f.Start]...)
+		out = append(out, Mark(f.Rule)...)
+		at = f.End
+	}
+	return append(out, text[at:]...)
 }

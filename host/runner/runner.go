@@ -60,6 +60,7 @@ import (
 	"github.com/moatdev/moat/guest/proto"
 	"github.com/moatdev/moat/host/confine"
 	"github.com/moatdev/moat/host/policy"
+	"github.com/moatdev/moat/host/redact"
 )
 
 // MemoryLimit caps the guest's linear memory: enough for grep's chunk
@@ -91,6 +92,12 @@ type Config struct {
 	// its own (and so how many shares host/fanout splits a grep into); 0
 	// means one per CPU, at most maxParallel.
 	Parallel int
+	// NoRedact shows the guest the files as they are. Without it
+	// (--redact, the default) the guest sees every regular file's
+	// redacted view (host/confine SetRedactor): each secret host/redact
+	// finds in the whole file replaced by "[redacted: RULE-ID]", so no
+	// tool reads, matches or counts a secret's bytes.
+	NoRedact bool
 }
 
 // maxParallel bounds the instances of one runner: each holds its own Go
@@ -308,6 +315,9 @@ func Open(m *Module, cfg Config) (*Runner, error) {
 	cfs, err := confine.New(cfg.Root, cfg.Resolver, pol)
 	if err != nil {
 		return nil, err
+	}
+	if !cfg.NoRedact {
+		cfs.SetRedactor(redact.New())
 	}
 	p := cfg.Parallel
 	if p <= 0 {

@@ -1,0 +1,429 @@
+package confine
+
+import (
+	"io"
+	"io/fs"
+	"sort"
+	"sync"
+	"syscall"
+
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/moatdev/moat/host/redact"
+)
+
+// The redacted view. With a redactor (SetRedactor), every regular file
+// the view opens is served as host/redact sees it: each secret found in
+// the whole file (redact.FindFile and redact.Scanner: by its name and all
+// of its bytes, in bounded memory) replaced by its mark, "[redacted: RULE-ID]". Whatever
+// reads the file, at any offset, in any window, through path_open or the
+// batch read (ReadFiles), reads the marks and never a secret's bytes: so
+// a grep matches the redacted view and no pattern can tell anything about
+// what a mark hides.
+//
+// A file of at most viewInMemory bytes is read whole once, found in, and
+// served from memory (what was found in is exactly what is served); a
+// larger one is found in piece by piece as far as it is read
+// (redact.Scanner) and served from the file with the marks spliced in at
+// the offsets found. An open file's size (fstat) is its view's (a large
+// file's once read to its end, before that the file's); a path's (stat,
+// lstat) is the file's on disk.
+//
+// What was found in a file is remembered by the file's identity (device,
+// inode, size, modification and change times, and its name, which decides
+// its shape) for the FS's life, so a session's second grep over a tree
+// does not look again at files that did not change: a write changes the
+// change time, and the gate's writes make a new inode.
+
+// viewInMemory is the largest file read whole into memory for its view.
+const viewInMemory = 1 << 20
+
+// maxRemembered bounds the files whose findings an FS remembers; past it
+// the memory starts again empty. A file with more than
+// maxRememberedFindings findings is not remembered.
+const (
+	maxRemembered         = 1 << 17
+	maxRememberedFindings = 1 << 10
+)
+
+// SetRedactor makes f serve the redacted view of every regular file (nil:
+// the files as they are). Call it before f is used.
+func (f *FS) SetRedactor(r *redact.Redactor) {
+	f.red = r
+	f.seen = &findings{m: map[fileKey]memo{}}
+}
+
+// findings remembers each file's findings by its identity.
+type findings struct {
+	mu sync.Mutex
+	m  map[fileKey]memo
+}
+
+// memo is what was found in a file: all of it, or (partial) in its first
+// done bytes, a large file a reader left before its end (a grep stops at
+// a binary file's first NUL), with where its scan stood.
+type memo struct {
+	found   []redact.Finding
+	partial bool
+	done    int64
+	state   redact.ScanState
+}
+
+func (s *findings) get(k fileKey) (memo, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.m[k]
+	return v, ok
+}
+
+func (s *findings) put(k fileKey, v memo) {
+	if len(v.found) > maxRememberedFindings {
+		return // found in again: a file made of secrets takes no more memory than while it is open
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.m) >= maxRemembered {
+		clear(s.m)
+	}
+	s.m[k] = v
+}
+
+// fileKey is a file's identity and state, and the name it was opened by.
+type fileKey struct {
+	dev, ino, size uint64
+	mtime, ctime   int64
+	name           string
+}
+
+// view is h (a regular file, opened as rel and described by fi) as the
+// redactor shows it: h itself when it holds no secret and is not read
+// whole, else a handle of the view, which owns h. On an error h is closed.
+func (f *FS) view(h handle, rel string, fi fs.FileInfo) (handle, error) {
+	key, keyed := keyOf(fi, rel)
+	var m memo
+	known := false
+	if keyed {
+		m, known = f.seen.get(key)
+		if known && !m.partial && len(m.found) == 0 {
+			return h, nil
+		}
+	}
+	found := m.found
+	size := fi.Size()
+	if size <= viewInMemory {
+		var data []byte
+		var err error
+		if size == 0 {
+			// A size that says nothing (a FUSE file's, say): what it
+			// holds, up to viewInMemory.
+			data, err = io.ReadAll(io.NewSectionReader(h, 0, viewInMemory))
+		} else {
+			data = make([]byte, size)
+			var n int
+			n, err = h.ReadAt(data, 0)
+			data = data[:n]
+		}
+		if err != nil && err != io.EOF {
+			h.Close()
+			return nil, err
+		}
+		n := len(data)
+		if !known || m.partial {
+			found = f.red.FindFile(rel, data)
+			if keyed && int64(n) == size {
+				f.seen.put(key, memo{found: found})
+			}
+		}
+		h.Close()
+		if len(found) > 0 {
+			if !fits(found, len(data)) {
+				return nil, ErrChanged
+			}
+			data = redact.View(data, found)
+		}
+		return &memFile{data: data, fi: sized(fi, int64(len(data)))}, nil
+	}
+	sp := &splice{h: h, fi: fi, raw: size}
+	if known && !fits(found, int(size)) {
+		h.Close()
+		return nil, ErrChanged
+	}
+	if known && !m.partial {
+		sp.add(found, size)
+		sp.complete = true
+		return sp, nil
+	}
+	// Found in as it is read: a reader is never kept waiting for more of
+	// the file than it reads (a 1 TiB sparse file, a grep that stops at
+	// its deadline). What was found is remembered when the file is
+	// closed, all of it or as far as it was read, and a later open goes
+	// on from there.
+	if known {
+		sp.add(found, m.done)
+		sp.sc = f.red.ResumeScanner(rel, h, size, m.state)
+		sp.all = append([]redact.Finding(nil), found...)
+	} else {
+		sp.sc = f.red.NewScanner(rel, h, size)
+	}
+	if keyed {
+		sp.remember = func(v memo) { f.seen.put(key, v) }
+	}
+	return sp, nil
+}
+
+// fits reports whether findings lie within a file of n bytes.
+func fits(found []redact.Finding, n int) bool {
+	return len(found) == 0 || found[len(found)-1].End <= n
+}
+
+// sizedInfo is a FileInfo with the view's size, for wazero too (its
+// Stat_t, from Sys, says the same).
+type sizedInfo struct {
+	fs.FileInfo
+	st sys.Stat_t
+}
+
+func sized(fi fs.FileInfo, n int64) *sizedInfo {
+	s := &sizedInfo{FileInfo: fi, st: sys.NewStat_t(fi)}
+	s.st.Size = n
+	return s
+}
+
+func (s *sizedInfo) Size() int64 { return s.st.Size }
+func (s *sizedInfo) Sys() any    { return &s.st }
+
+// memFile is a view held in memory.
+type memFile struct {
+	data   []byte
+	pos    int64
+	fi     *sizedInfo
+	closed bool
+}
+
+func (m *memFile) Read(p []byte) (int, error) {
+	if m.closed {
+		return 0, fs.ErrClosed
+	}
+	if m.pos >= int64(len(m.data)) {
+		return 0, io.EOF
+	}
+	n := copy(p, m.data[m.pos:])
+	m.pos += int64(n)
+	return n, nil
+}
+
+func (m *memFile) ReadAt(p []byte, off int64) (int, error) {
+	if m.closed {
+		return 0, fs.ErrClosed
+	}
+	if off < 0 {
+		return 0, syscall.EINVAL
+	}
+	if off >= int64(len(m.data)) {
+		return 0, io.EOF
+	}
+	n := copy(p, m.data[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+func (m *memFile) Seek(off int64, whence int) (int64, error) {
+	n, err := seekTo(m.pos, int64(len(m.data)), off, whence)
+	if err == nil {
+		m.pos = n
+	}
+	return n, err
+}
+
+func seekTo(pos, size, off int64, whence int) (int64, error) {
+	switch whence {
+	case io.SeekStart:
+	case io.SeekCurrent:
+		off += pos
+	case io.SeekEnd:
+		off += size
+	default:
+		return 0, syscall.EINVAL
+	}
+	if off < 0 {
+		return 0, syscall.EINVAL
+	}
+	return off, nil
+}
+
+func (m *memFile) Stat() (fs.FileInfo, error)         { return m.fi, nil }
+func (m *memFile) ReadDir(int) ([]fs.DirEntry, error) { return nil, syscall.ENOTDIR }
+func (m *memFile) Close() error {
+	if m.closed {
+		return fs.ErrClosed
+	}
+	m.closed, m.data = true, nil
+	return nil
+}
+
+// openedSize is the view's size (ReadFiles).
+func (m *memFile) openedSize() int64 { return int64(len(m.data)) }
+
+// splice is a large file's view: the file's bytes, each finding's
+// replaced by its mark, read from the file at the offsets found. The file
+// is found in a piece at a time (sc), only as far as it is read.
+type splice struct {
+	h   handle
+	fi  fs.FileInfo
+	raw int64 // the file's size when it was opened
+	// segs cover the view's first size bytes, the file's first done.
+	segs       []segment
+	size, done int64
+	complete   bool // found in to its end
+	sc         *redact.Scanner
+	all        []redact.Finding
+	remember   func(memo) // called with what was found once complete, or when closed; nil: not remembered
+	pos        int64
+}
+
+// segment is a run of the view starting at at: the file's bytes from
+// from, or a mark.
+type segment struct {
+	at, from, n int64
+	mark        string
+}
+
+// add appends found (in order, from s.done on) and the file's bytes up to
+// decided to the view.
+func (s *splice) add(found []redact.Finding, decided int64) {
+	for _, f := range found {
+		s.plain(int64(f.Start))
+		m := redact.Mark(f.Rule)
+		s.segs = append(s.segs, segment{at: s.size, n: int64(len(m)), mark: m})
+		s.size += int64(len(m))
+		s.done = int64(f.End)
+	}
+	s.plain(decided)
+}
+
+// plain appends the file's bytes from s.done to to.
+func (s *splice) plain(to int64) {
+	n := to - s.done
+	if n <= 0 {
+		return
+	}
+	if k := len(s.segs); k > 0 && s.segs[k-1].mark == "" && s.segs[k-1].from+s.segs[k-1].n == s.done {
+		s.segs[k-1].n += n
+	} else {
+		s.segs = append(s.segs, segment{at: s.size, from: s.done, n: n})
+	}
+	s.size += n
+	s.done = to
+}
+
+// extend finds in the next piece of the file.
+func (s *splice) extend() error {
+	found, decided, err := s.sc.Next()
+	if err != nil && err != io.EOF {
+		return err
+	}
+	s.add(found, decided)
+	if s.remember != nil {
+		s.all = append(s.all, found...)
+	}
+	if err == io.EOF {
+		s.complete, s.sc = true, nil
+		if s.remember != nil {
+			s.remember(memo{found: s.all})
+			s.remember, s.all = nil, nil
+		}
+	}
+	return nil
+}
+
+func (s *splice) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, syscall.EINVAL
+	}
+	for !s.complete && s.size < off+int64(len(p)) {
+		if err := s.extend(); err != nil {
+			return 0, err
+		}
+	}
+	done := 0
+	i := sort.Search(len(s.segs), func(i int) bool { return s.segs[i].at+s.segs[i].n > off })
+	for ; i < len(s.segs) && done < len(p); i++ {
+		g := s.segs[i]
+		skip := off + int64(done) - g.at
+		want := min(int64(len(p)-done), g.n-skip)
+		if g.mark != "" {
+			done += copy(p[done:done+int(want)], g.mark[skip:])
+			continue
+		}
+		n, err := s.h.ReadAt(p[done:done+int(want)], g.from+skip)
+		done += n
+		if err != nil && (err != io.EOF || int64(n) < want) {
+			if err == io.EOF {
+				return done, io.EOF // the file shrank
+			}
+			return done, err
+		}
+	}
+	if done < len(p) {
+		return done, io.EOF
+	}
+	return done, nil
+}
+
+func (s *splice) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	n, err := s.ReadAt(p, s.pos)
+	s.pos += int64(n)
+	if err == io.EOF && n > 0 {
+		err = nil
+	}
+	return n, err
+}
+
+func (s *splice) Seek(off int64, whence int) (int64, error) {
+	end := s.size
+	if whence == io.SeekEnd {
+		for !s.complete {
+			if err := s.extend(); err != nil {
+				return 0, err
+			}
+		}
+		end = s.size
+	}
+	n, err := seekTo(s.pos, end, off, whence)
+	if err == nil {
+		s.pos = n
+	}
+	return n, err
+}
+
+// Stat describes the view: its size once the file was found in to its
+// end, until then the file's (the guest reads a large file to its end,
+// not to its size).
+func (s *splice) Stat() (fs.FileInfo, error) {
+	if s.complete {
+		return sized(s.fi, s.size), nil
+	}
+	return sized(s.fi, s.raw), nil
+}
+
+func (s *splice) ReadDir(int) ([]fs.DirEntry, error) { return nil, syscall.ENOTDIR }
+func (s *splice) Close() error {
+	if s.remember != nil && s.sc != nil && s.done > 0 {
+		s.remember(memo{found: s.all, partial: true, done: s.done, state: s.sc.State()})
+	}
+	s.sc, s.remember = nil, nil
+	return s.h.Close()
+}
+func (s *splice) openedSize() int64 { st, _ := s.Stat(); return st.Size() }
+
+// keyOf is fi's identity, for a file opened as rel; false where the
+// system gives no inode number (then nothing is remembered).
+func keyOf(fi fs.FileInfo, rel string) (fileKey, bool) {
+	st := sys.NewStat_t(fi)
+	return fileKey{dev: st.Dev, ino: st.Ino, size: uint64(st.Size), mtime: st.Mtim, ctime: st.Ctim, name: rel}, st.Ino != 0
+}
