@@ -67,7 +67,7 @@ func (g *Gate) review(sc screen, p *proposal, snap *snapshot) *Review {
 	r := &Review{
 		Tool: p.tool, Path: p.shown, Rel: p.rel,
 		File:     display.Line(g.abs(p.rel)),
-		NewBytes: len(p.content), Mode: 0o644,
+		NewBytes: len(p.content), Mode: 0o644, Typed: g.opt.Typed,
 	}
 	switch {
 	case !snap.exists:

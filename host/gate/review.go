@@ -78,6 +78,9 @@ type Review struct {
 	// policy.NotPlain), "" when it is plain; Warning then says so too.
 	NotPlain string
 	Warning  string
+	// Typed: the person typed the proposal (moat tool), so a reason for a
+	// no goes back to them, not to a model.
+	Typed bool
 
 	Header []string // the summary above the diff: title, path, file, action, notes
 	Diff   []string // the unified diff, one line per element

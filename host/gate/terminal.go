@@ -216,9 +216,18 @@ func (s *ttySession) footer() []string {
 	return append(f, s.sc.paint(sgrBold, "moat: "+s.r.Summary()))
 }
 
+// why is what r does besides declining: a reason for the model, or for
+// the person's own record when they typed the proposal (moat tool).
+func (s *ttySession) why() string {
+	if s.r.Typed {
+		return "say why"
+	}
+	return "tell the model why"
+}
+
 // question is the question line, with the choices.
 func (s *ttySession) question() string {
-	return s.sc.paint(sgrBold, s.r.Question()) + " [y]es / [N]o / [r]eason (no, and tell the model why) / [a]gain (the whole diff) "
+	return s.sc.paint(sgrBold, s.r.Question()) + " [y]es / [N]o / [r]eason (no, and " + s.why() + ") / [a]gain (the whole diff) "
 }
 
 // more is the line that ends a page.
@@ -265,7 +274,7 @@ func (s *ttySession) page(lines []string) (Verdict, bool) {
 				s.write(fmt.Sprintf("moat: %d more diff lines to see before you can approve: Enter for the next page, a for all of them.", len(lines)-pos))
 				continue
 			default:
-				s.write("moat: answer Enter (next page), a (all the rest), n or q (no) or r (no, and tell the model why).")
+				s.write("moat: answer Enter (next page), a (all the rest), n or q (no) or r (no, and " + s.why() + ").")
 				continue
 			}
 			break
@@ -295,7 +304,7 @@ func (s *ttySession) ask() (v Verdict, again bool) {
 		case "a", "all", "again":
 			return Verdict{}, true
 		default:
-			s.write("moat: answer y (write it), n (do not), r (do not, and tell the model why) or a (show the change again).")
+			s.write("moat: answer y (write it), n (do not), r (do not, and " + s.why() + ") or a (show the change again).")
 		}
 	}
 }
