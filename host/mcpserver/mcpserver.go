@@ -129,7 +129,7 @@ func New(eng Engine, opt Options) *Server {
 		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 		SupportedProtocolVersions: supportedVersions(),
 		Instructions:              instructions(eng),
-		InitializedHandler:        s.clientRoots,
+		InitializedHandler:        s.initialized,
 	})
 	for _, t := range eng.Tools() {
 		s.srv.AddTool(mcpTool(t), s.handler(t.Name))
@@ -146,6 +146,21 @@ func New(eng Engine, opt Options) *Server {
 // rootsListTimeout bounds the wait for a client's answer to roots/list,
 // asked only to say in the log what is ignored.
 const rootsListTimeout = 5 * time.Second
+
+// initialized says, once a session is set up, what of moat's setup it
+// leaves unused: the write proposals for a client that cannot ask its user
+// (no form elicitation), and the roots a client announces.
+func (s *Server) initialized(ctx context.Context, req *mcp.InitializedRequest) {
+	if ss := req.Session; ss != nil && !canElicit(ss) {
+		for _, t := range s.eng.Tools() {
+			if t.Write {
+				s.log.Info("write proposals not offered", "why", "the client declared no form elicitation, so it cannot show its user the approval dialog; nothing is written, and nothing audited, in this session")
+				break
+			}
+		}
+	}
+	s.clientRoots(ctx, req)
+}
 
 // clientRoots logs, once a session is initialized and only if the client
 // announced the roots capability, which roots it lists and that they are
