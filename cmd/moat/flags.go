@@ -15,6 +15,8 @@ import (
 
 	"github.com/peterbourgon/ff/v3"
 	"github.com/peterbourgon/ff/v3/ffcli"
+
+	nearest "github.com/moatdev/moat/host/suggest"
 )
 
 // How a command's flags are set, highest priority first: the command line,
@@ -321,7 +323,7 @@ func suggestCommand(name string, cmds []*ffcli.Command) string {
 func closest(s string, names []string) string {
 	best, bestD := "", 3
 	for _, k := range names {
-		if d := editDistance(s, k); d < bestD {
+		if d := nearest.Distance(s, k); d < bestD {
 			best, bestD = k, d
 		}
 	}
@@ -329,27 +331,6 @@ func closest(s string, names []string) string {
 		return ""
 	}
 	return fmt.Sprintf(" (did you mean %q?)", best)
-}
-
-// editDistance is the Levenshtein distance between two short keys.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // warnUnknownVars says which MOAT_* variables no command has a flag for:

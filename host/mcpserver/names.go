@@ -9,6 +9,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/moatdev/moat/host/toolspec"
+
+	"github.com/moatdev/moat/host/suggest"
 )
 
 // otherNames maps the tool names of other filesystem MCP servers (the
@@ -129,35 +131,11 @@ func (s *Server) unknownMessage(cat *toolspec.Catalog, name string, elicit bool)
 func nearest(s string, names []string) string {
 	best, bestD := "", min(4, max(1, len(s)/3))+1
 	for _, n := range names {
-		if d := editDistance(strings.ToLower(s), n); d < bestD {
+		if d := suggest.Distance(strings.ToLower(s), n); d < bestD {
 			best, bestD = n, d
 		}
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance between two short names.
-func editDistance(a, b string) int {
-	if len(a) > 256 {
-		return len(a)
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 func truncate(s string, n int) string {
