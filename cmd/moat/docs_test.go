@@ -130,6 +130,34 @@ func anchors(md string) map[string]bool {
 	return a
 }
 
+// ARCHITECTURE.md's list of packages names every package of the module:
+// a package added without a line there is a package no newcomer finds.
+func TestArchitectureListsEveryPackage(t *testing.T) {
+	top := filepath.Join("..", "..")
+	arch, err := os.ReadFile(filepath.Join(top, "ARCHITECTURE.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	for _, line := range strings.Split(string(arch), "\n") {
+		if f := strings.Fields(line); len(f) > 0 && !strings.HasPrefix(line, " ") {
+			listed[strings.TrimSuffix(f[0], "/")] = true
+		}
+	}
+	_, gofiles := repoFiles(t, top)
+	seen := map[string]bool{}
+	for _, f := range gofiles {
+		dir := path.Dir(f)
+		if strings.HasSuffix(f, "_test.go") || seen[dir] || dir == "." || strings.HasPrefix(dir, "conformance") {
+			continue // conformance/ is a module of its own, listed as one
+		}
+		seen[dir] = true
+		if !listed[dir] {
+			t.Errorf("ARCHITECTURE.md's list of packages has no line for %s", dir)
+		}
+	}
+}
+
 // foreignFlags are flags the docs name that belong to other programs (git's
 // options a config rule refuses, llama.cpp's server's), never to moat's
 // commands. A test a doc writes out itself (`func TestRecordings(` in the
