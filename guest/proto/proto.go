@@ -149,12 +149,8 @@ type Response struct {
 }
 
 // Tool names. These are a public contract: models, scripts and MCP clients
-// call them by these names.
-//
-// Adding a tool touches three places: a name here (and in [Tools]) with its
-// argument struct and its case in [DecodeArgs]; its entry in host/toolspec
-// (description, title, summary); its handler in guest/tools. The
-// TestToolTable test of host/toolspec fails until all three agree.
+// call them by these names. Each has its row in [Registry], which is what
+// the rest of moat reads.
 const (
 	ListDir      = "list_dir"
 	ReadFile     = "read_file"
@@ -165,9 +161,16 @@ const (
 	ProposeEdit  = "propose_edit"
 )
 
-// Tools lists every tool a model can call, in the order they are offered.
+// Tools lists every tool a model can call, in the order they are offered:
+// the registry's rows that are not [Internal].
 func Tools() []string {
-	return []string{ListDir, ReadFile, Grep, Glob, Stat, ProposeWrite, ProposeEdit}
+	var names []string
+	for _, d := range Registry() {
+		if !d.Is(Internal) {
+			names = append(names, d.Name)
+		}
+	}
+	return names
 }
 
 // ListDirArgs are the arguments of list_dir.

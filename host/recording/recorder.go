@@ -281,7 +281,8 @@ func (r *Recorder) relPath(p string) string {
 	return p
 }
 
-func isWrite(name string) bool { return name == proto.ProposeWrite || name == proto.ProposeEdit }
+// isWrite reports whether the named tool is a write proposal.
+func isWrite(name string) bool { return proto.ToolIs(name, proto.Writes) }
 
 // pathArg is a call's "path" argument, "." when it has none (as the
 // tools read it), "" when the arguments are not an object.

@@ -11,8 +11,9 @@ import (
 )
 
 // TestToolTable holds the three places a tool is defined to each other:
-// every tool proto names has a row here with everything the host needs,
-// and every read-only one a guest handler and a case in proto.DecodeArgs.
+// every model-facing row of proto's registry has a row here with
+// everything the host needs, and every read-only one a guest handler and
+// wire fields for proto.DecodeArgs.
 func TestToolTable(t *testing.T) {
 	c, err := New()
 	if err != nil {
@@ -44,8 +45,11 @@ func TestToolTable(t *testing.T) {
 		if tools.Handles(d.name) == d.write {
 			t.Errorf("%s: guest handler %v for a tool with write %v (the guest runs every read-only tool, and no write)", d.name, tools.Handles(d.name), d.write)
 		}
+		if (len(d.volatile) > 0) != proto.ToolIs(d.name, proto.Volatile) {
+			t.Errorf("%s: volatile lines %v, but proto's registry says Volatile %v", d.name, d.volatile, proto.ToolIs(d.name, proto.Volatile))
+		}
 		if !d.write {
-			if err := proto.DecodeArgs([]byte(`{}`), reflect.New(reflect.TypeOf(d.args)).Interface()); err != nil {
+			if err := proto.DecodeArgs([]byte(`{}`), reflect.New(d.args).Interface()); err != nil {
 				t.Errorf("%s: proto.DecodeArgs: %v", d.name, err)
 			}
 		}

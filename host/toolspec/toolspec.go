@@ -9,9 +9,10 @@
 // [Catalog]; `moat tool` validates through [Catalog.Validate] exactly as the
 // agent loop does, so a call behaves the same whichever way it arrives.
 //
-// Adding a tool touches guest/proto (its name and argument struct),
-// defs below, and guest/tools (its handler), and nothing else; TestToolTable
-// checks that the three agree.
+// Adding a tool touches guest/proto (its argument struct and its row in
+// proto.Registry, whose attributes the rest of the host reads), defs below
+// (what a model and a person are shown), and guest/tools (its handler), and
+// nothing else; TestToolTable checks that the three agree.
 package toolspec
 
 import (
@@ -133,49 +134,60 @@ type def struct {
 	name     string
 	title    string
 	desc     string
-	args     any  // the argument struct (guest/proto), for the schema and the usage
-	write    bool // a write proposal: read-only otherwise
+	args     reflect.Type // the argument struct (proto's registry), for the schema and the usage
+	write    bool         // a write proposal (proto.Writes): read-only otherwise
 	paths    []string
 	summary  Summary
 	volatile []Volatile
 }
 
-// defs is the tool table, in the order tools are offered.
+// defs is the tool table, in the order tools are offered: a row for each
+// model-facing tool of proto's registry, whose argument struct and
+// attributes it takes from there.
 func defs() []def {
 	aboutPath := Summary{Subject: "path"}
 	aboutSearch := Summary{Subject: "pattern", Quote: true, In: "path"}
 	// The review of a change to an existing file shows its mode, which
 	// a checkout sets from the umask (git keeps only 644 or 755).
 	reviewMode := []Volatile{{Prefix: "  action ", Word: "mode ", Review: true, Restored: true}}
-	return []def{
+	rows := []def{
 		{name: proto.ListDir, title: "List folder",
-			desc: "List the entries of a folder in the workspace, sorted; folders end with \"/\", symlinks show their target; sizes adds each file's size and each entry's modification time. Wide folders come in pages: use offset to list on. A path shown in double quotes is passed back exactly as shown, quotes included.",
-			args: proto.ListDirArgs{}, paths: []string{"path"}, summary: aboutPath,
+			desc:  "List the entries of a folder in the workspace, sorted; folders end with \"/\", symlinks show their target; sizes adds each file's size and each entry's modification time. Wide folders come in pages: use offset to list on. A path shown in double quotes is passed back exactly as shown, quotes included.",
+			paths: []string{"path"}, summary: aboutPath,
 			// A folder's own time is not kept by a recording, and a
 			// checkout sets every time anew.
 			volatile: []Volatile{{Pattern: `\((?:\d+ bytes, )?(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)\)$`}}},
 		{name: proto.ReadFile, title: "Read file",
-			desc: "Read a text file in the workspace. Large files come in pages: use offset and limit (in lines) to read on. Binary files are refused.",
-			args: proto.ReadFileArgs{}, paths: []string{"path"}, summary: aboutPath},
+			desc:  "Read a text file in the workspace. Large files come in pages: use offset and limit (in lines) to read on. Binary files are refused.",
+			paths: []string{"path"}, summary: aboutPath},
 		{name: proto.Grep, title: "Search file contents",
-			desc: "Search file contents in the workspace with an RE2 regular expression; prints path:line: text per match, or file paths or counts per file (output_mode). Skips binary files (a NUL byte anywhere) and .gitignored files. A path shown in double quotes is passed back exactly as shown, quotes included.",
-			args: proto.GrepArgs{}, paths: []string{"path"}, summary: aboutSearch},
+			desc:  "Search file contents in the workspace with an RE2 regular expression; prints path:line: text per match, or file paths or counts per file (output_mode). Skips binary files (a NUL byte anywhere) and .gitignored files. A path shown in double quotes is passed back exactly as shown, quotes included.",
+			paths: []string{"path"}, summary: aboutSearch},
 		{name: proto.Glob, title: "Find files by pattern",
-			desc: "Find files and folders in the workspace whose paths match a glob pattern (** matches any depth). A path shown in double quotes is passed back exactly as shown, quotes included.",
-			args: proto.GlobArgs{}, paths: []string{"path"}, summary: aboutSearch},
+			desc:  "Find files and folders in the workspace whose paths match a glob pattern (** matches any depth). A path shown in double quotes is passed back exactly as shown, quotes included.",
+			paths: []string{"path"}, summary: aboutSearch},
 		{name: proto.Stat, title: "Describe file",
-			desc: "Describe a file or folder in the workspace: kind, size, mode, modification time, symlink target.",
-			args: proto.StatArgs{}, paths: []string{"path"}, summary: aboutPath,
+			desc:  "Describe a file or folder in the workspace: kind, size, mode, modification time, symlink target.",
+			paths: []string{"path"}, summary: aboutPath,
 			volatile: []Volatile{{Prefix: "modified: ", Restored: true}, {Prefix: "size: ", When: "kind: folder"}}},
 		{name: proto.ProposeWrite, title: "Propose writing a file",
-			desc: "Propose creating or replacing a file in the workspace. A person sees the diff and must approve it; you are told whether it was written.",
-			args: proto.ProposeWriteArgs{}, write: true, paths: []string{"path"}, summary: aboutPath,
+			desc:  "Propose creating or replacing a file in the workspace. A person sees the diff and must approve it; you are told whether it was written.",
+			paths: []string{"path"}, summary: aboutPath,
 			volatile: reviewMode},
 		{name: proto.ProposeEdit, title: "Propose editing a file",
-			desc: "Propose replacing exact text in a workspace file. old_text must match exactly once unless replace_all is true. For several replacements in one file, give edits, a list of {old_text, new_text, replace_all?} applied in order (each to the result of the ones before), all or none, instead of old_text and new_text. A person must approve the change.",
-			args: proto.ProposeEditArgs{}, write: true, paths: []string{"path"}, summary: aboutPath,
+			desc:  "Propose replacing exact text in a workspace file. old_text must match exactly once unless replace_all is true. For several replacements in one file, give edits, a list of {old_text, new_text, replace_all?} applied in order (each to the result of the ones before), all or none, instead of old_text and new_text. A person must approve the change.",
+			paths: []string{"path"}, summary: aboutPath,
 			volatile: reviewMode},
 	}
+	for i, d := range rows {
+		r, ok := proto.Lookup(d.name)
+		if !ok {
+			panic("toolspec: " + d.name + " has no row in proto's registry")
+		}
+		rows[i].args = reflect.TypeOf(r.NewArgs()).Elem()
+		rows[i].write = r.Is(proto.Writes)
+	}
+	return rows
 }
 
 // PathFieldsOf are the named tool's arguments that hold sandbox paths,
@@ -218,7 +230,7 @@ func SummaryOf(name string) (s Summary, ok bool) {
 // "?" marking those the schema does not require (omitempty).
 func usage(d def) string {
 	var args []string
-	typ := reflect.TypeOf(d.args)
+	typ := d.args
 	for _, f := range reflect.VisibleFields(typ) {
 		tag, ok := f.Tag.Lookup("json")
 		if f.Anonymous || !ok || tag == "-" {
@@ -255,7 +267,7 @@ func Help() string {
 func New() (*Catalog, error) {
 	c := &Catalog{byName: map[string]*Tool{}}
 	for _, d := range defs() {
-		s, err := jsonschema.ForType(reflect.TypeOf(d.args), &jsonschema.ForOptions{})
+		s, err := jsonschema.ForType(d.args, &jsonschema.ForOptions{})
 		if err != nil {
 			return nil, fmt.Errorf("toolspec: schema for %s: %w", d.name, err)
 		}
