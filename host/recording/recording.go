@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/moatdev/moat/host/fakellm"
+	"github.com/moatdev/moat/host/limits"
 )
 
 // Recording is one recorded session.
@@ -46,14 +47,11 @@ type Session struct {
 	RootName string `json:"root_name"` // the root folder's base name (the gate shows it)
 	NumCtx   int    `json:"num_ctx"`
 	MaxTurns int    `json:"max_turns"`
-	// The sandbox's limits and lists, as the engine was given them.
-	MaxReadBytes int64    `json:"max_read_bytes"`
-	MaxResults   int      `json:"max_results"`
-	NoIgnore     bool     `json:"no_ignore,omitempty"`
-	Deny         []string `json:"deny,omitempty"`
-	Allow        []string `json:"allow,omitempty"`
-	Writes       string   `json:"writes"`          // ask or deny
-	Think        string   `json:"think,omitempty"` // --think, passed through
+	// The sandbox's limits and lists, as the engine was given them: their
+	// JSON members sit here, between max_turns and writes.
+	limits.Options
+	Writes string `json:"writes"`          // ask or deny
+	Think  string `json:"think,omitempty"` // --think, passed through
 	// System is the system prompt when --system replaced the built-in one.
 	System    string     `json:"system,omitempty"`
 	Files     bool       `json:"files,omitempty"` // recorded with --record-files
