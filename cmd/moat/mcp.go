@@ -150,7 +150,7 @@ func (m *mcpFlags) run(ctx context.Context, e *env, args []string) error {
 	if err := w.checkAuditFrom(e.source("audit")); err != nil {
 		return err // refused with --writes deny too, as ask, chat and tool refuse it
 	}
-	recorder, err := m.rec.start(e, c, recording.Session{Command: "mcp", Writes: w.writes}, "--writes "+w.writes)
+	recorder, err := m.rec.start(e, c, recording.SessionInfo{Command: "mcp", Writes: w.writes}, "--writes "+w.writes)
 	if err != nil {
 		return err
 	}

@@ -57,7 +57,7 @@ type sessionRecorder struct {
 // when not).
 // writes is the --writes in effect (deny when there is no terminal).
 func (a *agentFlags) startRecording(e *env, command, model, system, writes string) (*sessionRecorder, error) {
-	sess := recording.Session{
+	sess := recording.SessionInfo{
 		Command: command, API: a.api, Model: model, NumCtx: a.numCtx, MaxTurns: a.maxTurns,
 		Writes: writes, System: system, Think: a.think,
 	}
@@ -67,7 +67,7 @@ func (a *agentFlags) startRecording(e *env, command, model, system, writes strin
 // start begins a recording of sess in the sandbox c describes. It writes
 // the empty recording at once, so that a file that cannot be written is
 // reported before the session starts.
-func (r *recordFlags) start(e *env, c *common, sess recording.Session, flags string) (*sessionRecorder, error) {
+func (r *recordFlags) start(e *env, c *common, sess recording.SessionInfo, flags string) (*sessionRecorder, error) {
 	if r.file == "" {
 		return nil, nil
 	}

@@ -129,7 +129,7 @@ func approved(rec *recording.Recording) int {
 // recording's limits and lists and this command's sandbox flags, with the
 // recording answering for the gate.
 func replaySandbox(c *common, notes io.Writer) recording.Sandbox {
-	return func(ctx context.Context, root string, s recording.Session, rv gate.Reviewer) (agent.Dispatcher, io.Closer, error) {
+	return func(ctx context.Context, root string, s recording.SessionInfo, rv gate.Reviewer) (agent.Dispatcher, io.Closer, error) {
 		cc := *c
 		cc.root = root
 		cc.lim = s.Options

@@ -35,7 +35,7 @@ var ErrTooLarge = errors.New("recording: too large")
 type Options struct {
 	// Session holds the settings that change behaviour; the recorder
 	// fills in the questions and turns.
-	Session Session
+	Session SessionInfo
 	// Root is the sandbox root's absolute path. The gate names files by
 	// their absolute path; reviews are recorded with it written as
 	// "<root>", so a recording neither holds nor depends on where the

@@ -32,15 +32,15 @@ import (
 // Recording is one recorded session.
 type Recording struct {
 	Comment string // how it was made, for people; ignored on replay
-	Session Session
+	Session SessionInfo
 	Script  fakellm.Script // the model's replies, turn by turn
 	Calls   []Call
 	Files   []File // --record-files: the files opened, the folders listed, the paths described
 }
 
-// Session is what replay needs besides the replies and the calls: the
+// SessionInfo is what replay needs besides the replies and the calls: the
 // settings that change behaviour, the questions and how each ended.
-type Session struct {
+type SessionInfo struct {
 	Command  string `json:"command"`   // ask or chat
 	API      string `json:"api"`       // ollama or openai
 	Model    string `json:"model"`     // as the server was asked for it

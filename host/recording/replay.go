@@ -26,7 +26,7 @@ import (
 // answering every write proposal (nil when the recording offered no
 // writes). For an MCP recording, reviewer is the client's dialog, and the
 // engine must also have the Catalog method, as mcpserver.Engine.
-type Sandbox func(ctx context.Context, root string, s Session, reviewer gate.Reviewer) (agent.Dispatcher, io.Closer, error)
+type Sandbox func(ctx context.Context, root string, s SessionInfo, reviewer gate.Reviewer) (agent.Dispatcher, io.Closer, error)
 
 // ReplayOptions configure Replay.
 type ReplayOptions struct {

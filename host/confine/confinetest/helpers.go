@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/moatdev/moat/guest/proto"
+	"github.com/moatdev/moat/host/engine"
 )
 
 // Repoint keeps re-pointing the symlink root/name between the targets, in
@@ -34,17 +35,12 @@ func Repoint(root, name string, targets ...string) (stop func()) {
 	return func() { done.Store(true); wg.Wait() }
 }
 
-// Executor is what runs a tool call: the runner in-process, or the
-// isolated child (engine.Executor).
-type Executor interface {
-	Exec(ctx context.Context, req proto.Request) (proto.Response, error)
-}
-
-// EveryTool asks every read-only tool about p through ex, including the
+// EveryTool asks every read-only tool about p through ex (the runner
+// in-process, or the isolated child), including the
 // folder around it and the whole tree, and returns all the output, one
 // "tool: text" block per call. The calls come from the tools' attributes
 // in proto's registry, so a tool added there is asked too.
-func EveryTool(t testing.TB, ex Executor, p string) string {
+func EveryTool(t testing.TB, ex engine.Executor, p string) string {
 	t.Helper()
 	var out []string
 	id := uint64(0)
