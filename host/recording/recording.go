@@ -17,7 +17,7 @@
 // again through the engine it is given (the whole sandbox), answers every
 // review from the recorded decision, and compares each result, each review
 // and each question's outcome byte for byte, but for the lines the tool
-// table declares volatile (toolspec.Volatile), which a replay against a
+// registry declares volatile (proto.Volatile), which a replay against a
 // folder compares for being there.
 package recording
 

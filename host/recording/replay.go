@@ -206,7 +206,7 @@ func (f *fromRecording) Review(ctx context.Context, r *gate.Review) gate.Verdict
 }
 
 // compare lists every difference, call by call, then question by
-// question. The volatile lines of a tool's answers (toolspec.Volatile)
+// question. The volatile lines of a tool's answers (proto.Volatile)
 // are compared for being there, not for their value, unless restored
 // says the replay's tree has them as they were.
 func compare(want, got *Recording, restored bool) []Diff {
