@@ -8,8 +8,8 @@ package proto
 // handler map read these rows; host/toolspec derives each model-facing
 // row's JSON Schema and validation from them.
 //
-// Adding a read-only tool touches its argument struct (and its wire
-// fields, wire.go), its row here and its handler in guest/tools, and
+// Adding a read-only tool touches its argument struct (marked //moat:wire,
+// and go generate run for its wire fields), its row here and its handler in guest/tools, and
 // nothing else; host/toolspec's TestToolTable checks that they agree.
 
 // Attr is a set of a tool's attributes.

@@ -18,6 +18,9 @@ import (
 // below; the host keeps encoding/json. The two must agree on every input:
 // TestWireMatchesEncodingJSON and FuzzWire hold this codec to
 // encoding/json's results, and TestArgFields to the structs' json tags.
+// The structs' fields are generated from those tags (wire_fields.go).
+
+//go:generate go run wiregen.go
 
 // DecodeRequest decodes one request line.
 func DecodeRequest(line []byte) (Request, error) {
@@ -68,42 +71,9 @@ func DecodeArgs(raw []byte, v any) error {
 }
 
 // wireArgs is an argument struct the guest decodes: its members, each
-// with the field it goes to (TestArgFields holds them to the json tags).
+// with the field it goes to. wiregen.go writes every struct's from its
+// json tags (wire_fields.go), and TestArgFields holds them to the tags.
 type wireArgs interface{ fields() []field }
-
-func (a *ListDirArgs) fields() []field {
-	return []field{{name: "path", s: &a.Path}, {name: "offset", i: &a.Offset}, {name: "sizes", b: &a.Sizes}}
-}
-
-func (a *ReadFileArgs) fields() []field {
-	return []field{{name: "path", s: &a.Path}, {name: "offset", i: &a.Offset}, {name: "limit", i: &a.Limit}}
-}
-
-func (a *GrepArgs) fields() []field {
-	return []field{{name: "pattern", s: &a.Pattern}, {name: "path", s: &a.Path}, {name: "glob", s: &a.Glob},
-		{name: "ignore_case", b: &a.IgnoreCase}, {name: "max_results", i: &a.MaxResults},
-		{name: "output_mode", s: &a.OutputMode}, {name: "context", i: &a.Context},
-		{name: "before_context", i: &a.BeforeContext, set: &a.BeforeGiven}, {name: "after_context", i: &a.AfterContext, set: &a.AfterGiven}}
-}
-
-func (a *GlobArgs) fields() []field {
-	return []field{{name: "pattern", s: &a.Pattern}, {name: "path", s: &a.Path}}
-}
-
-func (a *StatArgs) fields() []field { return []field{{name: "path", s: &a.Path}} }
-
-func (a *GrepShardArgs) fields() []field {
-	return append(a.GrepArgs.fields(), field{name: "shard", i: &a.Shard}, field{name: "shards", i: &a.Shards})
-}
-
-func (a *GlobShardArgs) fields() []field {
-	return append(a.GlobArgs.fields(), field{name: "shard", i: &a.Shard}, field{name: "shards", i: &a.Shards})
-}
-
-func (l *Limits) fields() []field {
-	return []field{{name: "max_read_bytes", i64: &l.MaxReadBytes}, {name: "max_results", i: &l.MaxResults},
-		{name: "no_ignore", b: &l.NoIgnore}, {name: "time_limit_ns", i64: &l.TimeLimit}}
-}
 
 // field is one member of a JSON object and where its value goes: exactly
 // one of the pointers is set.
