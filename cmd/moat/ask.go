@@ -30,7 +30,21 @@ func askCommand(e *env) *ffcli.Command {
 		Name:       "ask",
 		ShortUsage: "moat ask [flags] PROMPT",
 		ShortHelp:  "ask one question about the folder",
-		LongHelp: `Puts one question to a local model that can look at the sandbox root through
+		LongHelp:   askLongHelp(),
+		FlagSet:    fs,
+		Exec: func(ctx context.Context, args []string) error {
+			prompt, err := askPrompt(e, args)
+			if err != nil {
+				return err
+			}
+			return a.ask(ctx, e, prompt)
+		},
+	}
+}
+
+// askLongHelp is moat help ask, the built-in rules included.
+func askLongHelp() string {
+	return `Puts one question to a local model that can look at the sandbox root through
 moat's tools, and streams what it writes to standard output as it arrives
 (text it writes before a tool call included). Each tool call the model
 makes is shown on standard error as it runs, and if it proposed changes,
@@ -87,26 +101,27 @@ read otherwise: in a folder someone else wrote, it is their text.
 
 The model is told these rules (replace them with --system FILE):
 
-` + indent(agent.SystemPrompt, "  "),
-		FlagSet: fs,
-		Exec: func(ctx context.Context, args []string) error {
-			if len(args) == 0 {
-				return usagef("ask needs a question, e.g. moat ask \"What does this project do?\"")
-			}
-			prompt := strings.Join(args, " ")
-			if prompt == "-" {
-				b, err := io.ReadAll(e.stdin)
-				if err != nil {
-					return fmt.Errorf("reading the question from stdin: %w", err)
-				}
-				prompt = string(b)
-			}
-			if strings.TrimSpace(prompt) == "" {
-				return usagef("the question is empty")
-			}
-			return a.ask(ctx, e, prompt)
-		},
+` + indent(agent.SystemPrompt, "  ")
+}
+
+// askPrompt is the question the command line gives: its arguments, or
+// standard input for "-".
+func askPrompt(e *env, args []string) (string, error) {
+	if len(args) == 0 {
+		return "", usagef("ask needs a question, e.g. moat ask \"What does this project do?\"")
 	}
+	prompt := strings.Join(args, " ")
+	if prompt == "-" {
+		b, err := io.ReadAll(e.stdin)
+		if err != nil {
+			return "", fmt.Errorf("reading the question from stdin: %w", err)
+		}
+		prompt = string(b)
+	}
+	if strings.TrimSpace(prompt) == "" {
+		return "", usagef("the question is empty")
+	}
+	return prompt, nil
 }
 
 // agentFlags are the flags ask and chat share.
@@ -195,29 +210,8 @@ func (s *session) close(stderr io.Writer) {
 // recording. stream, if not nil, gets the model's text as it arrives;
 // obs, if not nil, every event.
 func (a *agentFlags) open(ctx context.Context, e *env, command string, stream io.Writer, obs agent.Observer) (*session, error) {
-	if _, _, err := a.c.sandbox(); err != nil {
-		return nil, err
-	}
-	if err := a.rec.check(); err != nil {
-		return nil, err
-	}
-	system := ""
-	if a.system != "" {
-		b, err := os.ReadFile(a.system)
-		if err != nil {
-			return nil, fileError(e.source("system"), a.system, err)
-		}
-		if system = string(b); strings.TrimSpace(system) == "" {
-			return nil, failf("--system: %s is empty", a.system)
-		}
-	}
-	user, err := a.inst.userFiles(e.source("instructions"))
+	system, user, err := a.preflight(e)
 	if err != nil {
-		return nil, err
-	}
-	// --audit is refused as --transcript is when its path cannot be one,
-	// whether or not this run will offer writes.
-	if err := a.w.checkAuditFrom(e.source("audit")); err != nil {
 		return nil, err
 	}
 	b, _, note, err := modelServer(a.host, a.api, isSet(a.fs, "api"), e.getenv, &http.Client{})
@@ -227,7 +221,6 @@ func (a *agentFlags) open(ctx context.Context, e *env, command string, stream io
 	if note != "" {
 		fmt.Fprintln(e.stderr, note)
 	}
-
 	model, err := a.pickModel(ctx, e, b)
 	if err != nil {
 		return nil, err
@@ -235,14 +228,7 @@ func (a *agentFlags) open(ctx context.Context, e *env, command string, stream io
 	if err := a.checkThink(ctx, b, model); err != nil {
 		return nil, err
 	}
-	if a.numCtx == 0 {
-		wctx, cancel := context.WithTimeout(ctx, setupTimeout)
-		w, known, _ := windowOf(wctx, b, model) // unknown: the default
-		cancel()
-		a.numCtx, a.numCtxWhy = contextWindow(w, known, e.getenv)
-	} else {
-		a.numCtxWhy = "--num-ctx"
-	}
+	a.chooseWindow(ctx, e, b, model)
 	s := &session{backend: b, model: model, root: a.c.root, cut: &cutter{}}
 	ok := false
 	defer func() {
@@ -250,26 +236,11 @@ func (a *agentFlags) open(ctx context.Context, e *env, command string, stream io
 			s.close(e.stderr)
 		}
 	}()
-	var tr io.Writer
-	if a.transcript != "" {
-		f, err := os.OpenFile(a.transcript, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-		if err != nil {
-			return nil, fileError(e.source("transcript"), a.transcript, err)
-		}
-		s.closers = append(s.closers, f.Close)
-		tr = f
+	tr, err := a.openTranscript(e, s)
+	if err != nil {
+		return nil, err
 	}
-	w := a.w
-	switch {
-	case w.offered() && !gate.HasTerminal():
-		// Every proposal would be refused: better the model not try
-		// (said in help, not on every run of a script, unless a flag
-		// the user gave has no effect because of it).
-		w.writes = "deny"
-		w.auditUnused(e.stderr, e.source("audit"), "no terminal to approve writes on, so the model is offered none (as with --writes deny)")
-	case !w.offered():
-		w.auditUnused(e.stderr, e.source("audit"), "--writes deny offers the model no writes")
-	}
+	w := a.sessionWrites(e)
 	if s.recording, err = a.startRecording(e, command, model, system, w.writes); err != nil {
 		return nil, err
 	}
@@ -297,6 +268,82 @@ func (a *agentFlags) open(ctx context.Context, e *env, command string, stream io
 	s.agent = agent.New(forTerminal(e, cfg))
 	ok = true
 	return s, nil
+}
+
+// preflight checks what the flags name before any server is asked: the
+// sandbox, --record, --system (read: the replacement system prompt, ""
+// for the built-in one), --instructions (read: the user's instruction
+// files) and --audit.
+func (a *agentFlags) preflight(e *env) (system string, user []agent.Instructions, err error) {
+	if _, _, err := a.c.sandbox(); err != nil {
+		return "", nil, err
+	}
+	if err := a.rec.check(); err != nil {
+		return "", nil, err
+	}
+	if a.system != "" {
+		b, err := os.ReadFile(a.system)
+		if err != nil {
+			return "", nil, fileError(e.source("system"), a.system, err)
+		}
+		if system = string(b); strings.TrimSpace(system) == "" {
+			return "", nil, failf("--system: %s is empty", a.system)
+		}
+	}
+	if user, err = a.inst.userFiles(e.source("instructions")); err != nil {
+		return "", nil, err
+	}
+	// --audit is refused as --transcript is when its path cannot be one,
+	// whether or not this run will offer writes.
+	if err := a.w.checkAuditFrom(e.source("audit")); err != nil {
+		return "", nil, err
+	}
+	return system, user, nil
+}
+
+// chooseWindow sets the context window: --num-ctx, else the model's (or
+// the default), and says where it came from (numCtxWhy).
+func (a *agentFlags) chooseWindow(ctx context.Context, e *env, b agent.Backend, model string) {
+	if a.numCtx != 0 {
+		a.numCtxWhy = "--num-ctx"
+		return
+	}
+	wctx, cancel := context.WithTimeout(ctx, setupTimeout)
+	w, known, _ := windowOf(wctx, b, model) // unknown: the default
+	cancel()
+	a.numCtx, a.numCtxWhy = contextWindow(w, known, e.getenv)
+}
+
+// openTranscript opens --transcript for appending, closed with s; nil
+// without the flag.
+func (a *agentFlags) openTranscript(e *env, s *session) (io.Writer, error) {
+	if a.transcript == "" {
+		return nil, nil
+	}
+	f, err := os.OpenFile(a.transcript, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fileError(e.source("transcript"), a.transcript, err)
+	}
+	s.closers = append(s.closers, f.Close)
+	return f, nil
+}
+
+// sessionWrites are the write flags this session runs with: --writes,
+// but deny when there is no terminal to approve a write on, since every
+// proposal would be refused and it is better the model not try. An --audit
+// that has no effect either way is said so.
+func (a *agentFlags) sessionWrites(e *env) writeFlags {
+	w := a.w
+	switch {
+	case w.offered() && !gate.HasTerminal():
+		// Said in help, not on every run of a script, unless a flag the
+		// user gave has no effect because of it.
+		w.writes = "deny"
+		w.auditUnused(e.stderr, e.source("audit"), "no terminal to approve writes on, so the model is offered none (as with --writes deny)")
+	case !w.offered():
+		w.auditUnused(e.stderr, e.source("audit"), "--writes deny offers the model no writes")
+	}
+	return w
 }
 
 // pickModel checks the model named with --model, or picks one.

@@ -96,25 +96,8 @@ func (a *agentFlags) chat(ctx context.Context, e *env, sf *sessionFlags) error {
 	defer signal.Stop(sigs)
 	sctx, endSession := context.WithCancel(context.WithoutCancel(ctx))
 	defer endSession()
-
-	var mu sync.Mutex
-	var cancelTurn context.CancelFunc // guarded by mu; nil between turns
-	go func() {
-		for {
-			select {
-			case <-sctx.Done():
-				return
-			case sig := <-sigs:
-				mu.Lock()
-				if sig == os.Interrupt && cancelTurn != nil {
-					cancelTurn()
-				} else {
-					endSession()
-				}
-				mu.Unlock()
-			}
-		}
-	}()
+	turns := &turnCancel{}
+	go turns.watch(sctx, sigs, endSession)
 
 	cfg, _, err := a.c.sandbox()
 	if err != nil {
@@ -149,35 +132,73 @@ func (a *agentFlags) chat(ctx context.Context, e *env, sf *sessionFlags) error {
 		fmt.Fprintf(e.stderr, "moat chat: %s on %s, root %s\ncontext window %d tokens (%s)\n/help lists the commands. Ctrl-C stops a reply; Ctrl-D or /exit leaves.\n",
 			agent.Sanitize(s.model, false), s.backend, agent.Sanitize(root, false), a.numCtx, a.numCtxWhy)
 	}
+	c := &chatLoop{e: e, ctx: sctx, s: s, rec: rec, in: in, turns: turns}
+	return c.run()
+}
 
+// turnCancel is what a signal does to a chat: Ctrl-C (SIGINT) stops the
+// turn under way, if there is one; SIGTERM, or SIGINT between turns, ends
+// the session.
+type turnCancel struct {
+	mu     sync.Mutex
+	cancel context.CancelFunc // nil between turns
+}
+
+// watch acts on sigs until ctx ends.
+func (t *turnCancel) watch(ctx context.Context, sigs <-chan os.Signal, endSession context.CancelFunc) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case sig := <-sigs:
+			t.mu.Lock()
+			if sig == os.Interrupt && t.cancel != nil {
+				t.cancel()
+			} else {
+				endSession()
+			}
+			t.mu.Unlock()
+		}
+	}
+}
+
+// set makes cancel the turn's (nil: between turns).
+func (t *turnCancel) set(cancel context.CancelFunc) {
+	t.mu.Lock()
+	t.cancel = cancel
+	t.mu.Unlock()
+}
+
+// chatLoop is one chat session's questions, read until the person leaves.
+type chatLoop struct {
+	e     *env
+	ctx   context.Context // the session's: ends at SIGTERM
+	s     *session
+	rec   *recorder
+	in    *lineReader
+	turns *turnCancel
 	// Piped, a script reads the exit status: it says whether every
 	// question got an answer.
-	asked, failed, cut := 0, 0, 0
-	ended := func() error {
-		if in.interactive || failed == 0 {
-			return nil
-		}
-		code := exitFailure
-		if cut == failed {
-			code = exitCutOff // every failure was a reply the server cut off
-		}
-		return exitError{code: code, msg: fmt.Sprintf("%d of %d questions got no answer (see above)", failed, asked)}
-	}
+	asked, failed, cut int
+}
+
+// run reads and answers lines until the input ends or the session does.
+func (c *chatLoop) run() error {
 	lines := make(chan lineResult, 1)
 	for {
 		go func() {
-			l, err := in.readLine()
+			l, err := c.in.readLine()
 			lines <- lineResult{l, err}
 		}()
 		var lr lineResult
 		select {
 		case lr = <-lines:
-		case <-sctx.Done():
+		case <-c.ctx.Done():
 			return nil
 		}
 		if lr.err == io.EOF || lr.err == errInterrupt {
-			in.endLine() // Ctrl-D or Ctrl-C left the cursor after the prompt
-			return ended()
+			c.in.endLine() // Ctrl-D or Ctrl-C left the cursor after the prompt
+			return c.ended()
 		}
 		if lr.err != nil {
 			return fmt.Errorf("reading input: %w", lr.err)
@@ -187,68 +208,89 @@ func (a *agentFlags) chat(ctx context.Context, e *env, sf *sessionFlags) error {
 			continue
 		}
 		if name, rest, ok := slashCommand(q); ok {
-			if quit := runChatCommand(e.stderr, s.agent, name, rest); quit {
+			if quit := runChatCommand(c.e.stderr, c.s.agent, name, rest); quit {
 				return nil
 			}
 			if name == "/clear" && rest == "" {
-				rec.restart()
+				c.rec.restart()
 			}
 			continue
 		}
-		turn := func(run func(context.Context) (string, error)) error {
-			tctx, cancel := context.WithCancel(sctx)
-			mu.Lock()
-			cancelTurn = cancel
-			mu.Unlock()
-			s.agent.SetWidth(terminalWidth(e.stdout)) // the window may have been resized
-			// At Ctrl-C nothing more of the reply is printed.
-			uncut := s.cut.bind(tctx)
-			answer, err := run(tctx)
-			uncut()
-			s.recording.finish(answer, err)
-			mu.Lock()
-			cancelTurn = nil
-			mu.Unlock()
-			cancel()
-			reportChanges(e.stderr, s.agent)
-			rec.save(e.stderr, s.agent, s.model)
-			return err
-		}
-		asked++
-		err := turn(func(ctx context.Context) (string, error) { return s.agent.Ask(ctx, q) })
-		// At the turn cap, a person at the terminal may give the model
-		// more turns on the same question.
-		for errors.Is(err, agent.ErrTurnCap) && in.interactive {
-			n := s.agent.MaxTurns()
-			yes, aerr := in.confirm(sctx, fmt.Sprintf("No answer after %d turns (--max-turns). %d more? [y/N] ", n, n))
-			if aerr != nil || !yes {
-				err = nil
-				if aerr == nil {
-					fmt.Fprintln(e.stderr, "moat: stopped; what it found stays in the conversation")
-				}
-				break
-			}
-			s.recording.continued()
-			err = turn(s.agent.Continue)
-		}
-		if err != nil {
-			failed++
-		}
-		if errors.Is(err, agent.ErrCutOff) {
-			cut++
-		}
-		switch {
-		case err == nil:
-		case sctx.Err() != nil:
+		if stop := c.question(q); stop {
 			return nil
-		case errors.Is(err, context.Canceled):
-			fmt.Fprintln(e.stderr, "moat: reply stopped; the question was left out of the conversation")
-		default:
-			// The session goes on: the server may come back, and a
-			// turn-cap's findings stay in the history.
-			fmt.Fprintln(e.stderr, "moat:", err)
 		}
 	}
+}
+
+// ended is the exit status of a session whose input ended.
+func (c *chatLoop) ended() error {
+	if c.in.interactive || c.failed == 0 {
+		return nil
+	}
+	code := exitFailure
+	if c.cut == c.failed {
+		code = exitCutOff // every failure was a reply the server cut off
+	}
+	return exitError{code: code, msg: fmt.Sprintf("%d of %d questions got no answer (see above)", c.failed, c.asked)}
+}
+
+// question puts q to the model; stop says the session ended meanwhile.
+func (c *chatLoop) question(q string) (stop bool) {
+	e, s := c.e, c.s
+	c.asked++
+	err := c.turn(func(ctx context.Context) (string, error) { return s.agent.Ask(ctx, q) })
+	// At the turn cap, a person at the terminal may give the model
+	// more turns on the same question.
+	for errors.Is(err, agent.ErrTurnCap) && c.in.interactive {
+		n := s.agent.MaxTurns()
+		yes, aerr := c.in.confirm(c.ctx, fmt.Sprintf("No answer after %d turns (--max-turns). %d more? [y/N] ", n, n))
+		if aerr != nil || !yes {
+			err = nil
+			if aerr == nil {
+				fmt.Fprintln(e.stderr, "moat: stopped; what it found stays in the conversation")
+			}
+			break
+		}
+		s.recording.continued()
+		err = c.turn(s.agent.Continue)
+	}
+	if err != nil {
+		c.failed++
+	}
+	if errors.Is(err, agent.ErrCutOff) {
+		c.cut++
+	}
+	switch {
+	case err == nil:
+	case c.ctx.Err() != nil:
+		return true
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintln(e.stderr, "moat: reply stopped; the question was left out of the conversation")
+	default:
+		// The session goes on: the server may come back, and a
+		// turn-cap's findings stay in the history.
+		fmt.Fprintln(e.stderr, "moat:", err)
+	}
+	return false
+}
+
+// turn runs one turn of the model's, which Ctrl-C stops, and saves the
+// session after it.
+func (c *chatLoop) turn(run func(context.Context) (string, error)) error {
+	e, s := c.e, c.s
+	tctx, cancel := context.WithCancel(c.ctx)
+	c.turns.set(cancel)
+	s.agent.SetWidth(terminalWidth(e.stdout)) // the window may have been resized
+	// At Ctrl-C nothing more of the reply is printed.
+	uncut := s.cut.bind(tctx)
+	answer, err := run(tctx)
+	uncut()
+	s.recording.finish(answer, err)
+	c.turns.set(nil)
+	cancel()
+	reportChanges(e.stderr, s.agent)
+	c.rec.save(e.stderr, s.agent, s.model)
+	return err
 }
 
 // slashCommand recognises a command: a slash and a word, alone or followed

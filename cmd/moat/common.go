@@ -15,10 +15,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/moatdev/moat/guest/proto"
 	"github.com/moatdev/moat/host/agent"
 	"github.com/moatdev/moat/host/confine"
 	"github.com/moatdev/moat/host/engine"
+	"github.com/moatdev/moat/host/limits"
 	"github.com/moatdev/moat/host/policy"
 	"github.com/moatdev/moat/host/redact"
 	"github.com/moatdev/moat/host/runner"
@@ -29,19 +29,16 @@ import (
 // common holds the flags every command shares: where the sandbox is and how
 // tightly it is held.
 type common struct {
-	root         string
-	resolver     string
-	deny, allow  stringList
-	maxReadBytes int64
-	maxResults   int
-	timeout      time.Duration
-	noIgnore     bool
-	redact       bool
-	isolate      string
-	cacheDir     string
-	config       string
-	rootsGiven   int // how many times --root was set: once at most
-	allowHome    bool
+	root       string
+	resolver   string
+	lim        limits.Options // the limits and lists, a flag each (from its tags)
+	timeout    time.Duration
+	redact     bool
+	isolate    string
+	cacheDir   string
+	config     string
+	rootsGiven int // how many times --root was set: once at most
+	allowHome  bool
 
 	cache *cacheChoice // decided on first use (see chooseCache)
 }
@@ -49,23 +46,26 @@ type common struct {
 func (c *common) register(fs *flag.FlagSet) {
 	c.root = "."
 	fs.Var(oneRoot{&c.root, &c.rootsGiven}, "root", "the sandbox root: the only `folder` the tools can see (one; given twice is an error)")
-	fs.StringVar(&c.resolver, "resolver", "auto", "how paths are confined to the root: auto, openat2 (Linux RESOLVE_BENEATH) or root (Go os.Root)")
-	fs.Var(&c.deny, "deny", "also deny paths matching this `glob` (repeatable, or a comma-separated list; a name without / matches at any depth)")
-	fs.Var(&c.allow, "allow", "allow paths matching this `glob` even if the deny-list matches (repeatable, or a comma-separated list), e.g. .env.example")
-	fs.Int64Var(&c.maxReadBytes, "max-read-bytes", proto.DefaultMaxReadBytes, "most bytes read_file returns in one call; larger files are paged")
-	fs.IntVar(&c.maxResults, "max-results", proto.DefaultMaxResults, "most grep hits or glob matches in one call")
-	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "deadline for one tool call")
-	fs.BoolVar(&c.noIgnore, "no-ignore", false, "let grep and glob see files that .gitignore excludes")
+	c.lim = limits.Defaults()
+	registerTagged(fs, &c.lim)
+	c.registerRun(fs)
 	fs.BoolVar(&c.redact, "redact", true, "replace secrets (private keys, cloud keys, tokens: gitleaks' rules; passwords and keys in configuration files) with [redacted: RULE] in every file the tools read, so in everything they return, in recordings and in the write diff; --allow does not turn this off, --redact=false does")
-	fs.StringVar(&c.isolate, "isolate", "auto", "OS isolation of the tool process: auto (where the kernel allows), require, or off")
 	fs.StringVar(&c.cacheDir, "cache-dir", "", "the `folder` where compiled WebAssembly is cached (default: the user cache dir + /moat)")
 	fs.BoolVar(&c.allowHome, "allow-home", false, "allow a root that is your home folder or a folder above it (refused by default: the model could read every project, credential and setting there, moat's own included)")
 	fs.StringVar(&c.config, "config", "", "read flags from this `file`, one \"flag value\" or \"flag = value\" per line (keys of other commands are skipped; default: moat/config in the user config dir, if it is there)")
 	validate(fs, "root", onDisk(func() error { return checkRoot(c.root) }))
+}
+
+// registerRun declares the flags that say how the sandbox runs, which
+// every command that runs the tools shares (moat replay included, which
+// takes the limits and lists from the recording): --resolver, --isolate
+// and --timeout.
+func (c *common) registerRun(fs *flag.FlagSet) {
+	fs.StringVar(&c.resolver, "resolver", "auto", "how paths are confined to the root: auto, openat2 (Linux RESOLVE_BENEATH) or root (Go os.Root)")
+	fs.StringVar(&c.isolate, "isolate", "auto", "OS isolation of the tool process: auto (where the kernel allows), require, or off")
+	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "deadline for one tool call")
 	validate(fs, "resolver", parsedBy(&c.resolver, confine.ParseKind))
 	validate(fs, "isolate", parsedBy(&c.isolate, isolate.ParseMode))
-	validate(fs, "max-read-bytes", positive(&c.maxReadBytes))
-	validate(fs, "max-results", positive(&c.maxResults))
 	validate(fs, "timeout", positive(&c.timeout))
 }
 
@@ -119,10 +119,6 @@ func checkRoot(root string) error {
 	return nil
 }
 
-func (c *common) limits() proto.Limits {
-	return proto.Limits{MaxReadBytes: c.maxReadBytes, MaxResults: c.maxResults, NoIgnore: c.noIgnore}
-}
-
 // sandbox is the one place the flags become a sandbox's configuration: the
 // guest runner's and the isolation mode. Each value was checked when it was
 // set; the root is checked again here because it may have gone since (and
@@ -154,7 +150,7 @@ func (c *common) sandbox() (runner.Config, isolate.Mode, error) {
 		}
 	}
 	return runner.Config{
-		Root: abs, Resolver: kind, Deny: c.deny, Allow: c.allow,
+		Root: abs, Resolver: kind, Deny: c.lim.Deny, Allow: c.lim.Allow,
 		CacheDir: c.cachePath(), Timeout: c.timeout, NoRedact: !c.redact,
 	}, mode, nil
 }
@@ -386,7 +382,7 @@ func (c *common) openEngineWith(ctx context.Context, notes io.Writer, mk propose
 		return nil, err
 	}
 	c.chooseCache().note(notes)
-	pol, err := policy.New(c.deny, c.allow)
+	pol, err := policy.New(c.lim.Deny, c.lim.Allow)
 	if err != nil {
 		return nil, usagef("%v", err)
 	}
@@ -412,7 +408,7 @@ func (c *common) openEngineWith(ctx context.Context, notes io.Writer, mk propose
 		}
 		return nil, exitError{code: exitNoIsolat, msg: err.Error()}
 	}
-	return engine.New(engine.Options{Catalog: cat, Policy: pol, Limits: c.limits(), Exec: ex, Proposer: p, Root: cfg.Root, Redactor: red})
+	return engine.New(engine.Options{Catalog: cat, Policy: pol, Limits: c.lim.Guest(), Exec: ex, Proposer: p, Root: cfg.Root, Redactor: red})
 }
 
 // serverURL is the model server's address: --host, else $OLLAMA_HOST, else

@@ -218,82 +218,118 @@ func (d *doctor) isolation(ctx context.Context, cfg runner.Config, mode isolate.
 	}
 	rep, err := isolate.Check(ctx, cfg)
 	if err != nil {
-		reason := strings.TrimPrefix(err.Error(), "isolate: ")
-		for _, n := range isolate.NamespaceNames {
-			d.line("namespace "+n, absent, "unavailable: %s", reason)
-		}
-		for _, n := range []string{"no_new_privs", "seccomp", "capabilities", "keyring", "landlock", "sandbox view", "escape probes"} {
-			d.line(n, absent, "needs the isolated child, which cannot start here")
-		}
-		if absent == stOff {
-			d.layerOff("OS isolation", reason)
-		}
+		d.noChild(absent, strings.TrimPrefix(err.Error(), "isolate: "))
 		return
 	}
 	if mode == isolate.Off {
 		d.layerOff("OS isolation", "--isolate off: available here, not used")
 	}
-	// layer prints one line of the child's: ok when it holds (off under
-	// --isolate off), else absent; an absent layer under auto goes into
-	// the summary with its detail.
-	layer := func(name string, ok bool, format string, args ...any) {
-		detail := fmt.Sprintf(format, args...)
-		switch {
-		case !ok:
-			d.line(name, absent, "%s", detail)
-			if absent == stOff && mode != isolate.Off {
-				d.layerOff(name, detail)
-			}
-		case mode == isolate.Off:
-			d.line(name, stOff, "%s%s", detail, why)
-		default:
-			d.line(name, stOK, "%s", detail)
-		}
+	l := childLayers{d: d, absent: absent, mode: mode, why: why}
+	l.threads(rep)
+	l.keyring(rep.Keyring)
+	l.landlock(rep)
+	l.view(rep)
+}
+
+// noChild reports every layer of the isolated child as absent: it cannot
+// start here, for reason.
+func (d *doctor) noChild(absent, reason string) {
+	for _, n := range isolate.NamespaceNames {
+		d.line("namespace "+n, absent, "unavailable: %s", reason)
 	}
+	for _, n := range []string{"no_new_privs", "seccomp", "capabilities", "keyring", "landlock", "sandbox view", "escape probes"} {
+		d.line(n, absent, "needs the isolated child, which cannot start here")
+	}
+	if absent == stOff {
+		d.layerOff("OS isolation", reason)
+	}
+}
+
+// childLayers reports the layers of the isolated child, as it saw them.
+type childLayers struct {
+	d      *doctor
+	absent string // the state of a layer that does not hold
+	mode   isolate.Mode
+	why    string // what --isolate off adds to a layer that holds
+}
+
+// layer prints one line of the child's: ok when it holds (off under
+// --isolate off), else absent; an absent layer under auto goes into
+// the summary with its detail.
+func (l childLayers) layer(name string, ok bool, format string, args ...any) {
+	detail := fmt.Sprintf(format, args...)
+	switch {
+	case !ok:
+		l.d.line(name, l.absent, "%s", detail)
+		if l.absent == stOff && l.mode != isolate.Off {
+			l.d.layerOff(name, detail)
+		}
+	case l.mode == isolate.Off:
+		l.d.line(name, stOff, "%s%s", detail, l.why)
+	default:
+		l.d.line(name, stOK, "%s", detail)
+	}
+}
+
+// threads reports the namespaces and what holds on every thread of the
+// child: no_new_privs, seccomp, no capabilities.
+func (l childLayers) threads(rep *isolate.Report) {
 	for _, ns := range rep.Namespaces {
 		switch {
 		case ns.Err != "":
-			layer("namespace "+ns.Name, false, "could not be compared: %s", ns.Err)
+			l.layer("namespace "+ns.Name, false, "could not be compared: %s", ns.Err)
 		case ns.Own:
-			layer("namespace "+ns.Name, true, "the child has its own")
+			l.layer("namespace "+ns.Name, true, "the child has its own")
 		default:
-			layer("namespace "+ns.Name, false, "the child shares the host's")
+			l.layer("namespace "+ns.Name, false, "the child shares the host's")
 		}
 	}
-	layer("no_new_privs", rep.Threads > 0 && rep.NoNewPrivs == rep.Threads, "set on %d of %d threads of the child", rep.NoNewPrivs, rep.Threads)
-	layer("seccomp", rep.Threads > 0 && rep.Seccomp == rep.Threads, "filter on %d of %d threads: %s", rep.Seccomp, rep.Threads, rep.Filter)
+	l.layer("no_new_privs", rep.Threads > 0 && rep.NoNewPrivs == rep.Threads, "set on %d of %d threads of the child", rep.NoNewPrivs, rep.Threads)
+	l.layer("seccomp", rep.Threads > 0 && rep.Seccomp == rep.Threads, "filter on %d of %d threads: %s", rep.Seccomp, rep.Threads, rep.Filter)
 	if rep.NoCaps == rep.Threads && rep.Threads > 0 {
-		layer("capabilities", true, "none left on %d of %d threads (inheritable, permitted, effective, bounding, ambient)", rep.NoCaps, rep.Threads)
+		l.layer("capabilities", true, "none left on %d of %d threads (inheritable, permitted, effective, bounding, ambient)", rep.NoCaps, rep.Threads)
 	} else {
-		layer("capabilities", false, "held on %d of %d threads: %s", rep.Threads-rep.NoCaps, rep.Threads, rep.CapsSeen)
+		l.layer("capabilities", false, "held on %d of %d threads: %s", rep.Threads-rep.NoCaps, rep.Threads, rep.CapsSeen)
 	}
+}
+
+// keyring reports the child's session keyring.
+func (l childLayers) keyring(k string) {
 	switch {
-	case strings.HasPrefix(rep.Keyring, "fresh: "):
-		layer("keyring", true, "%s; keyctl, add_key and request_key refused", rep.Keyring)
-	case strings.HasPrefix(rep.Keyring, "not joined: "):
+	case strings.HasPrefix(k, "fresh: "):
+		l.layer("keyring", true, "%s; keyctl, add_key and request_key refused", k)
+	case strings.HasPrefix(k, "not joined: "):
 		// The host refuses keyrings to this process: the child has none
 		// to reach either. Optional even under require.
-		d.line("keyring", stOff, "%s", rep.Keyring)
-		d.layerOff("keyring", rep.Keyring)
+		l.d.line("keyring", stOff, "%s", k)
+		l.d.layerOff("keyring", k)
 	default:
-		layer("keyring", false, "%s", rep.Keyring)
+		l.layer("keyring", false, "%s", k)
 	}
+}
+
+// landlock reports the child's Landlock rule set.
+func (l childLayers) landlock(rep *isolate.Report) {
 	abi, _ := isolate.LandlockABI()
-	if strings.HasPrefix(rep.Landlock, "applied") {
-		// The child's own probe from many threads at once backs the claim.
-		checked, ok := "", true
-		for _, p := range rep.Probes {
-			if strings.HasPrefix(p.Name, "landlock: ") {
-				checked, ok = "; checked: "+p.Detail, p.Blocked
-			}
-		}
-		layer("landlock", ok, "%s%s", rep.Landlock, checked)
-	} else {
+	if !strings.HasPrefix(rep.Landlock, "applied") {
 		// Optional even under require: the layers above already hold.
-		d.line("landlock", stOff, "kernel ABI %d; %s", abi, rep.Landlock)
-		d.layerOff("landlock", fmt.Sprintf("kernel ABI %d; %s", abi, rep.Landlock))
+		l.d.line("landlock", stOff, "kernel ABI %d; %s", abi, rep.Landlock)
+		l.d.layerOff("landlock", fmt.Sprintf("kernel ABI %d; %s", abi, rep.Landlock))
+		return
 	}
-	layer("sandbox view", strings.Join(rep.Root, ",") == "sandbox", "/ holds only: %s", strings.Join(rep.Root, " "))
+	// The child's own probe from many threads at once backs the claim.
+	checked, ok := "", true
+	for _, p := range rep.Probes {
+		if strings.HasPrefix(p.Name, "landlock: ") {
+			checked, ok = "; checked: "+p.Detail, p.Blocked
+		}
+	}
+	l.layer("landlock", ok, "%s%s", rep.Landlock, checked)
+}
+
+// view reports the child's / and its escape probes.
+func (l childLayers) view(rep *isolate.Report) {
+	l.layer("sandbox view", strings.Join(rep.Root, ",") == "sandbox", "/ holds only: %s", strings.Join(rep.Root, " "))
 	var open []string
 	for _, p := range rep.Probes {
 		if !p.Blocked {
@@ -301,9 +337,9 @@ func (d *doctor) isolation(ctx context.Context, cfg runner.Config, mode isolate.
 		}
 	}
 	if len(open) > 0 {
-		layer("escape probes", false, "%d of %d got through: %s", len(open), len(rep.Probes), strings.Join(open, "; "))
+		l.layer("escape probes", false, "%d of %d got through: %s", len(open), len(rep.Probes), strings.Join(open, "; "))
 	} else {
-		layer("escape probes", true, "%d of %d blocked (host /etc /home /proc, 127.0.0.1 connect, host pids, writes, remount, keyrings, calls outside the seccomp allow-list, a listing from many threads)", len(rep.Probes), len(rep.Probes))
+		l.layer("escape probes", true, "%d of %d blocked (host /etc /home /proc, 127.0.0.1 connect, host pids, writes, remount, keyrings, calls outside the seccomp allow-list, a listing from many threads)", len(rep.Probes), len(rep.Probes))
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/peterbourgon/ff/v3/ffcli"
@@ -22,24 +23,38 @@ import (
 	"github.com/moatdev/moat/host/runner"
 )
 
+// mcpFlags are moat mcp's flags.
+type mcpFlags struct {
+	c              common
+	w              writeFlags
+	rec            recordFlags
+	h              httpFlags
+	approveTimeout time.Duration
+	logFile        string
+}
+
 func mcpCommand(e *env) *ffcli.Command {
 	fs := flag.NewFlagSet("moat mcp", flag.ContinueOnError)
-	var c common
-	var w writeFlags
-	c.register(fs)
-	w.register(fs, askInClient)
-	approveTimeout := fs.Duration("approve-timeout", mcpserver.DefaultApproveTimeout, "how long a write proposal waits for the user's answer before it is refused")
-	validate(fs, "approve-timeout", positive(approveTimeout))
-	logFile := fs.String("log", "", "append the server's log to this `file` instead of standard error (never standard output: that is the protocol)")
-	var rec recordFlags
-	rec.register(fs)
-	var h httpFlags
-	h.register(fs)
+	m := &mcpFlags{}
+	m.c.register(fs)
+	m.w.register(fs, askInClient)
+	fs.DurationVar(&m.approveTimeout, "approve-timeout", mcpserver.DefaultApproveTimeout, "how long a write proposal waits for the user's answer before it is refused")
+	validate(fs, "approve-timeout", positive(&m.approveTimeout))
+	fs.StringVar(&m.logFile, "log", "", "append the server's log to this `file` instead of standard error (never standard output: that is the protocol)")
+	m.rec.register(fs)
+	m.h.register(fs)
 	return &ffcli.Command{
 		Name:       "mcp",
 		ShortUsage: "moat mcp [--root DIR | DIR] [--listen ADDR --token-file FILE] [flags]",
 		ShortHelp:  "serve the sandboxed tools over MCP (stdio, or Streamable HTTP)",
-		LongHelp: `Serves moat's tools to an MCP client (desktop chat apps, IDE assistants,
+		LongHelp:   mcpLongHelp,
+		FlagSet:    fs,
+		Exec:       func(ctx context.Context, args []string) error { return m.run(ctx, e, args) },
+	}
+}
+
+// mcpLongHelp is moat help mcp.
+const mcpLongHelp = `Serves moat's tools to an MCP client (desktop chat apps, IDE assistants,
 agent frameworks) over standard input and output, newline-delimited
 JSON-RPC. The tools, their JSON Schemas and their error texts are exactly
 those of 'moat tool' and 'moat ask': the same validation, deny-list, path
@@ -101,91 +116,103 @@ and most other clients use the same "mcpServers" shape):
     "args": ["mcp", "--root", "/home/me/src/project"]}}}
 
 Exit status: 0 after a clean end, 1 if serving failed, 2 for a usage
-error, 4 when --isolate require cannot isolate.`,
-		FlagSet: fs,
-		Exec: func(ctx context.Context, args []string) error {
-			if err := rootArgument(&c, args, e); err != nil {
-				return err
-			}
-			if err := h.check(&rec); err != nil {
-				return err
-			}
-			if _, _, err := c.sandbox(); err != nil {
-				return err // on stderr, before --log takes over
-			}
-			logw := e.stderr
-			if *logFile != "" {
-				f, err := os.OpenFile(*logFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-				if err != nil {
-					return fileError(e.source("log"), *logFile, err)
-				}
-				defer f.Close()
-				logw = f
-			}
-			log := slog.New(slog.NewTextHandler(logw, nil))
-			if isTerminal(e.stdin) && h.listen == "" {
-				// Someone typed moat mcp to try it: say what it is.
-				fmt.Fprintln(e.stderr, "moat mcp: this is an MCP server; it speaks JSON-RPC on standard input and output to an MCP client, which starts it (a client configuration is in 'moat help mcp'). Ctrl-C stops it.")
-			}
-			if err := rec.check(); err != nil {
-				return err
-			}
-			if err := w.checkAuditFrom(e.source("audit")); err != nil {
-				return err // refused with --writes deny too, as ask, chat and tool refuse it
-			}
-			recorder, err := rec.start(e, &c, recording.Session{Command: "mcp", Writes: w.writes}, "--writes "+w.writes)
-			if err != nil {
-				return err
-			}
-			if recorder != nil {
-				defer recorder.close()
-			}
+error, 4 when --isolate require cannot isolate.`
 
-			mk := func(abs string, pol *policy.Policy, red *redact.Redactor) (engine.Proposer, error) {
-				if !w.offered() {
-					return nil, nil
-				}
-				if err := w.checkAudit(); err != nil {
-					return nil, err
-				}
-				a, err := mcpserver.NewApprover(*approveTimeout, func(r gate.Reviewer) (engine.Proposer, error) {
-					// The reviewer is the client's elicitation dialog, not the terminal.
-					if recorder != nil {
-						r = recorder.reviewer(r)
-					}
-					return gate.New(gate.Options{Root: abs, Policy: pol, AuditPath: w.audit, Notes: logw, Reviewer: r, Redactor: red})
-				})
-				if err != nil {
-					return nil, err
-				}
-				return a, nil
-			}
-			eng, err := c.openEngineWith(ctx, logw, mk)
-			if err != nil {
-				return err
-			}
-			defer eng.Close()
-
-			abs, _ := filepath.Abs(c.root)
-			log.Info("moat mcp: serving", "root", abs, "writes", w.writes, "resolver", c.resolver, "isolate", c.isolate,
-				"version", moatVersion(), "go", runtime.Version(), "wazero", runner.WazeroVersion())
-			var served mcpserver.Engine = eng
-			if recorder != nil {
-				served = recorder.mcp(eng)
-			}
-			srv := mcpserver.New(served, mcpserver.Options{Name: "moat", Version: moatVersion(), Logger: log, Root: abs})
-			if h.listen != "" {
-				err = h.serve(ctx, e, &c, srv, log)
-			} else {
-				err = srv.Serve(ctx, &mcp.IOTransport{Reader: readCloser(e.stdin), Writer: nopWriteCloser{e.stdout}})
-			}
-			if err != nil {
-				return fmt.Errorf("mcp: %w", err)
-			}
-			log.Info("moat mcp: stopped")
-			return nil
-		},
+// run serves until the client or a signal ends it.
+func (m *mcpFlags) run(ctx context.Context, e *env, args []string) error {
+	c, w := &m.c, &m.w
+	if err := rootArgument(c, args, e); err != nil {
+		return err
 	}
+	if err := m.h.check(&m.rec); err != nil {
+		return err
+	}
+	if _, _, err := c.sandbox(); err != nil {
+		return err // on stderr, before --log takes over
+	}
+	logw := e.stderr
+	if m.logFile != "" {
+		f, err := os.OpenFile(m.logFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			return fileError(e.source("log"), m.logFile, err)
+		}
+		defer f.Close()
+		logw = f
+	}
+	log := slog.New(slog.NewTextHandler(logw, nil))
+	if isTerminal(e.stdin) && m.h.listen == "" {
+		// Someone typed moat mcp to try it: say what it is.
+		fmt.Fprintln(e.stderr, "moat mcp: this is an MCP server; it speaks JSON-RPC on standard input and output to an MCP client, which starts it (a client configuration is in 'moat help mcp'). Ctrl-C stops it.")
+	}
+	if err := m.rec.check(); err != nil {
+		return err
+	}
+	if err := w.checkAuditFrom(e.source("audit")); err != nil {
+		return err // refused with --writes deny too, as ask, chat and tool refuse it
+	}
+	recorder, err := m.rec.start(e, c, recording.SessionInfo{Command: "mcp", Writes: w.writes}, "--writes "+w.writes)
+	if err != nil {
+		return err
+	}
+	if recorder != nil {
+		defer recorder.close()
+	}
+	eng, err := c.openEngineWith(ctx, logw, m.proposer(recorder, logw))
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	return m.serve(ctx, e, eng, recorder, log)
+}
+
+// proposer builds the session's gate, which asks through the client's
+// elicitation dialog (recorded when recorder is not nil); none when writes
+// are not offered.
+func (m *mcpFlags) proposer(recorder *sessionRecorder, logw io.Writer) proposerFunc {
+	w := &m.w
+	return func(abs string, pol *policy.Policy, red *redact.Redactor) (engine.Proposer, error) {
+		if !w.offered() {
+			return nil, nil
+		}
+		if err := w.checkAudit(); err != nil {
+			return nil, err
+		}
+		a, err := mcpserver.NewApprover(m.approveTimeout, func(r gate.Reviewer) (engine.Proposer, error) {
+			// The reviewer is the client's elicitation dialog, not the terminal.
+			if recorder != nil {
+				r = recorder.reviewer(r)
+			}
+			return gate.New(gate.Options{Root: abs, Policy: pol, AuditPath: w.audit, Notes: logw, Reviewer: r, Redactor: red})
+		})
+		if err != nil {
+			return nil, err
+		}
+		return a, nil
+	}
+}
+
+// serve serves eng over stdio, or over HTTP with --listen.
+func (m *mcpFlags) serve(ctx context.Context, e *env, eng *engine.Engine, recorder *sessionRecorder, log *slog.Logger) error {
+	c := &m.c
+	abs, _ := filepath.Abs(c.root)
+	log.Info("moat mcp: serving", "root", abs, "writes", m.w.writes, "resolver", c.resolver, "isolate", c.isolate,
+		"version", moatVersion(), "go", runtime.Version(), "wazero", runner.WazeroVersion())
+	var served mcpserver.Engine = eng
+	if recorder != nil {
+		served = recorder.mcp(eng)
+	}
+	srv := mcpserver.New(served, mcpserver.Options{Name: "moat", Version: moatVersion(), Logger: log, Root: abs})
+	var err error
+	if m.h.listen != "" {
+		err = m.h.serve(ctx, e, c, srv, log)
+	} else {
+		err = srv.Serve(ctx, &mcp.IOTransport{Reader: readCloser(e.stdin), Writer: nopWriteCloser{e.stdout}})
+	}
+	if err != nil {
+		return fmt.Errorf("mcp: %w", err)
+	}
+	log.Info("moat mcp: stopped")
+	return nil
 }
 
 // rootArgument takes moat mcp's one folder argument as its root.

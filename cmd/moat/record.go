@@ -57,7 +57,7 @@ type sessionRecorder struct {
 // when not).
 // writes is the --writes in effect (deny when there is no terminal).
 func (a *agentFlags) startRecording(e *env, command, model, system, writes string) (*sessionRecorder, error) {
-	sess := recording.Session{
+	sess := recording.SessionInfo{
 		Command: command, API: a.api, Model: model, NumCtx: a.numCtx, MaxTurns: a.maxTurns,
 		Writes: writes, System: system, Think: a.think,
 	}
@@ -67,7 +67,7 @@ func (a *agentFlags) startRecording(e *env, command, model, system, writes strin
 // start begins a recording of sess in the sandbox c describes. It writes
 // the empty recording at once, so that a file that cannot be written is
 // reported before the session starts.
-func (r *recordFlags) start(e *env, c *common, sess recording.Session, flags string) (*sessionRecorder, error) {
+func (r *recordFlags) start(e *env, c *common, sess recording.SessionInfo, flags string) (*sessionRecorder, error) {
 	if r.file == "" {
 		return nil, nil
 	}
@@ -75,13 +75,12 @@ func (r *recordFlags) start(e *env, c *common, sess recording.Session, flags str
 	if err != nil {
 		return nil, err
 	}
-	pol, err := policy.New(c.deny, c.allow)
+	pol, err := policy.New(c.lim.Deny, c.lim.Allow)
 	if err != nil {
 		return nil, usagef("%v", err)
 	}
 	sess.RootName = filepath.Base(cfg.Root)
-	sess.MaxReadBytes, sess.MaxResults, sess.NoIgnore = c.maxReadBytes, c.maxResults, c.noIgnore
-	sess.Deny, sess.Allow = c.deny, c.allow
+	sess.Options = c.lim
 	out := &sessionRecorder{file: r.file, stderr: e.stderr}
 	var files fs.FS
 	if r.files {
@@ -118,20 +117,13 @@ func (r *recordFlags) start(e *env, c *common, sess recording.Session, flags str
 // behaviourFlags are the flags that change what a session does, as the
 // recording's comment shows them.
 func (a *agentFlags) behaviourFlags(model, writes string) string {
-	f := []string{"--api " + a.api, "--model " + model, fmt.Sprintf("--num-ctx %d", a.numCtx), fmt.Sprintf("--max-turns %d", a.maxTurns),
-		fmt.Sprintf("--max-read-bytes %d", a.c.maxReadBytes), fmt.Sprintf("--max-results %d", a.c.maxResults), "--writes " + writes}
+	f := []string{"--api " + a.api, "--model " + model, fmt.Sprintf("--num-ctx %d", a.numCtx), fmt.Sprintf("--max-turns %d", a.maxTurns)}
+	f = append(f, taggedWords(&a.c.lim, true)...)
+	f = append(f, "--writes "+writes)
 	if a.think != "" {
 		f = append(f, "--think "+a.think)
 	}
-	if a.c.noIgnore {
-		f = append(f, "--no-ignore")
-	}
-	for _, d := range a.c.deny {
-		f = append(f, "--deny "+d)
-	}
-	for _, d := range a.c.allow {
-		f = append(f, "--allow "+d)
-	}
+	f = append(f, taggedWords(&a.c.lim, false)...)
 	if a.system != "" {
 		f = append(f, "--system "+a.system+" (kept in the recording)")
 	}

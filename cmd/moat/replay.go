@@ -6,19 +6,16 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"time"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
 
 	"github.com/moatdev/moat/host/agent"
-	"github.com/moatdev/moat/host/confine"
 	"github.com/moatdev/moat/host/engine"
 	"github.com/moatdev/moat/host/gate"
 	"github.com/moatdev/moat/host/mcpserver"
 	"github.com/moatdev/moat/host/policy"
 	"github.com/moatdev/moat/host/recording"
 	"github.com/moatdev/moat/host/redact"
-	"github.com/moatdev/moat/isolate"
 )
 
 func replayCommand(e *env) *ffcli.Command {
@@ -28,15 +25,10 @@ func replayCommand(e *env) *ffcli.Command {
 	// Only the flags that say where and how tightly the sandbox runs: the
 	// limits and lists that change results come from the recording.
 	fs.Var(oneRoot{&c.root, &c.rootsGiven}, "root", "replay against this `folder` (as it was when recorded) instead of the files in the recording")
-	fs.StringVar(&c.resolver, "resolver", "auto", "how paths are confined to the root: auto, openat2 (Linux RESOLVE_BENEATH) or root (Go os.Root)")
-	fs.StringVar(&c.isolate, "isolate", "auto", "OS isolation of the tool process: auto (where the kernel allows), require, or off")
-	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "deadline for one tool call")
+	c.registerRun(fs)
 	fs.StringVar(&c.cacheDir, "cache-dir", "", "where compiled WebAssembly is cached (default: the user cache dir + /moat)")
 	fs.BoolVar(&update, "update", false, "rewrite the recording's expectations with what this build returns")
 	validate(fs, "root", func() error { return checkRoot(c.root) })
-	validate(fs, "resolver", parsedBy(&c.resolver, confine.ParseKind))
-	validate(fs, "isolate", parsedBy(&c.isolate, isolate.ParseMode))
-	validate(fs, "timeout", positive(&c.timeout))
 	return &ffcli.Command{
 		Name:       "replay",
 		ShortUsage: "moat replay [flags] FILE.txtar",
@@ -137,11 +129,10 @@ func approved(rec *recording.Recording) int {
 // recording's limits and lists and this command's sandbox flags, with the
 // recording answering for the gate.
 func replaySandbox(c *common, notes io.Writer) recording.Sandbox {
-	return func(ctx context.Context, root string, s recording.Session, rv gate.Reviewer) (agent.Dispatcher, io.Closer, error) {
+	return func(ctx context.Context, root string, s recording.SessionInfo, rv gate.Reviewer) (agent.Dispatcher, io.Closer, error) {
 		cc := *c
 		cc.root = root
-		cc.deny, cc.allow = s.Deny, s.Allow
-		cc.maxReadBytes, cc.maxResults, cc.noIgnore = s.MaxReadBytes, s.MaxResults, s.NoIgnore
+		cc.lim = s.Options
 		var mk proposerFunc
 		if rv != nil {
 			mk = func(abs string, pol *policy.Policy, red *redact.Redactor) (engine.Proposer, error) {

@@ -101,7 +101,7 @@ func (f *sessionFlags) register(fs *flag.FlagSet) {
 // recorder keeps one chat's session file up to date.
 type recorder struct {
 	store *stored.Store
-	cur   *stored.Session
+	cur   *stored.Saved
 	saved bool   // cur has been written at least once
 	off   string // why nothing is saved, "" while saving
 }
@@ -109,7 +109,7 @@ type recorder struct {
 // start finds the session to go on with (--continue, --resume), checking
 // it belongs to root (absolute, symlinks resolved), and prepares the
 // recorder. prior is nil for a new conversation.
-func (f *sessionFlags) start(e *env, root string) (rec *recorder, prior *stored.Session, err error) {
+func (f *sessionFlags) start(e *env, root string) (rec *recorder, prior *stored.Saved, err error) {
 	if f.cont && f.resume != "" {
 		return nil, nil, usagef("--continue and --resume both name a session; give one")
 	}
@@ -227,7 +227,7 @@ func (r *recorder) restart() {
 
 // noteStart says, when a chat starts, what became of the session flags:
 // the session resumed, or why this chat is not saved.
-func (r *recorder) noteStart(stderr io.Writer, prior *stored.Session) {
+func (r *recorder) noteStart(stderr io.Writer, prior *stored.Saved) {
 	if prior != nil {
 		fmt.Fprintf(stderr, "moat: resuming session %s (%d question%s, last used %s)\n",
 			prior.ID, prior.Turns, plural(prior.Turns), prior.Updated.Local().Format("2006-01-02 15:04"))

@@ -75,6 +75,8 @@ type Request struct {
 
 // Limits bound the work and output of one call. Zero values mean the
 // defaults below.
+//
+//moat:wire
 type Limits struct {
 	// MaxReadBytes caps how much of a file read_file returns in one call.
 	MaxReadBytes int64 `json:"max_read_bytes,omitempty"`
@@ -149,12 +151,8 @@ type Response struct {
 }
 
 // Tool names. These are a public contract: models, scripts and MCP clients
-// call them by these names.
-//
-// Adding a tool touches three places: a name here (and in [Tools]) with its
-// argument struct and its case in [DecodeArgs]; its entry in host/toolspec
-// (description, title, summary); its handler in guest/tools. The
-// TestToolTable test of host/toolspec fails until all three agree.
+// call them by these names. Each has its row in [Registry], which is what
+// the rest of moat reads.
 const (
 	ListDir      = "list_dir"
 	ReadFile     = "read_file"
@@ -165,12 +163,21 @@ const (
 	ProposeEdit  = "propose_edit"
 )
 
-// Tools lists every tool a model can call, in the order they are offered.
+// Tools lists every tool a model can call, in the order they are offered:
+// the registry's rows that are not [Internal].
 func Tools() []string {
-	return []string{ListDir, ReadFile, Grep, Glob, Stat, ProposeWrite, ProposeEdit}
+	var names []string
+	for _, d := range Registry() {
+		if !d.Is(Internal) {
+			names = append(names, d.Name)
+		}
+	}
+	return names
 }
 
 // ListDirArgs are the arguments of list_dir.
+//
+//moat:wire
 type ListDirArgs struct {
 	Path   string `json:"path" jsonschema:"folder to list, relative to the workspace root; \".\" is the root"`
 	Offset int    `json:"offset,omitempty" jsonschema:"first entry to list, counting from 1 in name order (default 1); a folder longer than one page says the offset of the next"`
@@ -178,6 +185,8 @@ type ListDirArgs struct {
 }
 
 // ReadFileArgs are the arguments of read_file.
+//
+//moat:wire
 type ReadFileArgs struct {
 	Path   string `json:"path" jsonschema:"file to read, relative to the workspace root"`
 	Offset int    `json:"offset,omitempty" jsonschema:"first line to return, counting from 1 (default 1)"`
@@ -185,6 +194,8 @@ type ReadFileArgs struct {
 }
 
 // GrepArgs are the arguments of grep.
+//
+//moat:wire
 type GrepArgs struct {
 	Pattern       string `json:"pattern" jsonschema:"RE2 regular expression to search for; \\w \\d \\b are ASCII-only, use \\p{L} for letters and \\p{Nd} for digits of any script"`
 	Path          string `json:"path,omitempty" jsonschema:"file or folder to search, relative to the workspace root (default \".\")"`
@@ -193,8 +204,8 @@ type GrepArgs struct {
 	MaxResults    int    `json:"max_results,omitempty" jsonschema:"stop after this many matching lines, or files in the other modes (default 100)"`
 	OutputMode    string `json:"output_mode,omitempty" jsonschema:"content: matching lines (default); files_with_matches: file paths only; count: matching lines per file"`
 	Context       int    `json:"context,omitempty" jsonschema:"lines of context to show before and after each matching line"`
-	BeforeContext int    `json:"before_context,omitempty" jsonschema:"lines of context before each matching line (overrides context)"`
-	AfterContext  int    `json:"after_context,omitempty" jsonschema:"lines of context after each matching line (overrides context)"`
+	BeforeContext int    `json:"before_context,omitempty" jsonschema:"lines of context before each matching line (overrides context)" wire:"set=BeforeGiven"`
+	AfterContext  int    `json:"after_context,omitempty" jsonschema:"lines of context after each matching line (overrides context)" wire:"set=AfterGiven"`
 	// BeforeGiven and AfterGiven say the arguments named before_context
 	// and after_context (the guest's decoder sets them), so that an
 	// explicit 0 overrides context as ripgrep's -B0 and -A0 override -C.
@@ -203,12 +214,16 @@ type GrepArgs struct {
 }
 
 // GlobArgs are the arguments of glob.
+//
+//moat:wire
 type GlobArgs struct {
 	Pattern string `json:"pattern" jsonschema:"glob pattern with ** for any depth, e.g. \"src/**/*.ts\""`
 	Path    string `json:"path,omitempty" jsonschema:"folder to match under, relative to the workspace root (default \".\")"`
 }
 
 // StatArgs are the arguments of stat.
+//
+//moat:wire
 type StatArgs struct {
 	Path string `json:"path" jsonschema:"file or folder to describe, relative to the workspace root"`
 }
@@ -249,6 +264,8 @@ const GrepShard = "grep_shard"
 
 // GrepShardArgs are the arguments of grep_shard: a grep's, and which share
 // of the files to search, Shard of Shards.
+//
+//moat:wire
 type GrepShardArgs struct {
 	GrepArgs
 	Shard  int `json:"shard"`
@@ -264,6 +281,8 @@ const GlobShard = "glob_shard"
 
 // GlobShardArgs are the arguments of glob_shard: a glob's, and which share
 // of the tree to walk, Shard of Shards.
+//
+//moat:wire
 type GlobShardArgs struct {
 	GlobArgs
 	Shard  int `json:"shard"`

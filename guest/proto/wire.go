@@ -18,6 +18,9 @@ import (
 // below; the host keeps encoding/json. The two must agree on every input:
 // TestWireMatchesEncodingJSON and FuzzWire hold this codec to
 // encoding/json's results, and TestArgFields to the structs' json tags.
+// The structs' fields are generated from those tags (wire_fields.go).
+
+//go:generate go run wiregen.go
 
 // DecodeRequest decodes one request line.
 func DecodeRequest(line []byte) (Request, error) {
@@ -50,27 +53,13 @@ func DecodeRequest(line []byte) (Request, error) {
 // DecodeArgs decodes a tool's arguments into v, which must point to the
 // argument struct of a tool the guest runs. Absent arguments ("" or null)
 // leave v as it is. The write proposals' arguments never reach the guest, so
-// they have no case here.
+// they have no wire fields here.
 func DecodeArgs(raw []byte, v any) error {
-	var fs []field
-	switch a := v.(type) {
-	case *ListDirArgs:
-		fs = []field{{name: "path", s: &a.Path}, {name: "offset", i: &a.Offset}, {name: "sizes", b: &a.Sizes}}
-	case *ReadFileArgs:
-		fs = []field{{name: "path", s: &a.Path}, {name: "offset", i: &a.Offset}, {name: "limit", i: &a.Limit}}
-	case *GrepArgs:
-		fs = a.fields()
-	case *GlobArgs:
-		fs = []field{{name: "pattern", s: &a.Pattern}, {name: "path", s: &a.Path}}
-	case *StatArgs:
-		fs = []field{{name: "path", s: &a.Path}}
-	case *GrepShardArgs:
-		fs = append(a.GrepArgs.fields(), field{name: "shard", i: &a.Shard}, field{name: "shards", i: &a.Shards})
-	case *GlobShardArgs:
-		fs = []field{{name: "pattern", s: &a.Pattern}, {name: "path", s: &a.Path}, {name: "shard", i: &a.Shard}, {name: "shards", i: &a.Shards}}
-	default:
+	a, ok := v.(wireArgs)
+	if !ok {
 		return errors.New("proto: DecodeArgs of an unknown type")
 	}
+	fs := a.fields()
 	d := &decoder{b: raw}
 	if d.peek() == 0 && d.i == len(raw) {
 		return nil // nothing but space
@@ -81,17 +70,10 @@ func DecodeArgs(raw []byte, v any) error {
 	return d.end()
 }
 
-func (a *GrepArgs) fields() []field {
-	return []field{{name: "pattern", s: &a.Pattern}, {name: "path", s: &a.Path}, {name: "glob", s: &a.Glob},
-		{name: "ignore_case", b: &a.IgnoreCase}, {name: "max_results", i: &a.MaxResults},
-		{name: "output_mode", s: &a.OutputMode}, {name: "context", i: &a.Context},
-		{name: "before_context", i: &a.BeforeContext, set: &a.BeforeGiven}, {name: "after_context", i: &a.AfterContext, set: &a.AfterGiven}}
-}
-
-func (l *Limits) fields() []field {
-	return []field{{name: "max_read_bytes", i64: &l.MaxReadBytes}, {name: "max_results", i: &l.MaxResults},
-		{name: "no_ignore", b: &l.NoIgnore}, {name: "time_limit_ns", i64: &l.TimeLimit}}
-}
+// wireArgs is an argument struct the guest decodes: its members, each
+// with the field it goes to. wiregen.go writes every struct's from its
+// json tags (wire_fields.go), and TestArgFields holds them to the tags.
+type wireArgs interface{ fields() []field }
 
 // field is one member of a JSON object and where its value goes: exactly
 // one of the pointers is set.

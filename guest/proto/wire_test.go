@@ -9,9 +9,16 @@ import (
 	"testing"
 )
 
-// argTypes are every argument struct the guest decodes, fresh.
+// argTypes are every argument struct the guest decodes, fresh: the
+// registry's, but for the write proposals (the gate's).
 func argTypes() []any {
-	return []any{&ListDirArgs{}, &ReadFileArgs{}, &GrepArgs{}, &GlobArgs{}, &StatArgs{}, &GrepShardArgs{}, &GlobShardArgs{}}
+	var out []any
+	for _, d := range Registry() {
+		if !d.Is(Writes) {
+			out = append(out, d.NewArgs())
+		}
+	}
+	return out
 }
 
 var wireInputs = []string{

@@ -43,7 +43,7 @@ func Run(fsys fs.FS, req proto.Request) (resp proto.Response) {
 		}
 		resp.ID = req.ID
 	}()
-	h, ok := handlers()[req.Tool]
+	h, ok := handlerOf(req.Tool)
 	if !ok {
 		return errResponse(errorf("unknown tool: %s", req.Tool).Error())
 	}
@@ -58,37 +58,57 @@ func Run(fsys fs.FS, req proto.Request) (resp proto.Response) {
 // whose text it reads instead.
 type handler func(fsys fs.FS, req proto.Request) (string, error)
 
-// handlers maps each tool the guest runs to its function: the guest's side
-// of the tool table (see proto's tool names for the other two). The write
-// proposals are not here: the host's gate handles them, and the guest never
-// sees them.
-func handlers() map[string]handler {
-	return map[string]handler{
-		proto.ListDir:   tool(listDir),
-		proto.ReadFile:  tool(readFile),
-		proto.Grep:      tool(grep),
-		proto.Glob:      tool(glob),
-		proto.Stat:      tool(func(fsys fs.FS, a proto.StatArgs, _ proto.Limits) (string, error) { return stat(fsys, a) }),
-		proto.GrepShard: tool(grepShard),
-		proto.GlobShard: tool(globShard),
+// handlerOf is the function that runs the named tool: the guest runs
+// every row of proto's registry that is not a write proposal (the host's
+// gate handles those, and the guest never sees them), each by the function
+// below that takes its argument struct.
+func handlerOf(name string) (handler, bool) {
+	d, ok := proto.Lookup(name)
+	if !ok || d.Is(proto.Writes) {
+		return nil, false
 	}
+	args := d.NewArgs()
+	for _, r := range []typed{
+		tool(listDir),
+		tool(readFile),
+		tool(grep),
+		tool(glob),
+		tool(func(fsys fs.FS, a proto.StatArgs, _ proto.Limits) (string, error) { return stat(fsys, a) }),
+		tool(grepShard),
+		tool(globShard),
+	} {
+		if r.takes(args) {
+			return r.run, true
+		}
+	}
+	return nil, false
 }
 
 // Handles reports whether the guest runs the named tool.
 func Handles(name string) bool {
-	_, ok := handlers()[name]
+	_, ok := handlerOf(name)
 	return ok
+}
+
+// typed is a handler and the argument struct it takes.
+type typed struct {
+	run handler
+	// takes reports whether args points to the handler's argument struct.
+	takes func(args any) bool
 }
 
 // tool makes a handler of a tool's function: it decodes the arguments into
 // the tool's argument struct first.
-func tool[A any](run func(fs.FS, A, proto.Limits) (string, error)) handler {
-	return func(fsys fs.FS, req proto.Request) (string, error) {
-		var a A
-		if err := decodeArgs(req, &a); err != nil {
-			return "", err
-		}
-		return run(fsys, a, req.Limits)
+func tool[A any](run func(fs.FS, A, proto.Limits) (string, error)) typed {
+	return typed{
+		run: func(fsys fs.FS, req proto.Request) (string, error) {
+			var a A
+			if err := decodeArgs(req, &a); err != nil {
+				return "", err
+			}
+			return run(fsys, a, req.Limits)
+		},
+		takes: func(args any) bool { _, ok := args.(*A); return ok },
 	}
 }
 

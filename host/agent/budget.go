@@ -84,18 +84,30 @@ func truncateResult(text string, limit, firstLine int) (string, bool) {
 	return text[:keep] + notice, true
 }
 
-// readNotice is the note on a cut read_file result.
+// readNotice is the note on a cut result of the tool that pages a file by
+// line (read_file).
 func readNotice(size string, first, next int) string {
 	if next <= first {
-		return fmt.Sprintf("\n[truncated: result was %s, its first line longer than the context window allows; call read_file with offset=%d and a smaller limit, or grep in the file]", size, first)
+		return fmt.Sprintf("\n[truncated: result was %s, its first line longer than the context window allows; call %s with offset=%d and a smaller limit, or grep in the file]", size, lineReader(), first)
 	}
-	return fmt.Sprintf("\n[truncated: result was %s; showed lines %d-%d; call read_file with offset=%d (and a smaller limit) to read on]", size, first, next-1, next)
+	return fmt.Sprintf("\n[truncated: result was %s; showed lines %d-%d; call %s with offset=%d (and a smaller limit) to read on]", size, first, next-1, lineReader(), next)
 }
 
-// resultStart is the file line a read_file call's result starts at (its
-// offset, 1 by default), or 0 for another tool.
+// lineReader is the tool that reads a file by lines (proto.PagesByLine).
+func lineReader() string {
+	for _, d := range proto.Registry() {
+		if d.Is(proto.PagesByLine) && !d.Is(proto.Internal) {
+			return d.Name
+		}
+	}
+	return ""
+}
+
+// resultStart is the file line the result of a call that pages a file by
+// line (read_file) starts at (its offset, 1 by default), or 0 for another
+// tool.
 func resultStart(c ToolCall) int {
-	if c.Name != proto.ReadFile {
+	if !proto.ToolIs(c.Name, proto.PagesByLine) {
 		return 0
 	}
 	var a struct {

@@ -1,5 +1,7 @@
-// Package fakellm is an in-process stand-in for an Ollama server, for
-// tests: it speaks the native API (/api/chat as an NDJSON stream, /api/tags,
+// Package fakellm is an in-process, scripted stand-in for an Ollama
+// server. The tests script it, and it is not only a test's: moat replay
+// plays a recording's model replies through it (host/recording), so it
+// ships in the moat binary and is held to the same standard. It speaks the native API (/api/chat as an NDJSON stream, /api/tags,
 // /api/show, /api/version) and the OpenAI-compatible one
 // (/v1/chat/completions as server-sent events, /v1/models) as the real
 // servers put them on the wire, replies to chat requests from a script, and records

@@ -19,26 +19,20 @@ import (
 
 	"github.com/moatdev/moat/guest/proto"
 	"github.com/moatdev/moat/guest/tools"
+	"github.com/moatdev/moat/host/engine"
 )
 
-// Executor runs validated calls in the guest: engine.Executor's methods,
-// which host/runner implements.
-type Executor interface {
-	Exec(ctx context.Context, req proto.Request) (proto.Response, error)
-	Close() error
-}
-
-// Splitter is an Executor that splits each grep and glob into Shards
+// Splitter is an [engine.Executor] that splits each grep and glob into Shards
 // concurrent shard calls to Next and merges them. Build it with [New].
 type Splitter struct {
-	Next   Executor
+	Next   engine.Executor
 	Shards int // at least 2
 }
 
 // New wraps next so that a grep or glob is split into shards calls; with
 // shards <= 1 it returns next itself. shards should be at most how many
 // calls next runs at once (runner.Runner.Parallel): more only queue.
-func New(next Executor, shards int) Executor {
+func New(next engine.Executor, shards int) engine.Executor {
 	if shards <= 1 {
 		return next
 	}

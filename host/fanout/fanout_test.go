@@ -17,6 +17,7 @@ import (
 	"github.com/moatdev/moat/guest/proto"
 	"github.com/moatdev/moat/guest/tools"
 	"github.com/moatdev/moat/host/confine"
+	"github.com/moatdev/moat/host/engine"
 	"github.com/moatdev/moat/host/fanout"
 	"github.com/moatdev/moat/host/runner"
 )
@@ -101,7 +102,7 @@ func TestSplitEqualsOne(t *testing.T) {
 			t.Fatalf("list_dir through the decorator: %+v %v", got, err)
 		}
 	}
-	if fanout.New(n, 1) != fanout.Executor(n) {
+	if fanout.New(n, 1) != engine.Executor(n) {
 		t.Error("one shard should be no decorator")
 	}
 }

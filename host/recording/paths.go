@@ -156,7 +156,7 @@ func absScript(turns []fakellm.Turn, root string) {
 	}
 }
 
-// Volatile lines (toolspec.Volatile): masked in both texts before they
+// Volatile lines (proto.Volatile): masked in both texts before they
 // are compared, when the replay cannot have restored them.
 
 // masked is text with the value of every volatile line of tool's answers

@@ -35,7 +35,7 @@ var ErrTooLarge = errors.New("recording: too large")
 type Options struct {
 	// Session holds the settings that change behaviour; the recorder
 	// fills in the questions and turns.
-	Session Session
+	Session SessionInfo
 	// Root is the sandbox root's absolute path. The gate names files by
 	// their absolute path; reviews are recorded with it written as
 	// "<root>", so a recording neither holds nor depends on where the
@@ -281,7 +281,8 @@ func (r *Recorder) relPath(p string) string {
 	return p
 }
 
-func isWrite(name string) bool { return name == proto.ProposeWrite || name == proto.ProposeEdit }
+// isWrite reports whether the named tool is a write proposal.
+func isWrite(name string) bool { return proto.ToolIs(name, proto.Writes) }
 
 // pathArg is a call's "path" argument, "." when it has none (as the
 // tools read it), "" when the arguments are not an object.

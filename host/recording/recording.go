@@ -17,7 +17,7 @@
 // again through the engine it is given (the whole sandbox), answers every
 // review from the recorded decision, and compares each result, each review
 // and each question's outcome byte for byte, but for the lines the tool
-// table declares volatile (toolspec.Volatile), which a replay against a
+// registry declares volatile (proto.Volatile), which a replay against a
 // folder compares for being there.
 package recording
 
@@ -26,34 +26,32 @@ import (
 	"time"
 
 	"github.com/moatdev/moat/host/fakellm"
+	"github.com/moatdev/moat/host/limits"
 )
 
 // Recording is one recorded session.
 type Recording struct {
 	Comment string // how it was made, for people; ignored on replay
-	Session Session
+	Session SessionInfo
 	Script  fakellm.Script // the model's replies, turn by turn
 	Calls   []Call
 	Files   []File // --record-files: the files opened, the folders listed, the paths described
 }
 
-// Session is what replay needs besides the replies and the calls: the
+// SessionInfo is what replay needs besides the replies and the calls: the
 // settings that change behaviour, the questions and how each ended.
-type Session struct {
+type SessionInfo struct {
 	Command  string `json:"command"`   // ask or chat
 	API      string `json:"api"`       // ollama or openai
 	Model    string `json:"model"`     // as the server was asked for it
 	RootName string `json:"root_name"` // the root folder's base name (the gate shows it)
 	NumCtx   int    `json:"num_ctx"`
 	MaxTurns int    `json:"max_turns"`
-	// The sandbox's limits and lists, as the engine was given them.
-	MaxReadBytes int64    `json:"max_read_bytes"`
-	MaxResults   int      `json:"max_results"`
-	NoIgnore     bool     `json:"no_ignore,omitempty"`
-	Deny         []string `json:"deny,omitempty"`
-	Allow        []string `json:"allow,omitempty"`
-	Writes       string   `json:"writes"`          // ask or deny
-	Think        string   `json:"think,omitempty"` // --think, passed through
+	// The sandbox's limits and lists, as the engine was given them: their
+	// JSON members sit here, between max_turns and writes.
+	limits.Options
+	Writes string `json:"writes"`          // ask or deny
+	Think  string `json:"think,omitempty"` // --think, passed through
 	// System is the system prompt when --system replaced the built-in one.
 	System    string     `json:"system,omitempty"`
 	Files     bool       `json:"files,omitempty"` // recorded with --record-files

@@ -26,7 +26,7 @@ func TestArchiveRoundTrip(t *testing.T) {
 	}
 	rec := &Recording{
 		Comment: "# test\nreplay\n",
-		Session: Session{Command: "ask", API: "ollama", Model: "m", Writes: "ask", Files: true,
+		Session: SessionInfo{Command: "ask", API: "ollama", Model: "m", Writes: "ask", Files: true,
 			Questions: []Question{{Text: "q", Outcome: Answered, Answer: "a"}}, Turns: []Turn{{Question: 1, Messages: 2, Dropped: []int{1}}}},
 		Script: fakellm.Script{Turns: []fakellm.Turn{{Text: "t", Calls: []fakellm.Call{{ID: "c", Name: "read_file", Args: json.RawMessage(`{"path":"x"}`)}}}}},
 	}
@@ -126,7 +126,7 @@ func (a answer) Review(context.Context, *gate.Review) gate.Verdict { return gate
 // every seam, and returns the recording.
 func record(t *testing.T, script fakellm.Script, eng *tools, reviewer gate.Reviewer) *Recording {
 	t.Helper()
-	rec, err := New(Options{Session: Session{Command: "ask", API: "ollama", Model: "qwen3", NumCtx: 8192, MaxTurns: 8, Writes: "ask"}})
+	rec, err := New(Options{Session: SessionInfo{Command: "ask", API: "ollama", Model: "qwen3", NumCtx: 8192, MaxTurns: 8, Writes: "ask"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func replayWith(t *testing.T, r *Recording, eng *tools) *Report {
 	t.Helper()
 	rep, err := Replay(context.Background(), r, ReplayOptions{
 		Root: t.TempDir(),
-		Sandbox: func(ctx context.Context, root string, s Session, rv gate.Reviewer) (agent.Dispatcher, io.Closer, error) {
+		Sandbox: func(ctx context.Context, root string, s SessionInfo, rv gate.Reviewer) (agent.Dispatcher, io.Closer, error) {
 			eng.gate = rv
 			return eng, io.NopCloser(nil), nil
 		},
@@ -208,7 +208,7 @@ func TestReplayChangedTool(t *testing.T) {
 // A recording that outgrows its bound says so and is not produced at all.
 func TestTooLarge(t *testing.T) {
 	var notes strings.Builder
-	rec, err := New(Options{Session: Session{Model: "m"}, MaxBytes: 10, Notes: &notes})
+	rec, err := New(Options{Session: SessionInfo{Model: "m"}, MaxBytes: 10, Notes: &notes})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +294,7 @@ func TestMasked(t *testing.T) {
 // An interrupted question is left out whole (its replies never
 // completed), and the comment says so; the questions before it stay.
 func TestInterruptedQuestionLeftOut(t *testing.T) {
-	rec, err := New(Options{Session: Session{Command: "chat", Model: "m"}})
+	rec, err := New(Options{Session: SessionInfo{Command: "chat", Model: "m"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,7 +326,7 @@ func TestReplayContinued(t *testing.T) {
 		{Calls: []fakellm.Call{{Name: "read_file", Args: json.RawMessage(`{"path":"a.txt"}`)}}},
 		{Text: "a.txt says v1."},
 	}}
-	rec, err := New(Options{Session: Session{Command: "chat", API: "ollama", Model: "qwen3", NumCtx: 8192, MaxTurns: 1}})
+	rec, err := New(Options{Session: SessionInfo{Command: "chat", API: "ollama", Model: "qwen3", NumCtx: 8192, MaxTurns: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ import (
 // answering every write proposal (nil when the recording offered no
 // writes). For an MCP recording, reviewer is the client's dialog, and the
 // engine must also have the Catalog method, as mcpserver.Engine.
-type Sandbox func(ctx context.Context, root string, s Session, reviewer gate.Reviewer) (agent.Dispatcher, io.Closer, error)
+type Sandbox func(ctx context.Context, root string, s SessionInfo, reviewer gate.Reviewer) (agent.Dispatcher, io.Closer, error)
 
 // ReplayOptions configure Replay.
 type ReplayOptions struct {
@@ -206,7 +206,7 @@ func (f *fromRecording) Review(ctx context.Context, r *gate.Review) gate.Verdict
 }
 
 // compare lists every difference, call by call, then question by
-// question. The volatile lines of a tool's answers (toolspec.Volatile)
+// question. The volatile lines of a tool's answers (proto.Volatile)
 // are compared for being there, not for their value, unless restored
 // says the replay's tree has them as they were.
 func compare(want, got *Recording, restored bool) []Diff {

@@ -65,9 +65,9 @@ type Header struct {
 	Dropped int       `json:"dropped,omitempty"` // oldest questions left out to stay within MaxBytes
 }
 
-// Session is a conversation as saved: the header and the messages after
+// Saved is a saved conversation: the header and the messages after
 // the system prompt (each chat builds its own from its flags).
-type Session struct {
+type Saved struct {
 	Header
 	Messages []agent.Message
 	before   int // questions the saved copy had dropped when it was loaded
@@ -111,11 +111,11 @@ func validID(id string) bool {
 }
 
 // New starts a session for root, not yet saved.
-func (st *Store) New(root, model string) *Session {
+func (st *Store) New(root, model string) *Saved {
 	var rnd [3]byte
 	rand.Read(rnd[:])
 	now := st.now().UTC()
-	return &Session{Header: Header{
+	return &Saved{Header: Header{
 		Version: version, Root: root, Model: model, Created: now, Updated: now,
 		ID: now.Format("20060102-150405") + "-" + hex.EncodeToString(rnd[:]),
 	}}
@@ -127,7 +127,7 @@ func (st *Store) file(id string) string { return filepath.Join(st.dir, id+".json
 // system prompt), replacing the saved copy, and then deletes sessions past
 // the age and count bounds. It returns the number of questions left out of
 // the saved copy, in all, to keep it within MaxBytes.
-func (st *Store) Save(s *Session, msgs []agent.Message) (int, error) {
+func (st *Store) Save(s *Saved, msgs []agent.Message) (int, error) {
 	s.Messages, s.Dropped, s.Turns = msgs, s.before, s.before
 	for _, m := range msgs {
 		if m.Role == "user" {
@@ -159,7 +159,7 @@ func (st *Store) Save(s *Session, msgs []agent.Message) (int, error) {
 // that is over MaxBytes, the oldest questions are left out, each with
 // every message up to the next question, and counted in Dropped. Each
 // message is encoded once, however many are left out.
-func (s *Session) encode() ([]byte, error) {
+func (s *Saved) encode() ([]byte, error) {
 	lines := make([][]byte, len(s.Messages))
 	size := 0
 	for i, m := range s.Messages {
@@ -374,7 +374,7 @@ func (st *Store) Resolve(typed string) (string, error) {
 }
 
 // Load reads a session back, whole.
-func (st *Store) Load(id string) (*Session, error) {
+func (st *Store) Load(id string) (*Saved, error) {
 	if !validID(id) {
 		return nil, fmt.Errorf("%q is not a session ID (they look like 20260102-150405-a1b2c3): %w", id, ErrNotFound)
 	}
@@ -398,7 +398,7 @@ func (st *Store) Load(id string) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{Header: h, before: h.Dropped}
+	s := &Saved{Header: h, before: h.Dropped}
 	for i, l := range lines[1:] {
 		var m agent.Message
 		if err := json.Unmarshal(l, &m); err != nil {

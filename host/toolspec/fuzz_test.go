@@ -17,15 +17,15 @@ import (
 
 // argTypes are the structs the guest (or the gate) decodes each tool's
 // arguments into: what Validate's promise is measured against.
-var argTypes = map[string]reflect.Type{
-	proto.ListDir:      reflect.TypeFor[proto.ListDirArgs](),
-	proto.ReadFile:     reflect.TypeFor[proto.ReadFileArgs](),
-	proto.Grep:         reflect.TypeFor[proto.GrepArgs](),
-	proto.Glob:         reflect.TypeFor[proto.GlobArgs](),
-	proto.Stat:         reflect.TypeFor[proto.StatArgs](),
-	proto.ProposeWrite: reflect.TypeFor[proto.ProposeWriteArgs](),
-	proto.ProposeEdit:  reflect.TypeFor[proto.ProposeEditArgs](),
-}
+var argTypes = func() map[string]reflect.Type {
+	m := map[string]reflect.Type{}
+	for _, d := range proto.Registry() {
+		if !d.Is(proto.Internal) {
+			m[d.Name] = reflect.TypeOf(d.NewArgs()).Elem()
+		}
+	}
+	return m
+}()
 
 // FuzzValidate is the argument parser's contract, tried on any input:
 // Validate never panics; every refusal is an ErrInvalid whose text is one

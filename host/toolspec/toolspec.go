@@ -1,6 +1,6 @@
-// Package toolspec is the catalogue of moat's tools: everything the host
-// knows about each tool, in one table. Name, description and JSON Schema
-// (derived from the argument structs in guest/proto) for every model-facing
+// Package toolspec is the catalogue of moat's tools, built from the rows of
+// guest/proto's registry (proto.Registry). Name, description and JSON Schema
+// (derived from the registry's argument structs) for every model-facing
 // protocol; the title and hints MCP clients show; how an activity line
 // summarises a call; the usage `moat tool` prints; and the validation that
 // every call passes before anything touches the disk.
@@ -9,9 +9,9 @@
 // [Catalog]; `moat tool` validates through [Catalog.Validate] exactly as the
 // agent loop does, so a call behaves the same whichever way it arrives.
 //
-// Adding a tool touches guest/proto (its name and argument struct),
-// defs below, and guest/tools (its handler), and nothing else; TestToolTable
-// checks that the three agree.
+// Adding a tool touches guest/proto (its argument struct and its row in
+// proto.Registry) and guest/tools (its handler), and nothing here;
+// TestToolTable checks that they agree.
 package toolspec
 
 import (
@@ -88,94 +88,25 @@ type Catalog struct {
 	byName map[string]*Tool
 }
 
-// Summary says which arguments an activity line shows for a call, e.g.
-// `→ grep "TODO" in src (340 B)`.
-type Summary struct {
-	// Subject is the argument that says what the call is about ("path",
-	// "pattern"); Quote shows it in double quotes (a pattern, not a path).
-	Subject string
-	Quote   bool
-	// In, when set, is an argument that says where; it is shown as
-	// " in X" unless it is empty or ".".
-	In string
-}
+// Summary says which arguments an activity line shows for a call
+// (proto.Summary: a tool's is declared in its registry row).
+type Summary = proto.Summary
 
 // Volatile is one line of a tool's answer whose value is not the tree's
-// content but where and when the tree is: a file's time (a fresh checkout
-// or a copy sets it anew), a folder's size (the filesystem's own
-// bookkeeping). A replay against a folder (moat replay --root) compares
-// such a line only for being there, not its value; a self-contained
-// recording (--record-files) restores what it can (Restored) and
-// compares that exactly.
-type Volatile struct {
-	// Prefix starts the line; the rest of it is the value.
-	Prefix string
-	// When, if set, is a line the answer must also have for this one to
-	// be volatile ("kind: folder": a folder's size, not a file's).
-	When string
-	// Word, if set, is where the value starts inside the line: only the
-	// word after it is volatile ("mode " in "..., mode 0644 kept").
-	Word string
-	// Review: the line is one of the review a person is shown for a write
-	// proposal (host/gate), not of the answer.
-	Review bool
-	// Restored: a self-contained recording keeps the value (each file's
-	// time and mode) and its replay restores it.
-	Restored bool
-	// Pattern, if set, is a regular expression whose first group is a
-	// volatile value inside any line of the answer (list_dir's times,
-	// which end each line of a listing with sizes); Prefix is then unused.
-	Pattern string
-}
+// content but where and when the tree is (proto.Volatile: a tool's are
+// declared in its registry row).
+type Volatile = proto.Volatile
 
-// def is one row of the tool table.
-type def struct {
-	name     string
-	title    string
-	desc     string
-	args     any  // the argument struct (guest/proto), for the schema and the usage
-	write    bool // a write proposal: read-only otherwise
-	paths    []string
-	summary  Summary
-	volatile []Volatile
-}
-
-// defs is the tool table, in the order tools are offered.
-func defs() []def {
-	aboutPath := Summary{Subject: "path"}
-	aboutSearch := Summary{Subject: "pattern", Quote: true, In: "path"}
-	// The review of a change to an existing file shows its mode, which
-	// a checkout sets from the umask (git keeps only 644 or 755).
-	reviewMode := []Volatile{{Prefix: "  action ", Word: "mode ", Review: true, Restored: true}}
-	return []def{
-		{name: proto.ListDir, title: "List folder",
-			desc: "List the entries of a folder in the workspace, sorted; folders end with \"/\", symlinks show their target; sizes adds each file's size and each entry's modification time. Wide folders come in pages: use offset to list on. A path shown in double quotes is passed back exactly as shown, quotes included.",
-			args: proto.ListDirArgs{}, paths: []string{"path"}, summary: aboutPath,
-			// A folder's own time is not kept by a recording, and a
-			// checkout sets every time anew.
-			volatile: []Volatile{{Pattern: `\((?:\d+ bytes, )?(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)\)$`}}},
-		{name: proto.ReadFile, title: "Read file",
-			desc: "Read a text file in the workspace. Large files come in pages: use offset and limit (in lines) to read on. Binary files are refused.",
-			args: proto.ReadFileArgs{}, paths: []string{"path"}, summary: aboutPath},
-		{name: proto.Grep, title: "Search file contents",
-			desc: "Search file contents in the workspace with an RE2 regular expression; prints path:line: text per match, or file paths or counts per file (output_mode). Skips binary files (a NUL byte anywhere) and .gitignored files. A path shown in double quotes is passed back exactly as shown, quotes included.",
-			args: proto.GrepArgs{}, paths: []string{"path"}, summary: aboutSearch},
-		{name: proto.Glob, title: "Find files by pattern",
-			desc: "Find files and folders in the workspace whose paths match a glob pattern (** matches any depth). A path shown in double quotes is passed back exactly as shown, quotes included.",
-			args: proto.GlobArgs{}, paths: []string{"path"}, summary: aboutSearch},
-		{name: proto.Stat, title: "Describe file",
-			desc: "Describe a file or folder in the workspace: kind, size, mode, modification time, symlink target.",
-			args: proto.StatArgs{}, paths: []string{"path"}, summary: aboutPath,
-			volatile: []Volatile{{Prefix: "modified: ", Restored: true}, {Prefix: "size: ", When: "kind: folder"}}},
-		{name: proto.ProposeWrite, title: "Propose writing a file",
-			desc: "Propose creating or replacing a file in the workspace. A person sees the diff and must approve it; you are told whether it was written.",
-			args: proto.ProposeWriteArgs{}, write: true, paths: []string{"path"}, summary: aboutPath,
-			volatile: reviewMode},
-		{name: proto.ProposeEdit, title: "Propose editing a file",
-			desc: "Propose replacing exact text in a workspace file. old_text must match exactly once unless replace_all is true. For several replacements in one file, give edits, a list of {old_text, new_text, replace_all?} applied in order (each to the result of the ones before), all or none, instead of old_text and new_text. A person must approve the change.",
-			args: proto.ProposeEditArgs{}, write: true, paths: []string{"path"}, summary: aboutPath,
-			volatile: reviewMode},
+// defs is the tool table, in the order tools are offered: the rows of
+// proto's registry that a model can call.
+func defs() []proto.ToolDef {
+	var out []proto.ToolDef
+	for _, d := range proto.Registry() {
+		if !d.Is(proto.Internal) {
+			out = append(out, d)
+		}
 	}
+	return out
 }
 
 // PathFieldsOf are the named tool's arguments that hold sandbox paths,
@@ -183,8 +114,8 @@ func defs() []def {
 // [Catalog].
 func PathFieldsOf(name string) []string {
 	for _, d := range defs() {
-		if d.name == name {
-			return d.paths
+		if d.Name == name {
+			return d.PathFields
 		}
 	}
 	return nil
@@ -195,8 +126,8 @@ func PathFieldsOf(name string) []string {
 // [Catalog].
 func VolatileOf(name string) []Volatile {
 	for _, d := range defs() {
-		if d.name == name {
-			return d.volatile
+		if d.Name == name {
+			return d.Volatile
 		}
 	}
 	return nil
@@ -207,8 +138,8 @@ func VolatileOf(name string) []Volatile {
 // false for a tool that does not exist. It needs no [Catalog].
 func SummaryOf(name string) (s Summary, ok bool) {
 	for _, d := range defs() {
-		if d.name == name {
-			return d.summary, true
+		if d.Name == name {
+			return d.Summary, true
 		}
 	}
 	return Summary{}, false
@@ -216,9 +147,9 @@ func SummaryOf(name string) (s Summary, ok bool) {
 
 // usage is a tool's name and arguments, in the argument struct's order,
 // "?" marking those the schema does not require (omitempty).
-func usage(d def) string {
+func usage(d proto.ToolDef) string {
 	var args []string
-	typ := reflect.TypeOf(d.args)
+	typ := argType(d)
 	for _, f := range reflect.VisibleFields(typ) {
 		tag, ok := f.Tag.Lookup("json")
 		if f.Anonymous || !ok || tag == "-" {
@@ -230,8 +161,11 @@ func usage(d def) string {
 		}
 		args = append(args, name)
 	}
-	return d.name + " {" + strings.Join(args, ", ") + "}"
+	return d.Name + " {" + strings.Join(args, ", ") + "}"
 }
+
+// argType is the tool's argument struct.
+func argType(d proto.ToolDef) reflect.Type { return reflect.TypeOf(d.NewArgs()).Elem() }
 
 // Help lists every tool's usage for `moat tool` help, one a line, each
 // indented by two spaces. It needs no [Catalog]: printing help derives no
@@ -241,8 +175,8 @@ func Help() string {
 	var writes []string
 	for _, d := range defs() {
 		fmt.Fprintf(&b, "  %s\n", usage(d))
-		if d.write {
-			writes = append(writes, d.name)
+		if d.Is(proto.Writes) {
+			writes = append(writes, d.Name)
 		}
 	}
 	if len(writes) > 0 {
@@ -255,9 +189,9 @@ func Help() string {
 func New() (*Catalog, error) {
 	c := &Catalog{byName: map[string]*Tool{}}
 	for _, d := range defs() {
-		s, err := jsonschema.ForType(reflect.TypeOf(d.args), &jsonschema.ForOptions{})
+		s, err := jsonschema.ForType(argType(d), &jsonschema.ForOptions{})
 		if err != nil {
-			return nil, fmt.Errorf("toolspec: schema for %s: %w", d.name, err)
+			return nil, fmt.Errorf("toolspec: schema for %s: %w", d.Name, err)
 		}
 		for name, p := range s.Properties {
 			if len(p.Types) == 2 && p.Types[0] == "null" {
@@ -272,7 +206,7 @@ func New() (*Catalog, error) {
 			if name == "offset" {
 				p.Minimum = jsonschema.Ptr(1.0)
 			}
-			maximum, enum := proto.Bounds(d.name, name)
+			maximum, enum := proto.Bounds(d.Name, name)
 			switch {
 			case maximum > 0 && p.Type == "array":
 				p.MaxItems = jsonschema.Ptr(maximum)
@@ -283,15 +217,15 @@ func New() (*Catalog, error) {
 				p.Enum = append(p.Enum, v)
 			}
 		}
-		t := &Tool{Name: d.name, Title: d.title, Description: d.desc, Schema: s, Usage: usage(d),
-			Write: d.write, ReadOnly: !d.write, Destructive: d.write, // replacing a file's content loses the old one
-			Summary: d.summary, PathFields: d.paths, Volatile: d.volatile, props: map[string]*jsonschema.Resolved{}}
+		t := &Tool{Name: d.Name, Title: d.Title, Description: d.Description, Schema: s, Usage: usage(d),
+			Write: d.Is(proto.Writes), ReadOnly: !d.Is(proto.Writes), Destructive: d.Is(proto.Writes), // replacing a file's content loses the old one
+			Summary: d.Summary, PathFields: d.PathFields, Volatile: d.Volatile, props: map[string]*jsonschema.Resolved{}}
 		if t.resolved, err = s.Resolve(nil); err != nil {
-			return nil, fmt.Errorf("toolspec: resolve %s: %w", d.name, err)
+			return nil, fmt.Errorf("toolspec: resolve %s: %w", d.Name, err)
 		}
 		for name, p := range s.Properties {
 			if t.props[name], err = p.Resolve(nil); err != nil {
-				return nil, fmt.Errorf("toolspec: resolve %s.%s: %w", d.name, name, err)
+				return nil, fmt.Errorf("toolspec: resolve %s.%s: %w", d.Name, name, err)
 			}
 		}
 		c.tools = append(c.tools, t)

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/moatdev/moat/guest/proto"
+	"github.com/moatdev/moat/host/engine"
 )
 
 // Repoint keeps re-pointing the symlink root/name between the targets, in
@@ -34,37 +35,43 @@ func Repoint(root, name string, targets ...string) (stop func()) {
 	return func() { done.Store(true); wg.Wait() }
 }
 
-// Executor is what runs a tool call: the runner in-process, or the
-// isolated child (engine.Executor).
-type Executor interface {
-	Exec(ctx context.Context, req proto.Request) (proto.Response, error)
-}
-
-// EveryTool asks every read-only tool about p through ex, including the
+// EveryTool asks every read-only tool about p through ex (the runner
+// in-process, or the isolated child), including the
 // folder around it and the whole tree, and returns all the output, one
-// "tool: text" block per call.
-func EveryTool(t testing.TB, ex Executor, p string) string {
+// "tool: text" block per call. The calls come from the tools' attributes
+// in proto's registry, so a tool added there is asked too.
+func EveryTool(t testing.TB, ex engine.Executor, p string) string {
 	t.Helper()
 	var out []string
-	for i, c := range []struct {
-		tool string
-		args any
-	}{
-		{proto.ReadFile, map[string]any{"path": p}},
-		{proto.Stat, map[string]any{"path": p}},
-		{proto.ListDir, map[string]any{"path": p}},
-		{proto.ListDir, map[string]any{"path": path.Dir(p)}},
-		{proto.Grep, map[string]any{"pattern": "MOAT|inside|doc|env", "path": p}},
-		{proto.Grep, map[string]any{"pattern": "MOAT-SECRET"}},
-		{proto.Glob, map[string]any{"pattern": "**", "path": p}},
-		{proto.Glob, map[string]any{"pattern": "**/*"}},
-	} {
-		b, _ := json.Marshal(c.args)
-		resp, err := ex.Exec(context.Background(), proto.Request{ID: uint64(i + 1), Tool: c.tool, Args: b})
-		if err != nil {
-			t.Fatalf("%s %s: %v", c.tool, b, err)
+	id := uint64(0)
+	for _, d := range proto.Registry() {
+		if d.Is(proto.Writes) || d.Is(proto.Internal) {
+			continue
 		}
-		out = append(out, c.tool+": "+resp.Text)
+		for _, args := range probes(d, p) {
+			id++
+			b, _ := json.Marshal(args)
+			resp, err := ex.Exec(context.Background(), proto.Request{ID: id, Tool: d.Name, Args: b})
+			if err != nil {
+				t.Fatalf("%s %s: %v", d.Name, b, err)
+			}
+			out = append(out, d.Name+": "+resp.Text)
+		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// probes are the arguments EveryTool gives a tool about p, by its
+// attributes: a walk is asked under p and over the whole tree, a listing
+// of p and of the folder around it, anything else about p.
+func probes(d proto.ToolDef, p string) []map[string]any {
+	switch {
+	case d.Is(proto.WalksTree | proto.ReadsFiles):
+		return []map[string]any{{"pattern": "MOAT|inside|doc|env", "path": p}, {"pattern": "MOAT-SECRET"}}
+	case d.Is(proto.WalksTree):
+		return []map[string]any{{"pattern": "**", "path": p}, {"pattern": "**/*"}}
+	case d.Is(proto.ListsFolders):
+		return []map[string]any{{"path": p}, {"path": path.Dir(p)}}
+	}
+	return []map[string]any{{"path": p}}
 }
