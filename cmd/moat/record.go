@@ -81,6 +81,7 @@ func (r *recordFlags) start(e *env, c *common, sess recording.SessionInfo, flags
 	}
 	sess.RootName = filepath.Base(cfg.Root)
 	sess.Options = c.lim
+	sess.NoRedact = !c.redact
 	out := &sessionRecorder{file: r.file, stderr: e.stderr}
 	var files fs.FS
 	if r.files {

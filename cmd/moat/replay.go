@@ -133,6 +133,7 @@ func replaySandbox(c *common, notes io.Writer) recording.Sandbox {
 		cc := *c
 		cc.root = root
 		cc.lim = s.Options
+		cc.redact = !s.NoRedact // replay has no --redact: it redacts as the session did
 		var mk proposerFunc
 		if rv != nil {
 			mk = func(abs string, pol *policy.Policy, red *redact.Redactor) (engine.Proposer, error) {

@@ -53,8 +53,12 @@ type SessionInfo struct {
 	Writes string `json:"writes"`          // ask or deny
 	Think  string `json:"think,omitempty"` // --think, passed through
 	// System is the system prompt when --system replaced the built-in one.
-	System    string     `json:"system,omitempty"`
-	Files     bool       `json:"files,omitempty"` // recorded with --record-files
+	System string `json:"system,omitempty"`
+	Files  bool   `json:"files,omitempty"` // recorded with --record-files
+	// NoRedact: recorded with --redact=false, so replay shows the files
+	// as they are too; without it (every recording before the field) the
+	// replay redacts, as the session did.
+	NoRedact  bool       `json:"no_redact,omitempty"`
 	Questions []Question `json:"questions"`
 	Turns     []Turn     `json:"turns"`
 }
