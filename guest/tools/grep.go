@@ -273,9 +273,11 @@ type grepper struct {
 	more  bool // a cap was reached: the walk stops
 	parts []proto.GrepPart
 
-	out  []byte // output of the file being searched
-	cuts []int  // where out may be cut, one per hit
-	stop bool   // a cap was reached in this file
+	out []byte // output of the file being searched
+	// quoted is quotePath(quotedOf), the last path emit wrote.
+	quoted, quotedOf string
+	cuts             []int // where out may be cut, one per hit
+	stop             bool  // a cap was reached in this file
 
 	dealer // this instance's share of a sharded grep
 

@@ -533,7 +533,10 @@ const hitContext = 64
 // leading "…", so the model still sees what matched.
 func (g *grepper) emit(p string, line int, sep byte, text []byte, hitOff int, midLine bool) {
 	text = bytes.TrimSuffix(text, []byte{'\r'})
-	g.out = append(g.out, quotePath(p)...)
+	if g.quotedOf != p {
+		g.quotedOf, g.quoted = p, quotePath(p) // once a file, not once a line
+	}
+	g.out = append(g.out, g.quoted...)
 	g.out = append(g.out, sep)
 	g.out = strconv.AppendInt(g.out, int64(line), 10)
 	g.out = append(g.out, sep, ' ')

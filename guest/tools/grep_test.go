@@ -316,3 +316,25 @@ func FuzzCountNewlines(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkGrepManyHits is the answers with many hits (content mode, up
+// to the most max_results allows) natively, as one shard of two makes
+// them (what the host merges).
+func BenchmarkGrepManyHits(b *testing.B) {
+	fsys := os.DirFS(filepath.Join(goroot(b), "src"))
+	for _, bc := range []struct{ name, pattern, mode, path string }{
+		{"dotstar", `.*`, "", ""},
+		{"hex40", `[0-9a-f]{40}`, "", ""},
+		{"caret-count", `^`, proto.GrepCount, "runtime"},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			args := mustJSON(b, proto.GrepShardArgs{GrepArgs: proto.GrepArgs{Pattern: bc.pattern, OutputMode: bc.mode, Path: bc.path, MaxResults: proto.MaxMaxResults}, Shard: 0, Shards: 2})
+			for b.Loop() {
+				resp := Run(fsys, proto.Request{Tool: proto.GrepShard, Args: args})
+				if resp.IsError {
+					b.Fatal(resp.Text)
+				}
+			}
+		})
+	}
+}
