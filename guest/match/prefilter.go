@@ -58,8 +58,8 @@ type lit struct {
 // byteRank) a one-byte literal may be and still help.
 const (
 	maxLits        = 8
-	maxExpand      = 1 << 14
-	maxExpandBytes = 256 << 10
+	maxExpand      = 1 << 16
+	maxExpandBytes = 1 << 20
 	maxScanBytes   = 4
 	maxOneByteRank = 200
 )

@@ -24,10 +24,12 @@ const grepBufSize = 256 << 10
 // size: a match straddling two pieces is missed, and memory stays bounded.
 const maxLineBuf = 64 << 20
 
-// maxPatternBytes bounds the pattern: compiling a regexp costs memory in
-// proportion to its length (a 3 MB literal takes seconds and hundreds of MB),
-// and no real search needs more than this.
-const maxPatternBytes = 16 << 10
+// maxPatternBytes bounds the pattern's length, as a request's size: what
+// bounds a pattern is the memory its program needs (match.MaxProgInsts,
+// which a keyword list of 10,000 words is well inside), and this only
+// keeps the text parsed before that is known (a parse costs memory in
+// proportion to the length) to a size no keyword list reaches first.
+const maxPatternBytes = 512 << 10
 
 // grep searches a file or a tree for lines matching an RE2 pattern. Its
 // answer, in every mode, is the one MergeGrep gives for the same parts (see
@@ -92,7 +94,7 @@ func grepShard(fsys fs.FS, a proto.GrepShardArgs, lim proto.Limits) (string, err
 func runGrep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits, shard, shards int) (*grepper, error) {
 	const tool = proto.Grep
 	if len(a.Pattern) > maxPatternBytes {
-		return nil, errorf("pattern is too long (%d bytes; the limit is %d)", len(a.Pattern), maxPatternBytes)
+		return nil, errorf("pattern is too long (%d bytes; the limit is %d); split an alternation into several greps of fewer alternatives", len(a.Pattern), maxPatternBytes)
 	}
 	switch a.OutputMode {
 	case "", proto.GrepContent, proto.GrepFiles, proto.GrepCount:
