@@ -88,6 +88,9 @@ type Matcher struct {
 	// minLen is the fewest bytes a match spans: shorter lines cannot
 	// match, and a pattern with a large one is searched line by line.
 	minLen int
+	// every: the pattern matches the empty string at the start of any
+	// line, so every line matches (EveryLine).
+	every bool
 	// dotRunes, when not 0, says the pattern is only "." repeated: a line
 	// matches when it holds at least this many runes (`.{1000}.{1000}`,
 	// whose DFA states would hold a thread per rune counted).
@@ -180,7 +183,7 @@ func Compile(pattern string, ignoreCase bool) (*Matcher, error) {
 	if err != nil {
 		return nil, errors.New("invalid pattern: " + err.Error())
 	}
-	m := &Matcher{re: re, expr: expr}
+	m := &Matcher{re: re, expr: expr, every: prog != nil && (emptyWith(prog, syntax.EmptyBeginLine|syntax.EmptyBeginText) || emptyWith(prog, syntax.EmptyEndLine|syntax.EmptyEndText))}
 	if prefix, complete := re.LiteralPrefix(); complete && usableLiteral(prefix) {
 		m.literal = newFinder([]byte(prefix))
 		return m, nil
@@ -298,6 +301,44 @@ func withoutAnchors(re *syntax.Regexp, notBegin, notEnd bool) *syntax.Regexp {
 		return &syntax.Regexp{Op: syntax.OpNoMatch}
 	}
 	return re
+}
+
+// EveryLine reports that every line matches, whatever it holds (`^`, `$`,
+// `.*`, `x?`, the empty pattern): the pattern matches the empty string at
+// the start of a line, where only ^ and \A are asked, or at its end, where
+// only $ and \z are. A count of its matching lines is a count of lines.
+func (m *Matcher) EveryLine() bool { return m.every }
+
+// emptyWith reports whether prog reaches a match from its start through
+// no rune and no empty-width test but those of ok (^ and \A hold at the
+// start of every line, $ and \z at its end).
+func emptyWith(prog *syntax.Prog, ok syntax.EmptyOp) bool {
+	seen := make(map[uint32]bool)
+	var reach func(pc uint32) bool
+	reach = func(pc uint32) bool {
+		for !seen[pc] {
+			seen[pc] = true
+			in := &prog.Inst[pc]
+			switch in.Op {
+			case syntax.InstMatch:
+				return true
+			case syntax.InstAlt, syntax.InstAltMatch:
+				if reach(in.Arg) {
+					return true
+				}
+			case syntax.InstNop, syntax.InstCapture:
+			case syntax.InstEmptyWidth:
+				if syntax.EmptyOp(in.Arg)&^ok != 0 {
+					return false
+				}
+			default:
+				return false
+			}
+			pc = in.Out
+		}
+		return false
+	}
+	return reach(uint32(prog.Start))
 }
 
 // Stopped reports whether a search gave up because stop said so: the

@@ -71,6 +71,14 @@ func check(t testing.TB, pattern string, ignoreCase bool, text []byte) {
 	}
 	want := refLines(re, text)
 	got := gotLines(t, m, text)
+	if m.EveryLine() {
+		// Counted as lines: regexp must match every line, whatever it holds.
+		for _, l := range bytes.Split(text, []byte("\n")) {
+			if !re.Match(l) {
+				t.Fatalf("pattern %q (ignore case %v): EveryLine, but regexp does not match %q", pattern, ignoreCase, l)
+			}
+		}
+	}
 	for _, l := range bytes.Split(text, []byte("\n")) {
 		w := -1
 		if loc := m.Regexp().FindIndex(l); loc != nil {

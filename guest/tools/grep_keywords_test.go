@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"unicode"
 
 	"github.com/moatdev/moat/guest/match"
@@ -209,5 +210,45 @@ func TestGrepPatternTooLarge(t *testing.T) {
 	resp = call(t, fsys, proto.Grep, map[string]any{"pattern": strings.Repeat(`[a-f]{1000}`, 140)}, proto.Limits{})
 	if !resp.IsError || !strings.HasSuffix(resp.Text, "make it smaller (a counted repetition {n} compiles to n copies of what it repeats)") {
 		t.Fatalf("got %.300q", resp.Text)
+	}
+}
+
+// TestGrepCountEveryLine: a count of a pattern that matches every line
+// (`^`, `$`, `.*`; counted as lines) agrees with `^.*$`, which matches
+// every line too but is decided line by line, and with the lines
+// themselves: the last
+// line without a newline, an empty file, empty lines, CRLF, a line longer
+// than the buffer, a binary file (none).
+func TestGrepCountEveryLine(t *testing.T) {
+	long := strings.Repeat("minified;", 40_000)
+	fsys := fstest.MapFS{
+		"a.txt":     file("x\ny\n"),
+		"b.txt":     file("x\ny"),
+		"c.txt":     file(""),
+		"d.txt":     file("\n\n\n"),
+		"e.txt":     file("a\r\nb\r\n"),
+		"f.js":      file(long + "\n" + long + "\nz"),
+		"bin.dat":   file("x\n\x00y\n"),
+		"sub/g.txt": file(strings.Repeat("line\n", 70_000)),
+	}
+	want := "a.txt:2\nb.txt:2\nd.txt:3\ne.txt:2\nf.js:3\nsub/g.txt:70000"
+	for _, p := range []string{`^.*$`, "^", "$", ".*", "x?", "", "(?i)^", `\A`, `^|zz`, `\z`} {
+		got := call(t, fsys, proto.Grep, map[string]any{"pattern": p, "output_mode": "count"}, proto.Limits{}).Text
+		if got != want {
+			t.Errorf("%q: got\n%s\nwant\n%s", p, got, want)
+		}
+	}
+	if m, _ := match.Compile(`^.*$`, false); m.EveryLine() {
+		t.Error(`^|\b is counted as lines: the comparison above tests nothing`)
+	}
+	for _, p := range []string{"^", "$", ".*", "x?", "", `\A`, `^|zz`, `$|^`, `\z`} {
+		if m, _ := match.Compile(p, false); !m.EveryLine() {
+			t.Errorf("%q is not counted as lines", p)
+		}
+	}
+	for _, p := range []string{"^$", "^x", `\b`, ".", "x*y", `x$|^y`, `x$`, `^\z`} {
+		if m, _ := match.Compile(p, false); m.EveryLine() {
+			t.Errorf("%q is counted as lines", p)
+		}
 	}
 }
