@@ -3,6 +3,7 @@ package tools
 import (
 	"errors"
 	"io/fs"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,6 +31,14 @@ const maxLineBuf = 64 << 20
 // keeps the text parsed before that is known (a parse costs memory in
 // proportion to the length) to a size no keyword list reaches first.
 const maxPatternBytes = 512 << 10
+
+// bigPattern is the length past which a pattern (a keyword list) is
+// compiled between two collections of the guest's garbage: compiling one
+// of 10,000 words makes about 75 MB of it for the 25 MB it keeps, and
+// the guest's memory, which never shrinks, ran out at its cap on the
+// third such call of a session (the heap's free spans too scattered for
+// the next call's large tables).
+const bigPattern = 16 << 10
 
 // grep searches a file or a tree for lines matching an RE2 pattern. Its
 // answer, in every mode, is the one MergeGrep gives for the same parts (see
@@ -104,6 +113,10 @@ func runGrep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits, shard, shards int) 
 	if a.Context < 0 || a.BeforeContext < 0 || a.AfterContext < 0 {
 		return nil, errorf("context lines must be 0 or more")
 	}
+	big := len(a.Pattern) > bigPattern
+	if big {
+		runtime.GC() // the last call's garbage, before this one's
+	}
 	m, err := match.Compile(a.Pattern, a.IgnoreCase)
 	if err != nil {
 		return nil, errorf("%s", err.Error())
@@ -111,6 +124,9 @@ func runGrep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits, shard, shards int) 
 	strict, err := newStrict(a.Pattern, a.IgnoreCase)
 	if err != nil {
 		return nil, err
+	}
+	if big {
+		runtime.GC() // compiling it made several times what it keeps
 	}
 	if a.Glob != "" {
 		if err := checkGlob(a.Glob); err != nil {
