@@ -288,6 +288,14 @@ func run() int {
 	}
 	rows = append(rows, cliffRows...)
 
+	// 1b'. The classes of many hits, long answers, folded letters and
+	// keyword lists, in a session beside ripgrep (-rows 'session: ').
+	sess, err := sessionRows(src, cache, *runs, want)
+	if err != nil {
+		return fail(err)
+	}
+	rows = append(rows, sess...)
+
 	// 1c. A generated monorepo-sized tree (-rows 'generated tree' alone).
 	if want("generated tree") {
 		scale, err := scaleRows(moat, cache, *treeDir, *treeScale, *runs)

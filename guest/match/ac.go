@@ -24,7 +24,7 @@ type acMatcher struct {
 
 // maxACEntries bounds the automaton's table (4 bytes an entry): a row of
 // a few dozen classes per trie node, a node per literal byte at most.
-const maxACEntries = 2 << 20
+const maxACEntries = 4 << 20
 
 // newAC builds the automaton of lits, all folded (lower-case ASCII, found
 // whatever the case of its ASCII letters) when fold. It returns nil for an
@@ -61,8 +61,13 @@ func newAC(lits [][]byte, fold bool) *acMatcher {
 	a.stride = int(n)
 	// The trie: goto[s*stride+k] is the child of node s on class k, or 0.
 	type node struct{ out int32 }
-	nodes := []node{{}}
-	next := make([]int32, a.stride) // root's row
+	total := 1 // nodes at most: one a literal byte, and the root
+	for _, l := range lits {
+		total += len(l)
+	}
+	total = min(total, maxACEntries/a.stride+1)
+	nodes := make([]node, 1, total)
+	next := make([]int32, a.stride, total*a.stride) // root's row
 	for _, l := range lits {
 		s := 0
 		for _, c := range l {
@@ -107,7 +112,9 @@ func newAC(lits [][]byte, fold bool) *acMatcher {
 			queue = append(queue, c)
 		}
 	}
-	a.trans = make([]int32, len(next))
+	// The table in place of the trie's rows: each entry is read once,
+	// where it is written.
+	a.trans = next
 	a.outLen = make([]int32, len(nodes))
 	for s := range nodes {
 		a.outLen[s] = nodes[s].out

@@ -1,6 +1,7 @@
 package match
 
 import (
+	"encoding/binary"
 	"regexp/syntax"
 	"slices"
 	"unicode"
@@ -222,25 +223,27 @@ func runeBounds(prog *syntax.Prog) []rune {
 // other kind.
 func distinctRuneInsts(prog *syntax.Prog) []*syntax.Inst {
 	type key struct {
-		r    *rune
-		n    int
-		op   syntax.InstOp
-		fold bool
+		runes string // the rune slice's contents, four bytes a rune
+		op    syntax.InstOp
+		fold  bool
 	}
 	seen := map[key]bool{}
 	var out []*syntax.Inst
+	var buf []byte
 	for i := range prog.Inst {
 		in := &prog.Inst[i]
 		k := key{op: in.Op}
 		switch in.Op {
 		case syntax.InstRune, syntax.InstRune1:
-			if len(in.Rune) > 0 {
-				k.r, k.n = &in.Rune[0], len(in.Rune)
+			// By content, not by slice: a keyword list's factored
+			// alternation has a class of its own ([cd] of ab[cd]) at
+			// each of tens of thousands of instructions, most alike.
+			buf = buf[:0]
+			for _, r := range in.Rune {
+				buf = binary.LittleEndian.AppendUint32(buf, uint32(r))
 			}
+			k.runes = string(buf)
 			k.fold = syntax.Flags(in.Arg)&syntax.FoldCase != 0
-			if in.Op == syntax.InstRune1 {
-				k.r, k.n = nil, int(in.Rune[0]) // Rune1 slices are per instruction
-			}
 		case syntax.InstRuneAny, syntax.InstRuneAnyNotNL:
 		default:
 			continue

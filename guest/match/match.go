@@ -88,6 +88,9 @@ type Matcher struct {
 	// minLen is the fewest bytes a match spans: shorter lines cannot
 	// match, and a pattern with a large one is searched line by line.
 	minLen int
+	// every: the pattern matches the empty string at the start of any
+	// line, so every line matches (EveryLine).
+	every bool
 	// dotRunes, when not 0, says the pattern is only "." repeated: a line
 	// matches when it holds at least this many runes (`.{1000}.{1000}`,
 	// whose DFA states would hold a thread per rune counted).
@@ -115,11 +118,15 @@ type Matcher struct {
 	pieces [4]*Matcher
 }
 
-// maxProgInsts bounds the programs the DFA takes on. A state costs time in
+// MaxProgInsts bounds the program a pattern compiles to: the memory it
+// needs (regexp's program, the DFA's and their scratch sets grow with it),
+// not its length in bytes, is what bounds a pattern, and Compile refuses
+// one past it, saying how to split it. A state of the DFA costs time in
 // proportion to its threads, not to the program, so big programs (a
-// keyword list, a repetition counted to 1000) are the DFA's too; this
-// only bounds the memory of its scratch sets.
-const maxProgInsts = 1 << 16
+// keyword list of 10,000 words, about 85,000 instructions; a repetition
+// counted to 1000) are the DFA's too, and none is left to regexp's NFA
+// alone, which ran a 30,000-word list at a few lines a second.
+const MaxProgInsts = 1 << 17
 
 // maxRegexpLine is the longest line regexp decides (when the DFA has
 // failed) or searches for a match's start: regexp has no clock check and
@@ -158,24 +165,32 @@ func Compile(pattern string, ignoreCase bool) (*Matcher, error) {
 	}
 	tree = withoutNewlines(tree)
 	expr := tree.String()
+	// The program regexp runs: the same parse and simplification of the
+	// same string (regexp.Compile does exactly this), less a leading or
+	// trailing .* (which changes no line's answer, and doubles the
+	// threads of every state of the DFA). Made first, so that a pattern
+	// past MaxProgInsts is refused before regexp compiles it too.
+	var prog *syntax.Prog
+	if t, err := syntax.Parse(stripDotStar(tree).String(), syntax.Perl); err == nil {
+		if p, err := syntax.Compile(t.Simplify()); err == nil {
+			if len(p.Inst) > MaxProgInsts {
+				return nil, tooLarge(pattern, len(p.Inst))
+			}
+			prog = p
+		}
+	}
 	re, err := regexp.Compile(expr)
 	if err != nil {
 		return nil, errors.New("invalid pattern: " + err.Error())
 	}
-	m := &Matcher{re: re, expr: expr}
+	m := &Matcher{re: re, expr: expr, every: prog != nil && (emptyWith(prog, syntax.EmptyBeginLine|syntax.EmptyBeginText) || emptyWith(prog, syntax.EmptyEndLine|syntax.EmptyEndText))}
 	if prefix, complete := re.LiteralPrefix(); complete && usableLiteral(prefix) {
 		m.literal = newFinder([]byte(prefix))
 		return m, nil
 	}
-	// The program regexp runs: the same parse and simplification of the
-	// same string (regexp.Compile does exactly this), less a leading or
-	// trailing .* (which changes no line's answer, and doubles the
-	// threads of every state of the DFA).
-	if t, err := syntax.Parse(stripDotStar(tree).String(), syntax.Perl); err == nil {
-		if prog, err := syntax.Compile(t.Simplify()); err == nil && len(prog.Inst) <= maxProgInsts {
-			m.dfa = newDFA(prog)
-			m.progLen = len(prog.Inst)
-		}
+	if prog != nil {
+		m.dfa = newDFA(prog)
+		m.progLen = len(prog.Inst)
 	}
 	m.pre = newPrefilter(tree)
 	m.minLen = minBytes(tree)
@@ -184,6 +199,17 @@ func Compile(pattern string, ignoreCase bool) (*Matcher, error) {
 		m.dotNoFFFD = hasOp(tree, syntax.OpCharClass) // the strict "."
 	}
 	return m, nil
+}
+
+// tooLarge is the refusal of a pattern whose program has insts
+// instructions, past MaxProgInsts: the bound it met, and how to split it.
+func tooLarge(pattern string, insts int) error {
+	parts := insts/MaxProgInsts + 1
+	how := "make it smaller (a counted repetition {n} compiles to n copies of what it repeats)"
+	if alts := strings.Count(pattern, "|") + 1; alts > 1 {
+		how = fmt.Sprintf("split its alternation into %d or more greps of about %d alternatives each", parts, (alts+parts-1)/parts)
+	}
+	return fmt.Errorf("pattern is too large: it compiles to %d instructions, and the limit is %d (the memory one pattern may take, not its length); %s", insts, MaxProgInsts, how)
 }
 
 // dotRunes reports whether re is "." (any rune but '\n') repeated and
@@ -275,6 +301,44 @@ func withoutAnchors(re *syntax.Regexp, notBegin, notEnd bool) *syntax.Regexp {
 		return &syntax.Regexp{Op: syntax.OpNoMatch}
 	}
 	return re
+}
+
+// EveryLine reports that every line matches, whatever it holds (`^`, `$`,
+// `.*`, `x?`, the empty pattern): the pattern matches the empty string at
+// the start of a line, where only ^ and \A are asked, or at its end, where
+// only $ and \z are. A count of its matching lines is a count of lines.
+func (m *Matcher) EveryLine() bool { return m.every }
+
+// emptyWith reports whether prog reaches a match from its start through
+// no rune and no empty-width test but those of ok (^ and \A hold at the
+// start of every line, $ and \z at its end).
+func emptyWith(prog *syntax.Prog, ok syntax.EmptyOp) bool {
+	seen := make(map[uint32]bool)
+	var reach func(pc uint32) bool
+	reach = func(pc uint32) bool {
+		for !seen[pc] {
+			seen[pc] = true
+			in := &prog.Inst[pc]
+			switch in.Op {
+			case syntax.InstMatch:
+				return true
+			case syntax.InstAlt, syntax.InstAltMatch:
+				if reach(in.Arg) {
+					return true
+				}
+			case syntax.InstNop, syntax.InstCapture:
+			case syntax.InstEmptyWidth:
+				if syntax.EmptyOp(in.Arg)&^ok != 0 {
+					return false
+				}
+			default:
+				return false
+			}
+			pc = in.Out
+		}
+		return false
+	}
+	return reach(uint32(prog.Start))
 }
 
 // Stopped reports whether a search gave up because stop said so: the

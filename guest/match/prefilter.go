@@ -58,8 +58,8 @@ type lit struct {
 // byteRank) a one-byte literal may be and still help.
 const (
 	maxLits        = 8
-	maxExpand      = 1 << 14
-	maxExpandBytes = 256 << 10
+	maxExpand      = 1 << 16
+	maxExpandBytes = 1 << 20
 	maxScanBytes   = 4
 	maxOneByteRank = 200
 )
@@ -565,39 +565,55 @@ func expandRunes(re *syntax.Regexp) ([]runeStr, bool) {
 func foldVariants(runes []rune) ([]runeStr, bool) {
 	out := []runeStr{{fold: true, variants: true}}
 	for _, r := range runes {
-		var alt rune
-		switch r {
-		case 'k', 'K':
-			alt = '\u212A'
-		case 's', 'S':
-			alt = '\u017F'
-		}
-		if alt == 0 || 2*len(out) > maxExpand {
+		forms := foldForms(r)
+		if len(forms) == 1 || len(forms)*len(out) > maxExpand {
 			for i := range out {
 				out[i].r = append(out[i].r, r)
-				out[i].variants = out[i].variants && alt == 0
+				out[i].variants = out[i].variants && len(forms) == 1
 			}
 			continue
 		}
 		n := len(out)
 		for i := 0; i < n; i++ {
-			v := runeStr{r: append(slices.Clone(out[i].r), alt), fold: true, variants: out[i].variants}
+			for _, f := range forms[1:] {
+				out = append(out, runeStr{r: append(slices.Clone(out[i].r), f), fold: true, variants: out[i].variants})
+			}
 			out[i].r = append(out[i].r, r)
-			out = append(out, v)
 		}
 	}
 	return out, true
 }
 
+// foldForms is r, then the other forms of its folding orbit that a
+// folding bytewise search (which ignores the case of ASCII letters only)
+// must be given to find what regexp's (?i) finds: every form beyond
+// ASCII (the Kelvin sign for k, the long s for s, ẞ for ß), and for r
+// beyond ASCII one ASCII form, if it has one (k for the Kelvin sign).
+func foldForms(r rune) []rune {
+	forms := []rune{r}
+	ascii := r < utf8.RuneSelf
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		switch {
+		case f >= utf8.RuneSelf:
+			forms = append(forms, f)
+		case !ascii:
+			ascii = true
+			forms = append(forms, f)
+		}
+	}
+	return forms
+}
+
 // foldSearchable reports whether a folding bytewise search for s finds
-// exactly what regexp's (?i) does: every rune ASCII, or the Kelvin sign or
-// long s, and foldVariants listed those forms of every 'k' and 's'.
+// exactly what regexp's (?i) does: foldVariants listed the forms of every
+// rune (foldForms), and none is a newline or U+FFFD (which regexp also
+// reads where the text has an invalid byte).
 func foldSearchable(s runeStr) bool {
 	if !s.variants {
 		return false
 	}
 	for _, r := range s.r {
-		if (r >= utf8.RuneSelf || r == '\n') && r != '\u212A' && r != '\u017F' {
+		if r == '\n' || r == utf8.RuneError {
 			return false
 		}
 	}
@@ -616,15 +632,24 @@ func hasLetter(runes []rune) bool {
 }
 
 // foldedK reports whether a set holds a folded literal with a k or an s,
-// which the scan cuts (their other forms are not ASCII) and Aho-Corasick,
-// given those forms (foldVariants), finds whole.
+// or a rune beyond ASCII (ß), which the scan cuts (their other forms are
+// not ASCII) and a search given those forms (foldVariants) finds whole.
 func foldedK(set []lit) bool {
 	for _, l := range set {
-		if l.fold && bytes.ContainsAny(l.b, "kKsS") {
+		if l.fold && (bytes.ContainsAny(l.b, "kKsS") || !isASCII(l.b)) {
 			return true
 		}
 	}
 	return false
+}
+
+func isASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // sameLits reports whether two literal sets are the same, in order.

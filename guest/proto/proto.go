@@ -148,6 +148,20 @@ type Response struct {
 	ID      uint64 `json:"id"`
 	Text    string `json:"text"`
 	IsError bool   `json:"is_error,omitempty"`
+	// Shard is a successful grep_shard or glob_shard answer (Text empty):
+	// its JSON ([GrepShardResult], [GlobShardResult]) as it is, not as a
+	// string holding JSON, which cost the guest a second escaping of every
+	// hit and the host a second unquoting ([ShardJSON] reads either).
+	Shard json.RawMessage `json:"shard,omitempty"`
+}
+
+// ShardJSON is the JSON of a shard call's answer r: its Shard, or its Text
+// when Shard is empty.
+func ShardJSON(r Response) []byte {
+	if len(r.Shard) > 0 {
+		return r.Shard
+	}
+	return []byte(r.Text)
 }
 
 // Tool names. These are a public contract: models, scripts and MCP clients

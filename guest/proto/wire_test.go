@@ -3,6 +3,7 @@ package proto
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -164,6 +165,8 @@ func TestAppendResponse(t *testing.T) {
 		{ID: 1, Text: "hello"},
 		{ID: 0, Text: ""},
 		{ID: 18446744073709551615, Text: "error: x", IsError: true},
+		{ID: 4, Shard: json.RawMessage(`{"parts":[{"path":"a\n\"b","text":"a:1: x\n","hits":1,"cuts":[7]}],"more":true}`)},
+		{ID: 5, Text: "x", IsError: true, Shard: json.RawMessage(`{"matches":null,"total":0}`)},
 		{ID: 3, Text: "ctl \x00\x01\x1f\x7f \b\f\n\r\t \"q\" \\ <a>&amp; \u2028\u2029 é 😀 \xff\xfe \xc3 end"},
 	} {
 		checkResponse(t, r)
@@ -266,5 +269,23 @@ func TestValidUTF8MovesCuts(t *testing.T) {
 		if got[c-1] != '\n' {
 			t.Errorf("cut %d at %d does not end a line in %q", i, c, got)
 		}
+	}
+}
+
+// BenchmarkAppendGrepShard is the encoding of a grep_shard answer of many
+// hits, and of the response that carries it.
+func BenchmarkAppendGrepShard(b *testing.B) {
+	var text strings.Builder
+	var cuts []int
+	for i := range 2000 {
+		fmt.Fprintf(&text, "net/http/server.go:%d: \tif err := w.conn.hijackLocked(\"x\"); err != nil { return nil, err } // %d\n", i+1, i)
+		cuts = append(cuts, text.Len())
+	}
+	r := GrepShardResult{Parts: []GrepPart{{Path: "net/http/server.go", Text: text.String(), Hits: 2000, Cuts: cuts}}, More: true}
+	var dst []byte
+	b.SetBytes(int64(text.Len()))
+	for b.Loop() {
+		dst = AppendGrepShard(dst[:0], &r)
+		dst = AppendResponse(nil, &Response{ID: 1, Text: string(dst)})
 	}
 }

@@ -3,6 +3,7 @@ package tools
 import (
 	"errors"
 	"io/fs"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,10 +25,20 @@ const grepBufSize = 256 << 10
 // size: a match straddling two pieces is missed, and memory stays bounded.
 const maxLineBuf = 64 << 20
 
-// maxPatternBytes bounds the pattern: compiling a regexp costs memory in
-// proportion to its length (a 3 MB literal takes seconds and hundreds of MB),
-// and no real search needs more than this.
-const maxPatternBytes = 16 << 10
+// maxPatternBytes bounds the pattern's length, as a request's size: what
+// bounds a pattern is the memory its program needs (match.MaxProgInsts,
+// which a keyword list of 10,000 words is well inside), and this only
+// keeps the text parsed before that is known (a parse costs memory in
+// proportion to the length) to a size no keyword list reaches first.
+const maxPatternBytes = 512 << 10
+
+// bigPattern is the length past which a pattern (a keyword list) is
+// compiled between two collections of the guest's garbage: compiling one
+// of 10,000 words makes about 75 MB of it for the 25 MB it keeps, and
+// the guest's memory, which never shrinks, ran out at its cap on the
+// third such call of a session (the heap's free spans too scattered for
+// the next call's large tables).
+const bigPattern = 16 << 10
 
 // grep searches a file or a tree for lines matching an RE2 pattern. Its
 // answer, in every mode, is the one MergeGrep gives for the same parts (see
@@ -92,7 +103,7 @@ func grepShard(fsys fs.FS, a proto.GrepShardArgs, lim proto.Limits) (string, err
 func runGrep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits, shard, shards int) (*grepper, error) {
 	const tool = proto.Grep
 	if len(a.Pattern) > maxPatternBytes {
-		return nil, errorf("pattern is too long (%d bytes; the limit is %d)", len(a.Pattern), maxPatternBytes)
+		return nil, errorf("pattern is too long (%d bytes; the limit is %d); split an alternation into several greps of fewer alternatives", len(a.Pattern), maxPatternBytes)
 	}
 	switch a.OutputMode {
 	case "", proto.GrepContent, proto.GrepFiles, proto.GrepCount:
@@ -102,6 +113,10 @@ func runGrep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits, shard, shards int) 
 	if a.Context < 0 || a.BeforeContext < 0 || a.AfterContext < 0 {
 		return nil, errorf("context lines must be 0 or more")
 	}
+	big := len(a.Pattern) > bigPattern
+	if big {
+		runtime.GC() // the last call's garbage, before this one's
+	}
 	m, err := match.Compile(a.Pattern, a.IgnoreCase)
 	if err != nil {
 		return nil, errorf("%s", err.Error())
@@ -109,6 +124,9 @@ func runGrep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits, shard, shards int) 
 	strict, err := newStrict(a.Pattern, a.IgnoreCase)
 	if err != nil {
 		return nil, err
+	}
+	if big {
+		runtime.GC() // compiling it made several times what it keeps
 	}
 	if a.Glob != "" {
 		if err := checkGlob(a.Glob); err != nil {
@@ -273,9 +291,11 @@ type grepper struct {
 	more  bool // a cap was reached: the walk stops
 	parts []proto.GrepPart
 
-	out  []byte // output of the file being searched
-	cuts []int  // where out may be cut, one per hit
-	stop bool   // a cap was reached in this file
+	out []byte // output of the file being searched
+	// quoted is quotePath(quotedOf), the last path emit wrote.
+	quoted, quotedOf string
+	cuts             []int // where out may be cut, one per hit
+	stop             bool  // a cap was reached in this file
 
 	dealer // this instance's share of a sharded grep
 

@@ -302,6 +302,18 @@ func nulIn(r io.Reader, buf []byte, base int64) (int64, error) {
 func (g *grepper) searchBlock(sc *fileScan, block []byte, last bool) {
 	sc.counted, sc.blockLine = 0, sc.line
 	sc.last = last
+	if g.mode == proto.GrepCount && g.m.EveryLine() && !sc.midLine && (last || len(block) == 0 || block[len(block)-1] == '\n') {
+		// Every line matches (`^`, `.*`): its count is its lines, the
+		// last one without a newline at the end of the file included.
+		n := countNewlines(block)
+		if len(block) > 0 && block[len(block)-1] != '\n' {
+			n++
+			sc.tailHit = true
+		}
+		sc.count += n
+		sc.hit = sc.hit || n > 0
+		return
+	}
 	tail := false // the block's last line has a hit
 	for pos := 0; pos < len(block) && !g.stop && !sc.done; {
 		start, end, ok := g.next(sc, block, pos)
@@ -533,7 +545,10 @@ const hitContext = 64
 // leading "…", so the model still sees what matched.
 func (g *grepper) emit(p string, line int, sep byte, text []byte, hitOff int, midLine bool) {
 	text = bytes.TrimSuffix(text, []byte{'\r'})
-	g.out = append(g.out, quotePath(p)...)
+	if g.quotedOf != p {
+		g.quotedOf, g.quoted = p, quotePath(p) // once a file, not once a line
+	}
+	g.out = append(g.out, g.quoted...)
 	g.out = append(g.out, sep)
 	g.out = strconv.AppendInt(g.out, int64(line), 10)
 	g.out = append(g.out, sep, ' ')

@@ -283,7 +283,7 @@ func TestShardedGrepModes(t *testing.T) {
 				a := fmt.Sprintf(`{"shard":%d,"shards":%d,%s`, s, n, args[1:])
 				r := Run(fsys, proto.Request{Tool: proto.GrepShard, Args: json.RawMessage(a)})
 				var res proto.GrepShardResult
-				if err := json.Unmarshal([]byte(r.Text), &res); r.IsError || err != nil {
+				if err := json.Unmarshal(proto.ShardJSON(r), &res); r.IsError || err != nil {
 					t.Fatalf("shard %d of %d answered %q: %v", s, n, r.Text, err)
 				}
 				shards = append(shards, res)

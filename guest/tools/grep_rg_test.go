@@ -36,6 +36,9 @@ func TestGrepAgreesWithRipgrep(t *testing.T) {
 		{"[^a-z ]", false}, {"caf.", false}, {"caf", false}, {"κόσμε", false}, {"ΚΌΣΜΕ", true}, {`\p{Greek}+`, false},
 		{`\p{Hangul}{2}`, false}, {"검색", false}, {"x|검", false}, {"a.*b", false}, {"[^x]{3}", false}, {`\s$`, false},
 		{"^.{3}$", false}, {".{80,}", false}, {"(?i)σ", false}, {`\r`, false}, {"[À-ÿ]", false}, {"\uFFFD", false},
+		// The classes of issue 34: a hex class, letters whose
+		// folded forms are beyond ASCII (ß, the Kelvin sign, the long s).
+		{`[0-9a-f]{8}`, false}, {"(?i)straße", false}, {"straße", true}, {"(?i)kelvin", false}, {"(?i)ss", false},
 	}
 	for seed := uint64(1); seed <= 2; seed++ {
 		root := t.TempDir()
@@ -171,6 +174,8 @@ func writeRgTree(t *testing.T, root string, rng *rand.Rand) map[string]int {
 		write(name, b.Bytes())
 		binaries[name] = bytes.IndexByte(b.Bytes(), 0)
 	}
+	// Letters whose folded forms are beyond ASCII, and hex.
+	write("docs/fold.txt", []byte("Straße\nSTRASSE\nstra\u017fe\nSTRA\u1e9eE\n\u212aelvin\nkelvin KELVIN\ndeadbeef0123 cafe\n0x1F2E3D4C\nmiss\n"))
 	write(".git/HEAD", []byte("hit in git\n"))
 	return binaries
 }

@@ -86,7 +86,7 @@ func TestGrep(t *testing.T) {
 		{"no matches", map[string]any{"pattern": "haystack", "path": "src"}, proto.Limits{}, "no matches for haystack in src"},
 		{"invalid", map[string]any{"pattern": "a(b"}, proto.Limits{}, "error: invalid pattern: error parsing regexp: missing closing ): `a(b`"},
 		{"pattern too long", map[string]any{"pattern": strings.Repeat("a", maxPatternBytes+1)}, proto.Limits{},
-			"error: pattern is too long (16385 bytes; the limit is 16384)"},
+			"error: pattern is too long (524289 bytes; the limit is 524288); split an alternation into several greps of fewer alternatives"},
 		{"invalid glob", map[string]any{"pattern": "a", "glob": "[x"}, proto.Limits{}, "error: invalid glob pattern: [x"},
 		{"missing", map[string]any{"pattern": "a", "path": "nope"}, proto.Limits{}, "error: no such file or directory: nope"},
 		{"fifo", map[string]any{"pattern": "a", "path": "fifo"}, proto.Limits{}, "error: not a regular file: fifo (named pipe)"},
@@ -315,4 +315,26 @@ func FuzzCountNewlines(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkGrepManyHits is the answers with many hits (content mode, up
+// to the most max_results allows) natively, as one shard of two makes
+// them (what the host merges).
+func BenchmarkGrepManyHits(b *testing.B) {
+	fsys := os.DirFS(filepath.Join(goroot(b), "src"))
+	for _, bc := range []struct{ name, pattern, mode, path string }{
+		{"dotstar", `.*`, "", ""},
+		{"hex40", `[0-9a-f]{40}`, "", ""},
+		{"caret-count", `^`, proto.GrepCount, "runtime"},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			args := mustJSON(b, proto.GrepShardArgs{GrepArgs: proto.GrepArgs{Pattern: bc.pattern, OutputMode: bc.mode, Path: bc.path, MaxResults: proto.MaxMaxResults}, Shard: 0, Shards: 2})
+			for b.Loop() {
+				resp := Run(fsys, proto.Request{Tool: proto.GrepShard, Args: args})
+				if resp.IsError {
+					b.Fatal(resp.Text)
+				}
+			}
+		})
+	}
 }

@@ -66,7 +66,7 @@ func shardedGrep(t *testing.T, fsys fs.FS, args string, lim proto.Limits, n int)
 			return r
 		}
 		var res proto.GrepShardResult
-		if err := json.Unmarshal([]byte(r.Text), &res); err != nil {
+		if err := json.Unmarshal(proto.ShardJSON(r), &res); err != nil {
 			t.Fatalf("shard %d of %d answered %q: %v", s, n, r.Text, err)
 		}
 		shards = append(shards, res)

@@ -143,7 +143,7 @@ func runShards[R any](t *testing.T, fsys fs.FS, tool, args string, lim proto.Lim
 			return r, nil
 		}
 		var res R
-		if err := json.Unmarshal([]byte(r.Text), &res); err != nil {
+		if err := json.Unmarshal(proto.ShardJSON(r), &res); err != nil {
 			t.Fatalf("shard %d of %d answered %q: %v", s, n, r.Text, err)
 		}
 		shards = append(shards, res)

@@ -51,6 +51,9 @@ func Run(fsys fs.FS, req proto.Request) (resp proto.Response) {
 	if err != nil {
 		return errResponse(err.Error())
 	}
+	if req.Tool == proto.GrepShard || req.Tool == proto.GlobShard {
+		return proto.Response{Shard: []byte(text)} // JSON already: carried as it is
+	}
 	return proto.Response{Text: text}
 }
 

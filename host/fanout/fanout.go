@@ -84,7 +84,7 @@ func split[R any](ctx context.Context, g *Splitter, req proto.Request, shardTool
 		if r.IsError {
 			return proto.Response{ID: req.ID, Text: r.Text, IsError: true}, nil
 		}
-		if err := json.Unmarshal([]byte(r.Text), &shards[i]); err != nil {
+		if err := json.Unmarshal(proto.ShardJSON(r), &shards[i]); err != nil {
 			return proto.Response{}, fmt.Errorf("fanout: malformed answer of %s %d: %w", shardTool, i, err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -85,7 +86,7 @@ func TestSplitEqualsOne(t *testing.T) {
 					want := received(t, tools.Run(n.fsys, req))
 					before := n.calls.Load()
 					got, err := ex.Exec(context.Background(), req)
-					if err != nil || got != want {
+					if err != nil || got.Text != want.Text || got.IsError != want.IsError || got.ID != want.ID || len(got.Shard) > 0 {
 						t.Fatalf("%s %s %+v, %d shards: %+v, %v\nwant %+v", c.tool, args, lim, shards, got, err, want)
 					}
 					if args == c.args[0] && lim.MaxResults == 0 && !strings.Contains(got.Text, "\n[d5/s1/.gitignore is larger than 256 KiB") {
@@ -98,7 +99,7 @@ func TestSplitEqualsOne(t *testing.T) {
 			}
 		}
 		req := proto.Request{ID: 3, Tool: proto.ListDir, Args: json.RawMessage(`{"path":"."}`)}
-		if got, err := ex.Exec(context.Background(), req); err != nil || got != tools.Run(n.fsys, req) {
+		if got, err := ex.Exec(context.Background(), req); err != nil || !reflect.DeepEqual(got, tools.Run(n.fsys, req)) {
 			t.Fatalf("list_dir through the decorator: %+v %v", got, err)
 		}
 	}
@@ -156,7 +157,7 @@ func TestThroughRunner(t *testing.T) {
 				t.Fatal(err)
 			}
 			got, err := ex.Exec(ctx, req)
-			if err != nil || got != want {
+			if err != nil || got.Text != want.Text || got.IsError != want.IsError || got.ID != want.ID || len(got.Shard) > 0 {
 				t.Fatalf("%s %s: %+v, %v\nwant %+v", c.tool, args, got, err, want)
 			}
 		}

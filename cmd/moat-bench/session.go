@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/moatdev/moat/guest/proto"
+	"github.com/moatdev/moat/host/confine"
+	"github.com/moatdev/moat/host/engine"
+	"github.com/moatdev/moat/host/fanout"
+	"github.com/moatdev/moat/host/policy"
+	"github.com/moatdev/moat/host/redact"
+	"github.com/moatdev/moat/host/runner"
+	"github.com/moatdev/moat/host/toolspec"
+)
+
+// A sessionClass is a grep measured as the model's own calls run (in
+// guests already up, through the engine, the answer's lines redacted as
+// moat's are), beside ripgrep on the same search: the classes of issue
+// 34, several patterns each.
+type sessionClass struct {
+	class, pat string
+	ignoreCase bool
+	content    bool   // lines listed (max_results 2000; ripgrep's first 2000 lines), else counts
+	path       string // under Go's source tree, "" for all of it
+}
+
+func sessionClasses() []sessionClass {
+	k3, k10 := keywords(3000), keywords(10000)
+	return []sessionClass{
+		{class: "content, 2000 hits", pat: `.*`, content: true},
+		{class: "content, 2000 hits", pat: `err`, content: true},
+		{class: "content, 2000 hits", pat: `\bfunc\b`, content: true},
+		{class: "content, hex class", pat: `[0-9a-f]{40}`, content: true},
+		{class: "content, hex class", pat: `0x[0-9a-fA-F]{8,}`, content: true},
+		{class: "count, every line", pat: `^`, path: "runtime"},
+		{class: "count, every line", pat: `$`, path: "runtime"},
+		{class: "count, every line", pat: `.?`, path: "runtime"},
+		{class: "count, folded letters", pat: `(?i)traße`},
+		{class: "count, folded letters", pat: `(?i)kelvin`},
+		{class: "count, folded letters", pat: `(?i)assess`},
+		{class: "count, keyword list", pat: k3},
+		{class: "count, keyword list", pat: k10},
+		{class: "count, keyword list", pat: k10, ignoreCase: true},
+	}
+}
+
+// sessionName is a class's row name: its class and a short form of its pattern.
+func (c sessionClass) name() string {
+	p := c.pat
+	if n := strings.Count(p, "|") + 1; n > 1 {
+		p = fmt.Sprintf("%d words", n)
+	}
+	if c.ignoreCase {
+		p += ", ignore case"
+	}
+	if c.path != "" {
+		p += " in " + c.path
+	}
+	return fmt.Sprintf("session: %s, %s", c.class, p)
+}
+
+// sessionRows measures every session class whose row name want takes:
+// each round one call in the session and one ripgrep run, in turn, after
+// a first call (the one that finds the secrets of every file it reads)
+// that is not counted; medians, with the range of the session's calls.
+func sessionRows(src, cache string, runs int, want func(string) bool) ([]row, error) {
+	var rows []row
+	var e *engine.Engine
+	rg, rgErr := exec.LookPath("rg")
+	for _, c := range sessionClasses() {
+		name := c.name()
+		if !want(name) {
+			continue
+		}
+		if e == nil {
+			ctx := context.Background()
+			r, err := runner.New(ctx, runner.Config{Root: src, Resolver: confine.Auto, CacheDir: cache})
+			if err != nil {
+				return nil, err
+			}
+			ex := fanout.New(r, r.Parallel())
+			defer ex.Close()
+			cat, err := toolspec.New()
+			if err != nil {
+				return nil, err
+			}
+			pol, err := policy.New(nil, nil)
+			if err != nil {
+				return nil, err
+			}
+			if e, err = engine.New(engine.Options{Catalog: cat, Policy: pol, Exec: ex, Redactor: redact.New()}); err != nil {
+				return nil, err
+			}
+		}
+		fmt.Fprintln(os.Stderr, "moat-bench:", name)
+		a := map[string]any{"pattern": c.pat, "ignore_case": c.ignoreCase, "max_results": proto.MaxMaxResults}
+		flags := []string{"-c"}
+		if c.content {
+			flags = []string{"-n"}
+		} else {
+			a["output_mode"] = proto.GrepCount
+		}
+		if c.ignoreCase {
+			flags = append(flags, "-i")
+		}
+		target := src
+		if c.path != "" {
+			a["path"] = c.path
+			target = filepath.Join(src, c.path)
+		}
+		args, _ := json.Marshal(a)
+		var other []string
+		if rgErr == nil {
+			// ripgrep's own size limits raised, so that it takes the lists.
+			argv := append([]string{rg, "--no-messages", "--regex-size-limit", "1G", "--dfa-size-limit", "1G"}, flags...)
+			argv = append(argv, "-e", c.pat, target)
+			if c.content {
+				other = []string{"sh", "-c", shellJoin(argv) + " | head -n 2000"}
+			} else {
+				other = argv
+			}
+		}
+		in, lo, hi, o, refused, err := sessionEngineCall(e, args, runs, other)
+		if err != nil {
+			return nil, err
+		}
+		if refused != "" {
+			rows = append(rows, row{name, "refused", "", refused})
+			continue
+		}
+		rng := fmt.Sprintf("%s (%s-%s)", ms(in), ms(lo), ms(hi))
+		if other == nil {
+			rows = append(rows, row{name, rng, "", ""})
+		} else {
+			rows = append(rows, row{name + ", vs ripgrep " + strings.Join(flags, " "), rng, ms(o), fmt.Sprintf("%.2fx", ratio(in, o))})
+		}
+		fmt.Fprintf(os.Stderr, "moat-bench:   %s %s %s\n", rows[len(rows)-1].moat, rows[len(rows)-1].other, rows[len(rows)-1].ratio)
+	}
+	return rows, nil
+}
+
+// sessionEngineCall times one grep through e beside other (nil: none),
+// in turn, for runs rounds after one not counted: the session call's
+// median, fastest and slowest, and other's median; or the error it
+// answered (a pattern refused), the first 120 bytes of it.
+func sessionEngineCall(e *engine.Engine, args []byte, runs int, other []string) (med, lo, hi, otherMed time.Duration, refused string, err error) {
+	ctx := context.Background()
+	var in, out []time.Duration
+	for i := 0; i <= runs; i++ {
+		t := time.Now()
+		res := e.Call(ctx, proto.Grep, args)
+		d := time.Since(t)
+		if res.IsError {
+			return 0, 0, 0, 0, res.Text[:min(len(res.Text), 120)], nil
+		}
+		if other != nil {
+			s, err := once("", other)
+			if err != nil {
+				return 0, 0, 0, 0, "", err
+			}
+			if i > 0 {
+				out = append(out, s.wall)
+			}
+		}
+		if i > 0 {
+			in = append(in, d)
+		}
+	}
+	slices.Sort(in)
+	if len(out) > 0 {
+		slices.Sort(out)
+		otherMed = out[len(out)/2]
+	}
+	return in[len(in)/2], in[0], in[len(in)-1], otherMed, "", nil
+}
