@@ -37,26 +37,13 @@ func BenchmarkSessionGrepRedact(b *testing.B) {
 		b.Skip("no GOROOT/src")
 	}
 	ctx := context.Background()
-	cat, _ := toolspec.New()
-	pol, _ := policy.New(nil, nil)
 	cache := b.TempDir()
 	engines := map[string]*engine.Engine{}
 	for name, red := range map[string]*redact.Redactor{"redact=off": nil, "redact=on": redact.New()} {
 		// Each mode its own guests: with redaction on they read every
 		// file's redacted view (host/confine), and the engine redacts
 		// each line of the answer again.
-		r, err := runner.New(ctx, runner.Config{Root: src, Resolver: confine.Auto, CacheDir: cache, NoRedact: red == nil})
-		if err != nil {
-			b.Fatal(err)
-		}
-		ex := fanout.New(r, r.Parallel())
-		defer ex.Close()
-		e, err := engine.New(engine.Options{Catalog: cat, Policy: pol, Exec: ex, Redactor: red,
-			Limits: proto.Limits{MaxResults: proto.MaxMaxResults, MaxReadBytes: 256 << 10}})
-		if err != nil {
-			b.Fatal(err)
-		}
-		engines[name] = e
+		engines[name] = sessionEngine(b, src, cache, red, proto.Limits{MaxResults: proto.MaxMaxResults, MaxReadBytes: 256 << 10})
 	}
 	calls := []struct{ name, tool, args string }{
 		{"todo count", "grep", fmt.Sprintf(`{"pattern":"todo","ignore_case":true,"output_mode":"count","max_results":%d}`, proto.MaxMaxResults)},
@@ -87,4 +74,25 @@ func BenchmarkSessionGrepRedact(b *testing.B) {
 			})
 		}
 	}
+}
+
+// sessionEngine is an engine over src as a session runs it: guests
+// already up, fanned out over the pool, the answer redacted by red (nil:
+// redaction off, in the guests' files too). The guests close with b.
+func sessionEngine(b *testing.B, src, cache string, red *redact.Redactor, lim proto.Limits) *engine.Engine {
+	b.Helper()
+	ctx := context.Background()
+	cat, _ := toolspec.New()
+	pol, _ := policy.New(nil, nil)
+	r, err := runner.New(ctx, runner.Config{Root: src, Resolver: confine.Auto, CacheDir: cache, NoRedact: red == nil})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ex := fanout.New(r, r.Parallel())
+	b.Cleanup(func() { ex.Close() })
+	e, err := engine.New(engine.Options{Catalog: cat, Policy: pol, Exec: ex, Redactor: red, Limits: lim})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return e
 }

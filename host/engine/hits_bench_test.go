@@ -9,13 +9,7 @@ import (
 	"testing"
 
 	"github.com/moatdev/moat/guest/proto"
-	"github.com/moatdev/moat/host/confine"
-	"github.com/moatdev/moat/host/engine"
-	"github.com/moatdev/moat/host/fanout"
-	"github.com/moatdev/moat/host/policy"
 	"github.com/moatdev/moat/host/redact"
-	"github.com/moatdev/moat/host/runner"
-	"github.com/moatdev/moat/host/toolspec"
 )
 
 // BenchmarkSessionManyHits is the answers with many hits a model asks for,
@@ -30,18 +24,7 @@ func BenchmarkSessionManyHits(b *testing.B) {
 		b.Skip("no GOROOT/src")
 	}
 	ctx := context.Background()
-	cat, _ := toolspec.New()
-	pol, _ := policy.New(nil, nil)
-	r, err := runner.New(ctx, runner.Config{Root: src, Resolver: confine.Auto, CacheDir: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ex := fanout.New(r, r.Parallel())
-	defer ex.Close()
-	e, err := engine.New(engine.Options{Catalog: cat, Policy: pol, Exec: ex, Redactor: redact.New()})
-	if err != nil {
-		b.Fatal(err)
-	}
+	e := sessionEngine(b, src, b.TempDir(), redact.New(), proto.Limits{})
 	for _, c := range []struct{ name, args string }{
 		{"dotstar 2000", `{"pattern":".*","max_results":2000}`},
 		{"dotstar 100", `{"pattern":".*"}`},
@@ -60,5 +43,4 @@ func BenchmarkSessionManyHits(b *testing.B) {
 			}
 		})
 	}
-	_ = proto.MaxMaxResults
 }
