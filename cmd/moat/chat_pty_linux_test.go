@@ -269,6 +269,15 @@ func TestChatCtrlCAtApproval(t *testing.T) {
 // Ctrl-C typed there is a SIGINT to moat alone.
 func startPtyChild(t *testing.T, srv *fakellm.Server, args ...string) *ptyChat {
 	t.Helper()
+	return startOnPty(t, srv, os.Environ(), 80, args...) // wide enough that replies are wrapped
+}
+
+// startOnPty runs moat (this test binary under that name) with a pty as
+// its controlling terminal, stdin, stdout and stderr, as a person runs
+// it, in env (and the settings every pty test needs), talking to srv
+// when there is one. width, when not 0, is the pty's width.
+func startOnPty(t *testing.T, srv *fakellm.Server, env []string, width int, args ...string) *ptyChat {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -279,12 +288,17 @@ func startPtyChild(t *testing.T, srv *fakellm.Server, args ...string) *ptyChat {
 	}
 	master, slave := openPty(t)
 	t.Cleanup(func() { master.Close() })
-	if err := setWinsize(slave, 80); err != nil { // wide enough that replies are wrapped
-		t.Fatal(err)
+	if width > 0 {
+		if err := setWinsize(slave, width); err != nil {
+			t.Fatal(err)
+		}
 	}
 	cmd := exec.Command(bin+"/moat", args...)
-	cmd.Env = append(os.Environ(), "OLLAMA_HOST="+srv.URL, "MOAT_ISOLATE=off", "MOAT_CACHE_DIR="+sharedCache(t), "TERM=dumb",
+	cmd.Env = append(env, "MOAT_ISOLATE=off", "MOAT_CACHE_DIR="+sharedCache(t), "TERM=dumb",
 		"XDG_STATE_HOME="+t.TempDir()) // saved sessions, never the real user's
+	if srv != nil {
+		cmd.Env = append(cmd.Env, "OLLAMA_HOST="+srv.URL)
+	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
 	if err := cmd.Start(); err != nil {
@@ -306,6 +320,7 @@ func startPtyChild(t *testing.T, srv *fakellm.Server, args ...string) *ptyChat {
 		cmd.Wait()
 		p.code <- cmd.ProcessState.ExitCode()
 	}()
+	t.Cleanup(func() { cmd.Process.Kill() })
 	return p
 }
 

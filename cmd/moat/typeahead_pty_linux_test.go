@@ -2,10 +2,8 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -18,51 +16,13 @@ import (
 // (MOAT_TEST_TYPEAHEAD is unset).
 func startMoatPty(t *testing.T, srv *fakellm.Server, args ...string) *ptyChat {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := t.TempDir()
-	if err := os.Symlink(exe, bin+"/moat"); err != nil { // testscript.Main runs "moat" by that name
-		t.Fatal(err)
-	}
-	master, slave := openPty(t)
-	t.Cleanup(func() { master.Close() })
-	cmd := exec.Command(bin+"/moat", args...)
 	var env []string
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "MOAT_TEST_TYPEAHEAD=") {
 			env = append(env, kv)
 		}
 	}
-	cmd.Env = append(env, "MOAT_ISOLATE=off", "MOAT_CACHE_DIR="+sharedCache(t), "TERM=dumb",
-		"XDG_STATE_HOME="+t.TempDir()) // saved sessions, never the real user's
-	if srv != nil {
-		cmd.Env = append(cmd.Env, "OLLAMA_HOST="+srv.URL)
-	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	slave.Close()
-	p := &ptyChat{t: t, master: master, code: make(chan int, 1), srv: srv}
-	go func() {
-		b := make([]byte, 4096)
-		for {
-			n, err := master.Read(b)
-			p.screen.Write(b[:n])
-			if err != nil {
-				return
-			}
-		}
-	}()
-	go func() {
-		cmd.Wait()
-		p.code <- cmd.ProcessState.ExitCode()
-	}()
-	t.Cleanup(func() { cmd.Process.Kill() })
-	return p
+	return startOnPty(t, srv, env, 0, args...)
 }
 
 // answerAt waits for the nth question and types keys at it until the
