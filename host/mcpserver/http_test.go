@@ -570,15 +570,8 @@ func (b *bigExec) Exec(ctx context.Context, req proto.Request) (proto.Response, 
 func TestReadFilesBudget(t *testing.T) {
 	ex := &bigExec{n: 400 << 10}
 	eng, _ := newEngine(t, ex, false)
-	st, ct := mcp.NewInMemoryTransports()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go New(eng, Options{}).Serve(ctx, st)
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	ctx := context.Background()
+	cs := connectInMemory(t, eng)
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: ReadFiles, Arguments: map[string]any{"paths": []string{"1", "2", "3", "4"}}})
 	if err != nil {
 		t.Fatal(err)

@@ -26,15 +26,8 @@ func (s *statExec) Exec(ctx context.Context, req proto.Request) (proto.Response,
 
 func TestStatStructured(t *testing.T) {
 	eng, _ := newEngine(t, &statExec{}, false)
-	st, ct := mcp.NewInMemoryTransports()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go New(eng, Options{}).Serve(ctx, st)
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	ctx := context.Background()
+	cs := connectInMemory(t, eng)
 	tools, err := cs.ListTools(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -67,4 +60,20 @@ func TestStatStructured(t *testing.T) {
 			t.Errorf("%s %v: structuredContent %v, %v", c.tool, c.args, res.StructuredContent, err)
 		}
 	}
+}
+
+// connectInMemory serves eng to an SDK client without elicitation over
+// in-memory transports; the session and the server end with t.
+func connectInMemory(t *testing.T, eng Engine) *mcp.ClientSession {
+	t.Helper()
+	st, ct := mcp.NewInMemoryTransports()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go New(eng, Options{}).Serve(ctx, st)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
 }
