@@ -165,7 +165,7 @@ func (m *mcpFlags) run(ctx context.Context, e *env, args []string) error {
 // serve serves the sandbox's engine over stdio, or over HTTP with --listen.
 func (m *mcpFlags) serve(ctx context.Context, e *env, sb *assembly.Sandbox, log *slog.Logger) error {
 	c := &m.c
-	log.Info("moat mcp: serving", "root", sb.Root, "writes", sb.Writes, "resolver", c.resolver, "isolate", c.isolate,
+	log.Info("moat mcp: serving", "root", sb.Root, "writes", sb.Writes, "resolver", c.lim.Resolver, "isolate", c.lim.Isolate,
 		"version", moatVersion(), "go", runtime.Version(), "wazero", runner.WazeroVersion())
 	var served mcpserver.Engine = sb.Engine
 	if sb.Recorder != nil {

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
 
 	"github.com/moatdev/moat/host/agent"
 	"github.com/moatdev/moat/host/assembly"
 	"github.com/moatdev/moat/host/gate"
+	"github.com/moatdev/moat/host/limits"
 	"github.com/moatdev/moat/host/recording"
 )
 
@@ -22,7 +24,10 @@ func replayCommand(e *env) *ffcli.Command {
 	// Only the flags that say where and how tightly the sandbox runs: the
 	// limits and lists that change results come from the recording.
 	fs.Var(rootsFlag{&c.roots, ""}, "root", "replay against this `folder` (as it was when recorded) instead of the files in the recording")
-	c.registerRun(fs)
+	// The options a recording does not keep (how a call is held: --resolver,
+	// --isolate, --timeout) are this command line's.
+	c.lim = limits.Defaults()
+	registerTagged(fs, &c.lim, func(f reflect.StructField) bool { return !limits.Recorded(f) })
 	fs.StringVar(&c.cacheDir, "cache-dir", "", "where compiled WebAssembly is cached (default: the user cache dir + /moat)")
 	fs.BoolVar(&update, "update", false, "rewrite the recording's expectations with what this build returns")
 	validate(fs, "root", func() error { return assembly.CheckRoot(c.root()) })
@@ -134,8 +139,7 @@ func replaySandbox(c *common, e *env) recording.Sandbox {
 	return func(ctx context.Context, root string, s recording.SessionInfo, rv gate.Reviewer) (agent.Dispatcher, io.Closer, error) {
 		o := *c.opts(e)
 		o.Roots = []string{root}
-		o.Limits = s.Options
-		o.NoRedact = s.NoRedact // replay has no --redact: it redacts as the session did
+		o.Limits = limits.Replayed(s.Options, c.lim) // no --redact: it redacts as the session did
 		by := assembly.Recorded
 		if s.Command == "mcp" {
 			by = assembly.Client

@@ -55,8 +55,7 @@ func (o *Options) startRecording(cfg runner.Config, writes string) (*Recorder, e
 	}
 	sess := r.Session
 	sess.RootName = filepath.Base(cfg.Root)
-	sess.Options = o.Limits
-	sess.NoRedact = o.NoRedact
+	sess.Options = o.Limits // with NoRedact
 	sess.Writes = writes
 	out := &Recorder{file: r.File, notes: r.Notes}
 	if out.notes == nil {
@@ -69,7 +68,7 @@ func (o *Options) startRecording(cfg runner.Config, writes string) (*Recorder, e
 		if err != nil {
 			return nil, err
 		}
-		if !o.NoRedact {
+		if !o.Limits.NoRedact {
 			// And as the tools saw them: each file's redacted view.
 			cfs.SetRedactor(redact.New())
 		}

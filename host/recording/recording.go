@@ -48,17 +48,16 @@ type SessionInfo struct {
 	NumCtx   int    `json:"num_ctx"`
 	MaxTurns int    `json:"max_turns"`
 	// The sandbox's limits and lists, as the engine was given them: their
-	// JSON members sit here, between max_turns and writes.
+	// JSON members sit here, between max_turns and writes. no_redact
+	// among them: recorded with --redact=false, so replay shows the files
+	// as they are too; without it (every recording before the field) the
+	// replay redacts, as the session did.
 	limits.Options
 	Writes string `json:"writes"`          // ask or deny
 	Think  string `json:"think,omitempty"` // --think, passed through
 	// System is the system prompt when --system replaced the built-in one.
-	System string `json:"system,omitempty"`
-	Files  bool   `json:"files,omitempty"` // recorded with --record-files
-	// NoRedact: recorded with --redact=false, so replay shows the files
-	// as they are too; without it (every recording before the field) the
-	// replay redacts, as the session did.
-	NoRedact  bool       `json:"no_redact,omitempty"`
+	System    string     `json:"system,omitempty"`
+	Files     bool       `json:"files,omitempty"` // recorded with --record-files
 	Questions []Question `json:"questions"`
 	Turns     []Turn     `json:"turns"`
 }
