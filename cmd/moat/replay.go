@@ -56,7 +56,7 @@ not for their value.
 Exit status: 0 when everything is the same; 1 when something changed, with a
 unified diff on standard output for each call that changed, naming the turn
 and the tool; 1 also when the recording is missing or cannot be read; 2
-usage. --update rewrites the recording's results, reviews
+usage; 4 when --isolate require and isolation cannot start here. --update rewrites the recording's results, reviews
 and answers with what this build returns, and exits 0.`,
 		FlagSet: fs,
 		Exec: func(ctx context.Context, args []string) error {
