@@ -185,21 +185,35 @@ func (m *mcpFlags) serve(ctx context.Context, e *env, sb *assembly.Sandbox, log 
 	return nil
 }
 
-// rootArgument takes moat mcp's one folder argument as its root.
+// rootArgument takes moat mcp's folder arguments as its roots, as
+// --root gives them (host/assembly.AddRoot decides how many): first the
+// arguments alone, then on top of --root.
 func rootArgument(c *common, args []string, e *env) error {
-	switch {
-	case len(args) == 0:
-		return nil
-	case len(args) > 1:
+	if _, err := addRoots(nil, args); err != nil {
 		return usagef("mcp serves one folder for now, got %d arguments (several roots are not supported yet); give the one folder as --root DIR or as the only argument", len(args))
-	case len(c.roots) > 0:
+	}
+	roots, err := addRoots(c.roots, args)
+	if err != nil {
 		return usagef("mcp got the folder %q as an argument and %s %q: give the root once", args[0], e.source("root"), c.roots[0])
 	}
-	if err := assembly.CheckRoot(args[0]); err != nil {
-		return usagef("mcp takes one argument, the folder to serve (as --root does): %v", err)
+	for _, arg := range args {
+		if err := assembly.CheckRoot(arg); err != nil {
+			return usagef("mcp takes one argument, the folder to serve (as --root does): %v", err)
+		}
 	}
-	c.roots = []string{args[0]}
+	c.roots = roots
 	return nil
+}
+
+// addRoots adds each of args to roots.
+func addRoots(roots, args []string) ([]string, error) {
+	for _, arg := range args {
+		var err error
+		if roots, err = assembly.AddRoot(roots, arg); err != nil {
+			return roots, err
+		}
+	}
+	return roots, nil
 }
 
 // readCloser lets the transport close standard input when it stops, which

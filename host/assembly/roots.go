@@ -15,11 +15,23 @@ import (
 // root to roots, or refuses it when there is one already (moat serves one
 // folder for now). cmd/moat's --root calls it for every value given, on
 // the command line, in a variable or in the config file.
+// It refuses with a *[TooManyRoots]. Every way of giving a root (--root,
+// moat mcp's folder arguments) adds it here, each wording the refusal its
+// own way.
 func AddRoot(roots []string, root string) ([]string, error) {
 	if len(roots) > 0 {
-		return roots, fmt.Errorf("a second root (the first was %q): moat serves one folder for now, several roots are not supported yet; give one --root", roots[0])
+		return roots, &TooManyRoots{First: roots[0]}
 	}
 	return append(roots, root), nil
+}
+
+// TooManyRoots is a root given beyond the one moat serves.
+type TooManyRoots struct {
+	First string // the root given first
+}
+
+func (e *TooManyRoots) Error() string {
+	return fmt.Sprintf("a second root (the first was %q): moat serves one folder for now, several roots are not supported yet; give one --root", e.First)
 }
 
 // root is the session's one root: "." when none was given.
