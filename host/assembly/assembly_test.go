@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -46,10 +47,10 @@ func offLimits() limits.Options {
 	return l
 }
 
-// sharedCache is one compile cache for the package's tests, so that the
-// guest is compiled once.
+// sharedCache is the compile cache the tests of moat's packages share (as
+// host/runner's do), so that the guest is compiled once.
 func sharedCache(t *testing.T) string {
-	dir := filepath.Join(os.TempDir(), "moat-assembly-test-cache")
+	dir := filepath.Join(os.TempDir(), "moat-test-cache-"+runtime.Version())
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}

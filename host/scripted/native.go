@@ -83,22 +83,11 @@ func (f *Server) nativeChat(w http.ResponseWriter, r *http.Request) {
 	chunk := func() nativeChunk {
 		return nativeChunk{Model: req.Model, CreatedAt: time.Now().UTC(), Message: nativeMessage{Role: "assistant"}}
 	}
-	sent := 0
-	afterFirst := func() {
-		sent++
-		if sent != 1 {
-			return
-		}
-		switch t.Fail {
-		case "drop":
-			panic(http.ErrAbortHandler) // the connection is cut: no final chunk
-		case "error":
-			send(map[string]string{"error": "fakellm: simulated failure mid-stream"})
-			panic(http.ErrAbortHandler)
-		case "hang":
-			f.stall(r)
-		}
-	}
+	sent := 0 // chunks sent, for the figures
+	afterFirst := f.afterFirst(r, t.Fail, &sent, func() {
+		send(map[string]string{"error": "fakellm: simulated failure mid-stream"})
+		panic(http.ErrAbortHandler)
+	})
 	// Thinking first, then the content, in chunks of their own: Ollama
 	// 0.17's parsers (template-driven and built-in alike) never put the
 	// end of the thinking and the start of the content in one chunk.

@@ -151,33 +151,22 @@ func (f *Server) openAIChat(w http.ResponseWriter, r *http.Request) {
 			SystemFingerprint: "fp_ollama", Choices: []oaChoice{{Delta: d, FinishReason: finish}}})
 		sendRaw(string(b))
 	}
-	sent := 0
-	afterFirst := func() {
-		sent++
-		if sent != 1 {
+	sent := 0 // chunks sent, for the figures
+	afterFirst := f.afterFirst(r, t.Fail, &sent, func() {
+		if !llamacpp {
+			// Ollama's compatibility layer turns the error into a
+			// chunk with nothing in it (not even the model's name),
+			// then ends the stream as if it were complete.
+			empty := ""
+			b, _ := json.Marshal(oaChunk{ID: id, Object: "chat.completion.chunk", Created: time.Now().Unix(),
+				SystemFingerprint: "fp_ollama", Choices: []oaChoice{{Delta: oaDelta{Role: "assistant", Content: &empty}}}})
+			sendRaw(string(b))
+			ended = true
 			return
 		}
-		switch t.Fail {
-		case "drop":
-			panic(http.ErrAbortHandler)
-		case "error":
-			if !llamacpp {
-				// Ollama's compatibility layer turns the error into a
-				// chunk with nothing in it (not even the model's name),
-				// then ends the stream as if it were complete.
-				empty := ""
-				b, _ := json.Marshal(oaChunk{ID: id, Object: "chat.completion.chunk", Created: time.Now().Unix(),
-					SystemFingerprint: "fp_ollama", Choices: []oaChoice{{Delta: oaDelta{Role: "assistant", Content: &empty}}}})
-				sendRaw(string(b))
-				ended = true
-				return
-			}
-			sendRaw(`{"error":{"message":"fakellm: simulated failure mid-stream","type":"api_error"}}`)
-			panic(http.ErrAbortHandler)
-		case "hang":
-			f.stall(r)
-		}
-	}
+		sendRaw(`{"error":{"message":"fakellm: simulated failure mid-stream","type":"api_error"}}`)
+		panic(http.ErrAbortHandler)
+	})
 	if t.thinks(think) && !t.ThinkTags {
 		for _, p := range chunks(t.Thinking, textChunk) {
 			d := oaDelta{Role: "assistant"}

@@ -497,6 +497,26 @@ func (f *Server) pace(r *http.Request, t Turn, sent int) {
 	}
 }
 
+// afterFirst counts a chunk sent (in *sent) and, once the first is out,
+// does what a turn's fail says, in both APIs: "drop" cuts the connection
+// (no final chunk), "error" sends the API's own error (onError), "hang"
+// stalls.
+func (f *Server) afterFirst(r *http.Request, fail string, sent *int, onError func()) func() {
+	return func() {
+		if *sent++; *sent != 1 {
+			return
+		}
+		switch fail {
+		case "drop":
+			panic(http.ErrAbortHandler)
+		case "error":
+			onError()
+		case "hang":
+			f.stall(r)
+		}
+	}
+}
+
 // stall implements "hang": wait for the client to give up or the server to
 // close, then abort the response.
 func (f *Server) stall(r *http.Request) {
