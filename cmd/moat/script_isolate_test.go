@@ -7,6 +7,6 @@ import (
 )
 
 // TestIsolate runs testscripts/isolate: the OS isolation layer through the
-// CLI (moat tool and moat doctor under --isolate require, auto and off, and
-// a kernel that refuses user namespaces).
+// CLI (moat tool, moat doctor and moat replay under --isolate require, auto
+// and off, and a kernel that refuses user namespaces).
 func TestIsolate(t *testing.T) { testscript.Run(t, scriptParams(t, "isolate", nil)) }
