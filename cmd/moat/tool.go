@@ -67,6 +67,7 @@ Examples:
 			if err := w.checkAuditFrom(e.source("audit")); err != nil {
 				return err
 			}
+			c.oneShot = true
 			eng, err := c.openEngine(ctx, e.stderr, &w)
 			if err != nil {
 				return err
