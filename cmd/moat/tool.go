@@ -17,7 +17,7 @@ import (
 
 func toolCommand(e *env) *ffcli.Command {
 	fs := flag.NewFlagSet("moat tool", flag.ContinueOnError)
-	var c common
+	c := common{oneShot: true}
 	w := writeFlags{typed: true} // the person typed the call: a review names them, not a model
 	c.register(fs)
 	w.register(fs, askAtTerminal)
@@ -67,7 +67,6 @@ Examples:
 			if err := w.checkAuditFrom(e.source("audit")); err != nil {
 				return err
 			}
-			c.oneShot = true
 			eng, err := c.openEngine(ctx, e.stderr, &w)
 			if err != nil {
 				return err
