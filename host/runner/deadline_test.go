@@ -2,6 +2,7 @@ package runner_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,5 +84,41 @@ func TestGuestDeadlineBeforeHosts(t *testing.T) {
 	}
 	if limit := runner.TimeLimit(context.Background()); limit != 0 {
 		t.Errorf("no deadline: time limit %d, want 0 (none)", limit)
+	}
+}
+
+// TestCancelledCallEnds: a call whose context is cancelled while its guest
+// is still reading ends with the context's error, not the guest's answer
+// (the instance is killed, which closes both its pipes), and the next
+// call gets a fresh instance. The guest reads a 1 TiB sparse file, which
+// no machine finishes within the test's time.
+func TestCancelledCallEnds(t *testing.T) {
+	root := t.TempDir()
+	big := filepath.Join(root, "big.txt")
+	// Text at its start, past what is sniffed, so that it is searched
+	// (as TestGrepAnswersAtItsDeadline's).
+	if err := os.WriteFile(big, []byte(strings.Repeat("abcdefghij klmnopqrstuvwxyz 0123456789\n", 1<<10)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(big, 1<<40); err != nil {
+		t.Skipf("this file system cannot hold a 1 TiB sparse file: %v", err)
+	}
+	m, err := module()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := runner.Open(m, runner.Config{Root: root, Resolver: confine.Auto, Timeout: time.Hour, Parallel: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	resp, err := r.Exec(ctx, proto.Request{ID: 1, Tool: proto.Grep, Args: []byte(`{"pattern":"zzqqxx"}`)})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled grep: err %v, answer %q; want context.Canceled", err, resp.Text)
+	}
+	if resp := call(t, r, proto.Stat, map[string]any{"path": "big.txt"}); resp.IsError || !strings.Contains(resp.Text, "kind: file") {
+		t.Errorf("the next call: %s", resp.Text)
 	}
 }
