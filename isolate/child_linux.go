@@ -115,6 +115,12 @@ func runChild(ctx context.Context, in *os.File, outf *os.File, build runnerFunc)
 	if !send(ready{OK: true, Landlock: st.landlock, Seccomp: st.seccomp, Keyring: st.keyring}) {
 		return 1
 	}
+	// Set up: every thread is as locked down as this one (the guests'
+	// goroutines already run on any of them). A goroutine locked to its
+	// thread has to be handed back to that thread each time it wakes, a
+	// switch between threads twice a call (the parent's request, the
+	// guest's answer), so the calls are served unlocked.
+	runtime.UnlockOSThread()
 	for {
 		line, err := r.ReadBytes('\n')
 		if err != nil {

@@ -117,7 +117,7 @@ func sandboxWithEscapes(t *testing.T) (root, secretPath, secret string) {
 	return root, secretPath, secret
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
@@ -402,6 +402,45 @@ func BenchmarkPipeRoundTrip(b *testing.B) {
 	})
 }
 
+// BenchmarkRealRoundTrip is BenchmarkPipeRoundTrip with the real guest
+// (host/runner, wazero) on a 2 KB file, in this process and in the
+// child: "none" is a tool the guest does not have, answered at once.
+//
+//	go test ./isolate -run XX -bench RealRoundTrip -count 5
+func BenchmarkRealRoundTrip(b *testing.B) {
+	needUserns(b)
+	root := b.TempDir()
+	must(b, os.WriteFile(filepath.Join(root, "notes.md"), []byte(strings.Repeat("A line of notes, about forty bytes long.\n", 50)), 0o644))
+	cfg := runner.Config{Root: root, Resolver: confine.Auto, CacheDir: testCache(b)}
+	must(b, warmCache(context.Background(), cfg))
+	in, err := runner.New(context.Background(), cfg)
+	must(b, err)
+	defer in.Close()
+	plan, err := hostPlan(cfg)
+	must(b, err)
+	plan.Env = append(plan.Env, "MOAT_TEST_REAL_RUNNER=1")
+	iso := &childExec{h: hello{Plan: plan}}
+	defer iso.Close()
+	for _, tool := range []string{"none", proto.Stat, proto.ReadFile} {
+		req := proto.Request{ID: 1, Tool: tool, Args: json.RawMessage(`{"path":"notes.md"}`)}
+		for _, ex := range []struct {
+			name string
+			ex   engine.Executor
+		}{{"in-process", in}, {"isolated", iso}} {
+			b.Run(tool+"/"+ex.name, func(b *testing.B) {
+				if _, err := ex.ex.Exec(context.Background(), req); err != nil { // the child starts outside the timing
+					b.Fatal(err)
+				}
+				for b.Loop() {
+					if _, err := ex.ex.Exec(context.Background(), req); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
 // startReal starts a child running the real runner (host/runner, wazero).
 func startReal(t *testing.T, cfg runner.Config) *childExec {
 	t.Helper()
@@ -423,7 +462,7 @@ func startReal(t *testing.T, cfg runner.Config) *childExec {
 	return e
 }
 
-func testCache(t *testing.T) string {
+func testCache(t testing.TB) string {
 	d := filepath.Join(os.TempDir(), "moat-test-cache-isolate")
 	must(t, os.MkdirAll(d, 0o755))
 	return d

@@ -167,6 +167,7 @@ func run() int {
 	treeDir := flag.String("tree", filepath.Join(os.TempDir(), "moat-bench-tree"), "where the generated monorepo-sized tree is made and kept between runs (delete it when done)")
 	treeScale := flag.Float64("tree-scale", 1, "size of the generated tree: 1 is 200,000 source files and a folder of 100,000 empty files; 0.05 runs quickly")
 	only := flag.String("rows", "", "measure only the rows whose name matches this regexp (default: all; the rows after the grep rows run when it matches \"one-shot latency, per-call overhead, memory\")")
+	baseMoat := flag.String("base-moat", "", "a moat `binary` (the build before a change) to time beside this checkout's in the mcp per-call rows")
 	noGNU := flag.Bool("no-gnu-grep", false, "leave GNU grep out of the cliff rows (it takes tens of seconds on some)")
 	flag.Parse()
 	rowRE, err := regexp.Compile(*only)
@@ -304,6 +305,19 @@ func run() int {
 		}
 		rows = append(rows, scale...)
 	}
+	// 1d. read_file and stat through moat mcp beside mark3labs's server,
+	// and the peak memory of a grep of Go's source tree (-rows 'mcp per
+	// call|peak RSS, grep of Go').
+	mcpR, err := mcpRows(tmp, moat, *baseMoat, cache, want)
+	if err != nil {
+		return fail(err)
+	}
+	rows = append(rows, mcpR...)
+	rss, err := grepRSSRows(moat, cache, src, *runs, want)
+	if err != nil {
+		return fail(err)
+	}
+	rows = append(rows, rss...)
 	if !want("one-shot latency, per-call overhead, memory") {
 		printRows(rows)
 		return 0

@@ -71,6 +71,7 @@ func runTool(ctx context.Context, e *env, c *common, w *writeFlags, args []strin
 	// The person typed the call: a review names them, not a model.
 	o := *c.opts(e)
 	o.Writes = w.options(e, assembly.TypedAtTerminal)
+	o.OneShot = true // one call, then the process ends
 	// An --audit path that cannot be one is refused whatever
 	// the call, as ask and chat refuse it.
 	if err := o.Writes.CheckAudit(); err != nil {

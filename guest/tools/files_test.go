@@ -352,3 +352,43 @@ func TestGlob(t *testing.T) {
 		{"not through symlinks", map[string]any{"pattern": "**/main.go"}, proto.Limits{}, "src/main.go"},
 	})
 }
+
+// TestReadFileGrewSinceStat: a small file's stream buffer is sized from
+// its stat, and a file that grew since (or whose stat says too little) is
+// still read whole, a NUL past the first buffer refused as anywhere.
+func TestReadFileGrewSinceStat(t *testing.T) {
+	text := strings.Repeat("a line that was appended\n", 4000) // 100 KB, past the 64 KiB buffer
+	fsys := shortStat{fstest.MapFS{"grew.txt": file(text), "late.txt": file(text + "\x00\n")}}
+	if got := call(t, fsys, proto.ReadFile, map[string]any{"path": "grew.txt"}, proto.Limits{}).Text; got != text {
+		t.Errorf("read_file of a file that grew: %d bytes, want the %d it holds:\n%.200s", len(got), len(text), got)
+	}
+	got := call(t, fsys, proto.ReadFile, map[string]any{"path": "late.txt"}, proto.Limits{})
+	if !got.IsError || !strings.Contains(got.Text, "NUL") {
+		t.Errorf("read_file of a file with a late NUL: %.200q", got.Text)
+	}
+}
+
+// shortStat is an FS whose files say they hold 10 bytes.
+type shortStat struct{ fs.FS }
+
+func (s shortStat) Open(name string) (fs.File, error) {
+	f, err := s.FS.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	return shortFile{f}, nil
+}
+
+type shortFile struct{ fs.File }
+
+func (f shortFile) Stat() (fs.FileInfo, error) {
+	fi, err := f.File.Stat()
+	if err != nil || fi.IsDir() {
+		return fi, err
+	}
+	return shortInfo{fi}, nil
+}
+
+type shortInfo struct{ fs.FileInfo }
+
+func (shortInfo) Size() int64 { return 10 }

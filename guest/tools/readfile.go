@@ -15,6 +15,9 @@ import (
 // consumed in pieces, so a 10 MB one-line file costs this much, not 10 MB.
 const readBufSize = 64 << 10
 
+// minReadBuf is the smallest stream buffer, for files smaller than it.
+const minReadBuf = 512
+
 // maxPrealloc caps the output buffer allocated up front: the host may set a
 // large budget, and a file's size says nothing about what fits in memory.
 const maxPrealloc = 1 << 20
@@ -60,7 +63,10 @@ func readFile(fsys fs.FS, a proto.ReadFileArgs, lim proto.Limits) (string, error
 	}
 	defer f.Close()
 
-	r := bufio.NewReaderSize(f, readBufSize)
+	// A small file gets a buffer its size (the one read that finds its
+	// end included): zeroing and collecting 64 KiB was most of what
+	// reading a file of a few KB cost.
+	r := bufio.NewReaderSize(f, int(min(readBufSize, max(info.Size()+1, minReadBuf))))
 	head, err := r.Peek(sniffLen)
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
 		return "", fsError(tool, a.Path, err)

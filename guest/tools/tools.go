@@ -36,14 +36,38 @@ import (
 // It never panics: a bug in a tool becomes an error response, because a
 // crashed guest would cost the host a fresh instance and tell the model
 // nothing. The response always carries req.ID.
-func Run(fsys fs.FS, req proto.Request) (resp proto.Response) {
+func Run(fsys fs.FS, req proto.Request) proto.Response {
+	return NewHandlers().Run(fsys, req)
+}
+
+// Handlers is the table of the tools' handlers, built once (NewHandlers)
+// for all the calls a guest serves: built for each call, with the registry
+// it is built from, it was most of what a small call allocated (3.7 of
+// 3.9 KB a stat) and a third of its time in the guest's allocator.
+type Handlers struct {
+	byName map[string]handler
+}
+
+// NewHandlers builds the table: every tool handlerOf runs.
+func NewHandlers() *Handlers {
+	t := &Handlers{byName: map[string]handler{}}
+	for _, d := range proto.Registry() {
+		if h, ok := handlerOf(d.Name); ok {
+			t.byName[d.Name] = h
+		}
+	}
+	return t
+}
+
+// Run is the package's Run with the table built.
+func (t *Handlers) Run(fsys fs.FS, req proto.Request) (resp proto.Response) {
 	defer func() {
 		if r := recover(); r != nil {
 			resp = errResponse(sprintf("error: internal error in %s: %v", req.Tool, panicText(r)))
 		}
 		resp.ID = req.ID
 	}()
-	h, ok := handlerOf(req.Tool)
+	h, ok := t.byName[req.Tool]
 	if !ok {
 		return errResponse(errorf("unknown tool: %s", req.Tool).Error())
 	}

@@ -107,6 +107,7 @@ type FS struct {
 	// (view.go); seen is what was found in each file.
 	red  *redact.Redactor
 	seen *findings
+	bufs *viewBufs // the buffers of views held in memory
 }
 
 // New opens root with the requested resolver. Auto and Openat2 use openat2

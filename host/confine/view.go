@@ -51,6 +51,49 @@ const (
 func (f *FS) SetRedactor(r *redact.Redactor) {
 	f.red = r
 	f.seen = &findings{m: map[fileKey]memo{}}
+	f.bufs = &viewBufs{}
+}
+
+// viewBufs keeps the buffers of the views held in memory for the next
+// file's, by size class (powers of two up to viewInMemory): a grep reads
+// thousands of files whole, and a new buffer for each (114 MB over Go's
+// source tree) made the garbage collector grow the heap, and so the
+// process, by the size of many of them.
+type viewBufs struct {
+	class [viewClasses]sync.Pool
+}
+
+const (
+	minViewClass = 12                // 4 KiB
+	viewClasses  = 21 - minViewClass // up to viewInMemory
+)
+
+// classOf is the size class a buffer of n bytes comes from.
+func classOf(n int) int {
+	c := 0
+	for 1<<(c+minViewClass) < n {
+		c++
+	}
+	return c
+}
+
+// get is a buffer of n bytes (n at most viewInMemory), of its class's
+// capacity.
+func (v *viewBufs) get(n int) []byte {
+	c := classOf(n)
+	if b, ok := v.class[c].Get().(*[]byte); ok {
+		return (*b)[:n]
+	}
+	return make([]byte, n, 1<<(c+minViewClass))
+}
+
+// put gives back a buffer get returned, which nothing may read again.
+func (v *viewBufs) put(b []byte) {
+	c := classOf(cap(b))
+	if cap(b) != 1<<(c+minViewClass) {
+		return // not one of get's
+	}
+	v.class[c].Put(&b)
 }
 
 // findings remembers each file's findings by its identity.
@@ -118,12 +161,13 @@ func (f *FS) view(h handle, rel string, fi fs.FileInfo) (handle, error) {
 			// holds, up to viewInMemory.
 			data, err = io.ReadAll(io.NewSectionReader(h, 0, viewInMemory))
 		} else {
-			data = make([]byte, size)
+			data = f.bufs.get(int(size))
 			var n int
 			n, err = h.ReadAt(data, 0)
 			data = data[:n]
 		}
 		if err != nil && err != io.EOF {
+			f.bufs.put(data)
 			h.Close()
 			return nil, err
 		}
@@ -137,11 +181,14 @@ func (f *FS) view(h handle, rel string, fi fs.FileInfo) (handle, error) {
 		h.Close()
 		if len(found) > 0 {
 			if !fits(found, len(data)) {
+				f.bufs.put(data)
 				return nil, ErrChanged
 			}
-			data = redact.View(data, found)
+			view := redact.View(data, found)
+			f.bufs.put(data)
+			data = view
 		}
-		return &memFile{data: data, fi: sized(fi, int64(len(data)))}, nil
+		return &memFile{data: data, fi: sized(fi, int64(len(data))), bufs: f.bufs}, nil
 	}
 	sp := &splice{h: h, fi: fi, raw: size}
 	if known && !fits(found, int(size)) {
@@ -195,6 +242,7 @@ func (s *sizedInfo) Sys() any    { return &s.st }
 // memFile is a view held in memory.
 type memFile struct {
 	data   []byte
+	bufs   *viewBufs // where data goes back when closed
 	pos    int64
 	fi     *sizedInfo
 	closed bool
@@ -259,6 +307,7 @@ func (m *memFile) Close() error {
 	if m.closed {
 		return fs.ErrClosed
 	}
+	m.bufs.put(m.data)
 	m.closed, m.data = true, nil
 	return nil
 }

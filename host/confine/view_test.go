@@ -263,3 +263,49 @@ func TestViewResumes(t *testing.T) {
 		})
 	}
 }
+
+// TestViewBuffersReused: the buffers of views held in memory go back for
+// the next files' when closed, and a view open beside others, or read
+// after others were opened, read and closed, is still its own file's; a
+// closed one reads nothing.
+func TestViewBuffersReused(t *testing.T) {
+	root := t.TempDir()
+	want := map[string]string{}
+	for i := range 40 {
+		name := filepath.Join("d", strings.Repeat("f", 1+i%5)+string(rune('a'+i%26))+".txt")
+		if _, ok := want[name]; ok {
+			continue
+		}
+		text := strings.Repeat(name+" line\n", 1+i*37)
+		if i%7 == 0 {
+			text += "v: " + viewToken + "\n"
+		}
+		must(t, os.MkdirAll(filepath.Join(root, "d"), 0o755))
+		must(t, os.WriteFile(filepath.Join(root, name), []byte(text), 0o644))
+		want[name] = strings.ReplaceAll(text, viewToken, "[redacted: github-pat]")
+	}
+	f := redactedFS(t, root, confine.Auto)
+	var held []fs.File
+	var names []string
+	for round := range 3 {
+		for name := range want {
+			fh, err := f.Open(name)
+			must(t, err)
+			held, names = append(held, fh), append(names, name)
+			if len(held) < 4 {
+				continue
+			}
+			// Read and close the oldest of the four open.
+			b, err := io.ReadAll(held[0])
+			must(t, err)
+			if string(b) != want[names[0]] {
+				t.Fatalf("round %d: %s read %d bytes, not its own %d:\n%.100q", round, names[0], len(b), len(want[names[0]]), b)
+			}
+			must(t, held[0].Close())
+			if n, err := held[0].Read(make([]byte, 10)); n != 0 || err == nil {
+				t.Fatalf("%s read %d bytes after its close (%v)", names[0], n, err)
+			}
+			held, names = held[1:], names[1:]
+		}
+	}
+}

@@ -98,6 +98,14 @@ type Config struct {
 	// finds in the whole file replaced by "[redacted: RULE-ID]", so no
 	// tool reads, matches or counts a secret's bytes.
 	NoRedact bool
+	// HeapLimit, when not 0, is a soft limit in bytes on the Go memory of
+	// the process the runner runs in (debug.SetMemoryLimit), set by Open:
+	// for a process that makes one call and ends (moat tool), in which
+	// the collector otherwise lets the heap grow to twice what is live
+	// while the redacted views of thousands of files come and go. Below
+	// it the collector runs as GOGC says; near it, more often. 0 leaves
+	// the process's limit as it is.
+	HeapLimit int64
 }
 
 // maxParallel bounds the instances of one runner: each holds its own Go
@@ -319,6 +327,9 @@ func Open(m *Module, cfg Config) (*Runner, error) {
 	if !cfg.NoRedact {
 		cfs.SetRedactor(redact.New())
 	}
+	if cfg.HeapLimit > 0 {
+		debug.SetMemoryLimit(cfg.HeapLimit)
+	}
 	p := cfg.Parallel
 	if p <= 0 {
 		p = min(runtime.NumCPU(), maxParallel)
@@ -338,6 +349,7 @@ type instance struct {
 	cancel context.CancelFunc
 	fsctl  *confine.MountControl // revokes the instance's filesystem, and more
 	stdin  *io.PipeWriter
+	outR   *io.PipeReader // the guest's stdout, which out reads
 	out    *bufio.Reader
 	stderr *limitedBuffer
 	exited chan struct{} // closed when the guest's _start returns
@@ -350,7 +362,7 @@ func (r *Runner) start() (*instance, error) {
 	outR, outW := io.Pipe()
 	mount, ctl := r.fs.Mount()
 	ctx = WithMount(ctx, ctl)
-	in := &instance{cancel: cancel, fsctl: ctl, stdin: inW, out: bufio.NewReaderSize(outR, 64<<10),
+	in := &instance{cancel: cancel, fsctl: ctl, stdin: inW, outR: outR, out: bufio.NewReaderSize(outR, 64<<10),
 		stderr: &limitedBuffer{max: 4096}, exited: make(chan struct{})}
 	fsCfg := wazero.NewFSConfig().(sysfs.FSConfig).WithSysFSMount(mount, "/")
 	mc := wazero.NewModuleConfig().
@@ -441,52 +453,41 @@ func (r *Runner) take() (*instance, error) {
 }
 
 // call runs req on instance in. On any failure in is killed.
+//
+// The call is written and its answer read on the caller's goroutine, so a
+// call hands over to the guest's goroutine and back and to nothing else;
+// ctx's end kills the instance, which closes both pipes and so ends the
+// write or the read at once.
 func (r *Runner) call(ctx context.Context, in *instance, req proto.Request) (proto.Response, error) {
 	line, err := json.Marshal(req)
 	if err != nil {
 		return proto.Response{}, err
 	}
 	line = append(line, '\n')
-
-	type result struct {
-		resp proto.Response
-		err  error
+	stop := context.AfterFunc(ctx, func() { r.kill(in) })
+	var b []byte
+	if _, err = in.stdin.Write(line); err == nil {
+		b, err = in.out.ReadBytes('\n')
 	}
-	ch := make(chan result, 1)
-	go func() {
-		if _, err := in.stdin.Write(line); err != nil {
-			ch <- result{err: err}
-			return
-		}
-		b, err := in.out.ReadBytes('\n')
-		if err != nil {
-			ch <- result{err: err}
-			return
-		}
-		var resp proto.Response
-		if err := json.Unmarshal(b, &resp); err != nil {
-			ch <- result{err: fmt.Errorf("runner: malformed answer from guest: %w", err)}
-			return
-		}
-		ch <- result{resp: resp}
-	}()
-	select {
-	case res := <-ch:
-		if res.err != nil {
-			return proto.Response{}, r.fail(in, res.err)
-		}
-		if res.resp.ID != req.ID {
-			r.kill(in)
-			return proto.Response{}, fmt.Errorf("%w: answer to call %d, expected %d", ErrCrashed, res.resp.ID, req.ID)
-		}
-		return res.resp, nil
-	case <-ctx.Done():
-		r.kill(in)
+	if !stop() {
+		// ctx ended: the instance is killed, whatever the guest did.
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return proto.Response{}, fmt.Errorf("%w: no answer within %v (--timeout)", ErrTimeout, r.cfg.Timeout)
 		}
 		return proto.Response{}, ctx.Err()
 	}
+	if err != nil {
+		return proto.Response{}, r.fail(in, err)
+	}
+	var resp proto.Response
+	if err := json.Unmarshal(b, &resp); err != nil {
+		return proto.Response{}, r.fail(in, fmt.Errorf("runner: malformed answer from guest: %w", err))
+	}
+	if resp.ID != req.ID {
+		r.kill(in)
+		return proto.Response{}, fmt.Errorf("%w: answer to call %d, expected %d", ErrCrashed, resp.ID, req.ID)
+	}
+	return resp, nil
 }
 
 // fail explains why the guest stopped answering and retires the instance.
@@ -528,6 +529,7 @@ func (r *Runner) kill(in *instance) {
 	in.fsctl.Revoke()
 	in.cancel()
 	in.stdin.CloseWithError(ErrClosed)
+	in.outR.CloseWithError(ErrClosed)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.retired = append(r.retired, in)

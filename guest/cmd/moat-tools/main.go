@@ -56,6 +56,7 @@ func run(fsys fs.FS, stdin io.Reader, stdout, stderr io.Writer) int {
 	in := bufio.NewReaderSize(stdin, stdinBuffer)
 	out := bufio.NewWriter(stdout)
 	var buf []byte
+	handlers := tools.NewHandlers()
 	fail := func(what string, err error) int {
 		io.WriteString(stderr, "moat-tools: "+what+": "+err.Error()+"\n")
 		return 1
@@ -67,7 +68,7 @@ func run(fsys fs.FS, stdin io.Reader, stdout, stderr io.Writer) int {
 			if jerr != nil {
 				return fail("malformed request", jerr)
 			}
-			resp := tools.Run(fsys, req)
+			resp := handlers.Run(fsys, req)
 			buf = append(proto.AppendResponse(buf[:0], &resp), '\n')
 			if _, werr := out.Write(buf); werr != nil {
 				return fail("writing response", werr)
