@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"path"
 	"runtime"
 	"strings"
 	"testing"
@@ -72,7 +71,12 @@ func readVia(f *confine.FS, p string) (string, error) {
 	_, ctl := f.Mount()
 	defer ctl.Revoke()
 	buf, sizes := make([]byte, 4096), make([]int32, 1)
-	if n := ctl.ReadFiles(path.Dir(p), []string{path.Base(p)}, buf, sizes); n == 1 && sizes[0] >= 0 {
+	// The folder as named, not cleaned: "ROOT/../OTHER" is not OTHER.
+	dir, base := ".", p
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		dir, base = p[:i], p[i+1:]
+	}
+	if n := ctl.ReadFiles(dir, []string{base}, buf, sizes); n == 1 && sizes[0] >= 0 {
 		out.WriteString(" batch: " + string(buf[:sizes[0]]))
 	}
 	return out.String(), firstErr
