@@ -31,9 +31,12 @@ package confinetest
 
 import (
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/moatdev/moat/host/confine"
 )
 
 // Secret is in every file that must never be read. A test fails if any
@@ -207,4 +210,28 @@ func make1(t testing.TB, base, e string) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// Dirs are roots (as BuildTwo returns them) with the labels
+// confine.Labels gives them.
+func Dirs(t testing.TB, roots []string) []confine.Dir {
+	t.Helper()
+	labels, err := confine.Labels(roots)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]confine.Dir, len(roots))
+	for i, r := range roots {
+		out[i] = confine.Dir{Label: labels[i], Path: r}
+	}
+	return out
+}
+
+// CrossDotDot reports whether c's path leaves ROOT by "..", lexically:
+// the guest cleans such a name to the other root's own (ROOT/../OTHER/x
+// is OTHER/x, a file it may read), so the engine refuses it before any
+// call runs (host/engine), and a run that calls the guest directly
+// cannot judge it.
+func CrossDotDot(c Case) bool {
+	return strings.HasPrefix(path.Clean(TwoRootName(c)), Other+"/")
 }
