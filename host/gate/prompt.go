@@ -122,7 +122,7 @@ func (g *Gate) header(sc screen, p *proposal, snap *snapshot, r *Review, hidden 
 	if r.Warning != "" {
 		h = append(h, sc.paint(sgrBold+sgrRed, "  "+r.Warning))
 	}
-	add("path", "%s  (%s)", sc.safe(p.given, false), wrote)
+	add("path", "%s  (%s)", sc.safe(g.named(p.given), false), wrote)
 	add("file", "%s  (inside the workspace root)", sc.paint(sgrBold, sc.safe(g.abs(p.rel), false)))
 	size := len(p.content)
 	switch r.Action {
