@@ -10,6 +10,7 @@ import (
 	"github.com/peterbourgon/ff/v3/ffcli"
 
 	"github.com/moatdev/moat/host/agent"
+	"github.com/moatdev/moat/host/confine"
 	"github.com/moatdev/moat/host/engine"
 	"github.com/moatdev/moat/host/gate"
 	"github.com/moatdev/moat/host/mcpserver"
@@ -129,9 +130,9 @@ func approved(rec *recording.Recording) int {
 // recording's limits and lists and this command's sandbox flags, with the
 // recording answering for the gate.
 func replaySandbox(c *common, notes io.Writer) recording.Sandbox {
-	return func(ctx context.Context, root string, s recording.SessionInfo, rv gate.Reviewer) (agent.Dispatcher, io.Closer, error) {
+	return func(ctx context.Context, roots []confine.Dir, s recording.SessionInfo, rv gate.Reviewer) (agent.Dispatcher, io.Closer, error) {
 		cc := *c
-		cc.root = root
+		cc.root = roots[0].Path
 		cc.lim = s.Options
 		cc.redact = !s.NoRedact // replay has no --redact: it redacts as the session did
 		var mk proposerFunc
