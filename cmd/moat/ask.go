@@ -16,7 +16,7 @@ import (
 	"github.com/peterbourgon/ff/v3/ffcli"
 
 	"github.com/moatdev/moat/host/agent"
-	"github.com/moatdev/moat/host/gate"
+	"github.com/moatdev/moat/host/assembly"
 )
 
 func askCommand(e *env) *ffcli.Command {
@@ -179,14 +179,14 @@ func (a *agentFlags) register(fs *flag.FlagSet) {
 	validate(fs, "model-timeout", positive(&a.modelTimeout))
 }
 
-// session is one opened conversation: backend, model, engine, transcript.
+// session is one opened conversation: backend, model, sandbox, transcript.
 type session struct {
 	agent     *agent.Session
 	backend   agent.Backend
 	model     string
-	root      string
-	recording *sessionRecorder // --record, or nil
-	cut       *cutter          // stops the streamed text (and thinking) at an interrupt
+	root      string             // the root's absolute path
+	recording *assembly.Recorder // --record, or nil
+	cut       *cutter            // stops the streamed text (and thinking) at an interrupt
 	closers   []func() error
 }
 
@@ -205,31 +205,20 @@ func (s *session) close(stderr io.Writer) {
 }
 
 // open checks the flags, finds the server and the model (before compiling
-// the sandbox, so a missing server is reported at once), opens the engine
-// and starts the conversation. command (ask or chat) names it in a
-// recording. stream, if not nil, gets the model's text as it arrives;
-// obs, if not nil, every event.
+// the sandbox, so a missing server is reported at once), opens the
+// sandbox (host/assembly) and starts the conversation. command (ask or
+// chat) names it in a recording. stream, if not nil, gets the model's
+// text as it arrives; obs, if not nil, every event.
 func (a *agentFlags) open(ctx context.Context, e *env, command string, stream io.Writer, obs agent.Observer) (*session, error) {
 	system, user, err := a.preflight(e)
 	if err != nil {
 		return nil, err
 	}
-	b, _, note, err := modelServer(a.host, a.api, isSet(a.fs, "api"), e.getenv, &http.Client{})
+	b, model, err := a.server(ctx, e)
 	if err != nil {
 		return nil, err
 	}
-	if note != "" {
-		fmt.Fprintln(e.stderr, note)
-	}
-	model, err := a.pickModel(ctx, e, b)
-	if err != nil {
-		return nil, err
-	}
-	if err := a.checkThink(ctx, b, model); err != nil {
-		return nil, err
-	}
-	a.chooseWindow(ctx, e, b, model)
-	s := &session{backend: b, model: model, root: a.c.root, cut: &cutter{}}
+	s := &session{backend: b, model: model, cut: &cutter{}}
 	ok := false
 	defer func() {
 		if !ok {
@@ -240,19 +229,16 @@ func (a *agentFlags) open(ctx context.Context, e *env, command string, stream io
 	if err != nil {
 		return nil, err
 	}
-	w := a.sessionWrites(e)
-	if s.recording, err = a.startRecording(e, command, model, system, w.writes); err != nil {
-		return nil, err
-	}
-	if s.recording != nil {
-		s.closers = append(s.closers, s.recording.close)
-		w.wrap = s.recording.reviewer
-	}
-	eng, err := a.c.openEngine(ctx, e.stderr, &w)
+	o := *a.c.opts(e)
+	o.Writes = a.w.options(e, assembly.ModelAtTerminal)
+	o.Record = a.recording(command, model, system)
+	sb, err := assembly.Open(ctx, o)
 	if err != nil {
 		return nil, err
 	}
-	s.closers = append(s.closers, eng.Close)
+	s.closers = append(s.closers, sb.Close)
+	s.root, s.recording = sb.Root, sb.Recorder
+	eng := sb.Engine
 	if ins := append(a.inst.workspaceFile(ctx, eng, e.stderr), user...); len(ins) > 0 {
 		system = agent.WithInstructions(cmp.Or(system, agent.SystemPrompt), ins...)
 	}
@@ -263,11 +249,32 @@ func (a *agentFlags) open(ctx context.Context, e *env, command string, stream io
 		Observer: obs, Think: a.think, Thinking: s.cut.wrap(a.thinkingOut(e)),
 	}
 	if s.recording != nil {
-		cfg = s.recording.wire(cfg)
+		cfg = s.recording.Wire(cfg)
 	}
 	s.agent = agent.New(forTerminal(e, cfg))
 	ok = true
 	return s, nil
+}
+
+// server finds the model server and the model, checks --think against it
+// and chooses the context window.
+func (a *agentFlags) server(ctx context.Context, e *env) (agent.Backend, string, error) {
+	b, _, note, err := modelServer(a.host, a.api, isSet(a.fs, "api"), e.getenv, &http.Client{})
+	if err != nil {
+		return nil, "", err
+	}
+	if note != "" {
+		fmt.Fprintln(e.stderr, note)
+	}
+	model, err := a.pickModel(ctx, e, b)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := a.checkThink(ctx, b, model); err != nil {
+		return nil, "", err
+	}
+	a.chooseWindow(ctx, e, b, model)
+	return b, model, nil
 }
 
 // preflight checks what the flags name before any server is asked: the
@@ -275,7 +282,7 @@ func (a *agentFlags) open(ctx context.Context, e *env, command string, stream io
 // for the built-in one), --instructions (read: the user's instruction
 // files) and --audit.
 func (a *agentFlags) preflight(e *env) (system string, user []agent.Instructions, err error) {
-	if _, _, err := a.c.sandbox(); err != nil {
+	if _, err := a.c.opts(e).Resolve(); err != nil {
 		return "", nil, err
 	}
 	if err := a.rec.check(); err != nil {
@@ -295,7 +302,7 @@ func (a *agentFlags) preflight(e *env) (system string, user []agent.Instructions
 	}
 	// --audit is refused as --transcript is when its path cannot be one,
 	// whether or not this run will offer writes.
-	if err := a.w.checkAuditFrom(e.source("audit")); err != nil {
+	if err := a.w.options(e, assembly.ModelAtTerminal).CheckAudit(); err != nil {
 		return "", nil, err
 	}
 	return system, user, nil
@@ -326,24 +333,6 @@ func (a *agentFlags) openTranscript(e *env, s *session) (io.Writer, error) {
 	}
 	s.closers = append(s.closers, f.Close)
 	return f, nil
-}
-
-// sessionWrites are the write flags this session runs with: --writes,
-// but deny when there is no terminal to approve a write on, since every
-// proposal would be refused and it is better the model not try. An --audit
-// that has no effect either way is said so.
-func (a *agentFlags) sessionWrites(e *env) writeFlags {
-	w := a.w
-	switch {
-	case w.offered() && !gate.HasTerminal():
-		// Said in help, not on every run of a script, unless a flag the
-		// user gave has no effect because of it.
-		w.writes = "deny"
-		w.auditUnused(e.stderr, e.source("audit"), "no terminal to approve writes on, so the model is offered none (as with --writes deny)")
-	case !w.offered():
-		w.auditUnused(e.stderr, e.source("audit"), "--writes deny offers the model no writes")
-	}
-	return w
 }
 
 // pickModel checks the model named with --model, or picks one.

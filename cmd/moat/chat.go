@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -99,11 +98,11 @@ func (a *agentFlags) chat(ctx context.Context, e *env, sf *sessionFlags) error {
 	turns := &turnCancel{}
 	go turns.watch(sctx, sigs, endSession)
 
-	cfg, _, err := a.c.sandbox()
+	plan, err := a.c.opts(e).Resolve()
 	if err != nil {
 		return err
 	}
-	rec, prior, err := sf.start(e, cfg.Root)
+	rec, prior, err := sf.start(e, plan.Runner.Root)
 	if err != nil {
 		return err
 	}
@@ -125,12 +124,8 @@ func (a *agentFlags) chat(ctx context.Context, e *env, sf *sessionFlags) error {
 		defer rec.noteEnd(e.stderr)
 	}
 	if in.interactive {
-		root := s.root
-		if abs, err := filepath.Abs(root); err == nil {
-			root = abs
-		}
 		fmt.Fprintf(e.stderr, "moat chat: %s on %s, root %s\ncontext window %d tokens (%s)\n/help lists the commands. Ctrl-C stops a reply; Ctrl-D or /exit leaves.\n",
-			agent.Sanitize(s.model, false), s.backend, agent.Sanitize(root, false), a.numCtx, a.numCtxWhy)
+			agent.Sanitize(s.model, false), s.backend, agent.Sanitize(s.root, false), a.numCtx, a.numCtxWhy)
 	}
 	c := &chatLoop{e: e, ctx: sctx, s: s, rec: rec, in: in, turns: turns}
 	return c.run()
@@ -251,7 +246,7 @@ func (c *chatLoop) question(q string) (stop bool) {
 			}
 			break
 		}
-		s.recording.continued()
+		s.recording.Continued()
 		err = c.turn(s.agent.Continue)
 	}
 	if err != nil {
@@ -285,7 +280,7 @@ func (c *chatLoop) turn(run func(context.Context) (string, error)) error {
 	uncut := s.cut.bind(tctx)
 	answer, err := run(tctx)
 	uncut()
-	s.recording.finish(answer, err)
+	s.recording.Finish(answer, err)
 	c.turns.set(nil)
 	cancel()
 	reportChanges(e.stderr, s.agent)

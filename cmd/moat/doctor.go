@@ -17,6 +17,7 @@ import (
 	"github.com/moatdev/moat/guest"
 	"github.com/moatdev/moat/guest/proto"
 	"github.com/moatdev/moat/host/agent"
+	"github.com/moatdev/moat/host/assembly"
 	"github.com/moatdev/moat/host/confine"
 	"github.com/moatdev/moat/host/runner"
 	"github.com/moatdev/moat/isolate"
@@ -75,7 +76,7 @@ mcp work without them); 2 usage.`,
 			if len(args) > 0 {
 				return usagef("doctor takes no arguments")
 			}
-			cfg, mode, err := c.sandbox()
+			plan, err := c.opts(e).Resolve()
 			if err != nil {
 				return err
 			}
@@ -87,8 +88,8 @@ mcp work without them); 2 usage.`,
 			if note != "" {
 				fmt.Fprintln(e.stderr, note)
 			}
-			d := &doctor{out: e.stdout, cache: c.chooseCache(), getenv: e.getenv}
-			d.run(ctx, cfg, mode, server{b: b, base: base.String(), hc: hc}, *model)
+			d := &doctor{out: e.stdout, cache: c.opts(e).Cache(), getenv: e.getenv}
+			d.run(ctx, plan.Runner, plan.Mode, server{b: b, base: base.String(), hc: hc}, *model)
 			switch {
 			case d.failed > 0:
 				return exitError{code: exitFailure, msg: fmt.Sprintf("%d required layer(s) broken; see the FAIL lines above", d.failed)}
@@ -112,7 +113,7 @@ type server struct {
 type doctor struct {
 	getenv  func(string) string
 	out     io.Writer
-	cache   *cacheChoice // the compile cache, and why it is not the one asked for
+	cache   *assembly.Cache // the compile cache, and why it is not the one asked for
 	failed  int
 	missing bool
 	off     []string // the sandbox layers that are off, each "name (why)", for the summary
@@ -170,11 +171,11 @@ func (d *doctor) guest(ctx context.Context, cfg runner.Config) {
 		}
 		cache = fmt.Sprintf("compile cache %s (%s)", cfg.CacheDir, state)
 	}
-	if ch := d.cache; ch != nil && ch.why != "" {
-		if ch.wanted != "" {
-			cache += fmt.Sprintf(", as %s cannot be written (%s)", ch.wanted, ch.why)
+	if ch := d.cache; ch != nil && ch.Why != "" {
+		if ch.Wanted != "" {
+			cache += fmt.Sprintf(", as %s cannot be written (%s)", ch.Wanted, ch.Why)
 		} else {
-			cache += fmt.Sprintf(" (%s)", ch.why)
+			cache += fmt.Sprintf(" (%s)", ch.Why)
 		}
 	}
 	r, err := runner.New(ctx, cfg)

@@ -16,6 +16,7 @@ import (
 	"github.com/peterbourgon/ff/v3"
 	"github.com/peterbourgon/ff/v3/ffcli"
 
+	"github.com/moatdev/moat/host/assembly"
 	nearest "github.com/moatdev/moat/host/suggest"
 )
 
@@ -276,11 +277,7 @@ func isPathFlag(f *flag.Flag) bool {
 // resolvePath expands a leading ~ to the home folder and, if dir is not
 // empty, makes a relative path relative to dir.
 func resolvePath(p, dir string) string {
-	if p == "~" || strings.HasPrefix(p, "~/") || strings.HasPrefix(p, "~"+string(filepath.Separator)) {
-		if home, err := os.UserHomeDir(); err == nil {
-			p = filepath.Join(home, p[1:])
-		}
-	}
+	p = assembly.ExpandHome(p)
 	if dir != "" && p != "" && !filepath.IsAbs(p) {
 		p = filepath.Join(dir, p)
 	}

@@ -7,19 +7,15 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"runtime"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/peterbourgon/ff/v3/ffcli"
 
-	"github.com/moatdev/moat/host/engine"
-	"github.com/moatdev/moat/host/gate"
+	"github.com/moatdev/moat/host/assembly"
 	"github.com/moatdev/moat/host/mcpserver"
-	"github.com/moatdev/moat/host/policy"
 	"github.com/moatdev/moat/host/recording"
-	"github.com/moatdev/moat/host/redact"
 	"github.com/moatdev/moat/host/runner"
 )
 
@@ -127,7 +123,7 @@ func (m *mcpFlags) run(ctx context.Context, e *env, args []string) error {
 	if err := m.h.check(&m.rec); err != nil {
 		return err
 	}
-	if _, _, err := c.sandbox(); err != nil {
+	if _, err := c.opts(e).Resolve(); err != nil {
 		return err // on stderr, before --log takes over
 	}
 	logw := e.stderr
@@ -147,61 +143,35 @@ func (m *mcpFlags) run(ctx context.Context, e *env, args []string) error {
 	if err := m.rec.check(); err != nil {
 		return err
 	}
-	if err := w.checkAuditFrom(e.source("audit")); err != nil {
+	o := *c.opts(e)
+	o.Notes = logw
+	o.Writes = w.options(e, assembly.Client)
+	o.Writes.ApproveTimeout = m.approveTimeout
+	if err := o.Writes.CheckAudit(); err != nil {
 		return err // refused with --writes deny too, as ask, chat and tool refuse it
 	}
-	recorder, err := m.rec.start(e, c, recording.SessionInfo{Command: "mcp", Writes: w.writes}, "--writes "+w.writes)
+	o.Record = m.rec.record(recording.SessionInfo{Command: "mcp"}, func(writes string) string { return "--writes " + writes })
+	if o.Record != nil {
+		o.Record.Notes = e.stderr
+	}
+	sb, err := assembly.Open(ctx, o)
 	if err != nil {
 		return err
 	}
-	if recorder != nil {
-		defer recorder.close()
-	}
-	eng, err := c.openEngineWith(ctx, logw, m.proposer(recorder, logw))
-	if err != nil {
-		return err
-	}
-	defer eng.Close()
-	return m.serve(ctx, e, eng, recorder, log)
+	defer sb.Close()
+	return m.serve(ctx, e, sb, log)
 }
 
-// proposer builds the session's gate, which asks through the client's
-// elicitation dialog (recorded when recorder is not nil); none when writes
-// are not offered.
-func (m *mcpFlags) proposer(recorder *sessionRecorder, logw io.Writer) proposerFunc {
-	w := &m.w
-	return func(abs string, pol *policy.Policy, red *redact.Redactor) (engine.Proposer, error) {
-		if !w.offered() {
-			return nil, nil
-		}
-		if err := w.checkAudit(); err != nil {
-			return nil, err
-		}
-		a, err := mcpserver.NewApprover(m.approveTimeout, func(r gate.Reviewer) (engine.Proposer, error) {
-			// The reviewer is the client's elicitation dialog, not the terminal.
-			if recorder != nil {
-				r = recorder.reviewer(r)
-			}
-			return gate.New(gate.Options{Root: abs, Policy: pol, AuditPath: w.audit, Notes: logw, Reviewer: r, Redactor: red})
-		})
-		if err != nil {
-			return nil, err
-		}
-		return a, nil
-	}
-}
-
-// serve serves eng over stdio, or over HTTP with --listen.
-func (m *mcpFlags) serve(ctx context.Context, e *env, eng *engine.Engine, recorder *sessionRecorder, log *slog.Logger) error {
+// serve serves the sandbox's engine over stdio, or over HTTP with --listen.
+func (m *mcpFlags) serve(ctx context.Context, e *env, sb *assembly.Sandbox, log *slog.Logger) error {
 	c := &m.c
-	abs, _ := filepath.Abs(c.root)
-	log.Info("moat mcp: serving", "root", abs, "writes", m.w.writes, "resolver", c.resolver, "isolate", c.isolate,
+	log.Info("moat mcp: serving", "root", sb.Root, "writes", sb.Writes, "resolver", c.resolver, "isolate", c.isolate,
 		"version", moatVersion(), "go", runtime.Version(), "wazero", runner.WazeroVersion())
-	var served mcpserver.Engine = eng
-	if recorder != nil {
-		served = recorder.mcp(eng)
+	var served mcpserver.Engine = sb.Engine
+	if sb.Recorder != nil {
+		served = sb.Recorder.MCP(sb.Engine)
 	}
-	srv := mcpserver.New(served, mcpserver.Options{Name: "moat", Version: moatVersion(), Logger: log, Root: abs})
+	srv := mcpserver.New(served, mcpserver.Options{Name: "moat", Version: moatVersion(), Logger: log, Root: sb.Root})
 	var err error
 	if m.h.listen != "" {
 		err = m.h.serve(ctx, e, c, srv, log)
@@ -222,13 +192,13 @@ func rootArgument(c *common, args []string, e *env) error {
 		return nil
 	case len(args) > 1:
 		return usagef("mcp serves one folder for now, got %d arguments (several roots are not supported yet); give the one folder as --root DIR or as the only argument", len(args))
-	case c.rootsGiven > 0:
-		return usagef("mcp got the folder %q as an argument and %s %q: give the root once", args[0], e.source("root"), c.root)
+	case len(c.roots) > 0:
+		return usagef("mcp got the folder %q as an argument and %s %q: give the root once", args[0], e.source("root"), c.roots[0])
 	}
-	if err := checkRoot(args[0]); err != nil {
+	if err := assembly.CheckRoot(args[0]); err != nil {
 		return usagef("mcp takes one argument, the folder to serve (as --root does): %v", err)
 	}
-	c.root = args[0]
+	c.roots = []string{args[0]}
 	return nil
 }
 

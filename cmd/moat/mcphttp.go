@@ -44,7 +44,7 @@ func (h *httpFlags) check(rec *recordFlags) error {
 
 // serve runs srv over Streamable HTTP until ctx ends (a signal).
 func (h *httpFlags) serve(ctx context.Context, e *env, c *common, srv *mcpserver.Server, log *slog.Logger) error {
-	token, created, err := readToken(h.tokenFile, e.source("token-file"), c.root)
+	token, created, err := readToken(h.tokenFile, e.source("token-file"), c.root())
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/moatdev/moat/host/agent"
+	"github.com/moatdev/moat/host/display"
 )
 
 // The --output formats of moat ask: text for people; json, one object at
@@ -255,7 +256,7 @@ func (d dimWriter) Write(p []byte) (int, error) {
 // thinkingOut is where --show-thinking writes: stderr, dimmed when it is
 // a colour terminal, so stdout keeps only the answer.
 func thinkingOut(e *env) io.Writer {
-	if isTerminal(e.stderr) && colorTerminal(e.getenv) {
+	if isTerminal(e.stderr) && display.Color(e.getenv) {
 		return dimWriter{e.stderr}
 	}
 	return e.stderr

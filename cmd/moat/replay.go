@@ -10,13 +10,10 @@ import (
 	"github.com/peterbourgon/ff/v3/ffcli"
 
 	"github.com/moatdev/moat/host/agent"
+	"github.com/moatdev/moat/host/assembly"
 	"github.com/moatdev/moat/host/confine"
-	"github.com/moatdev/moat/host/engine"
 	"github.com/moatdev/moat/host/gate"
-	"github.com/moatdev/moat/host/mcpserver"
-	"github.com/moatdev/moat/host/policy"
 	"github.com/moatdev/moat/host/recording"
-	"github.com/moatdev/moat/host/redact"
 )
 
 func replayCommand(e *env) *ffcli.Command {
@@ -25,11 +22,11 @@ func replayCommand(e *env) *ffcli.Command {
 	var update bool
 	// Only the flags that say where and how tightly the sandbox runs: the
 	// limits and lists that change results come from the recording.
-	fs.Var(oneRoot{&c.root, &c.rootsGiven}, "root", "replay against this `folder` (as it was when recorded) instead of the files in the recording")
+	fs.Var(rootsFlag{&c.roots, ""}, "root", "replay against this `folder` (as it was when recorded) instead of the files in the recording")
 	c.registerRun(fs)
 	fs.StringVar(&c.cacheDir, "cache-dir", "", "where compiled WebAssembly is cached (default: the user cache dir + /moat)")
 	fs.BoolVar(&update, "update", false, "rewrite the recording's expectations with what this build returns")
-	validate(fs, "root", func() error { return checkRoot(c.root) })
+	validate(fs, "root", func() error { return assembly.CheckRoot(c.root()) })
 	return &ffcli.Command{
 		Name:       "replay",
 		ShortUsage: "moat replay [flags] FILE.txtar",
@@ -68,6 +65,10 @@ and answers with what this build returns, and exits 0.`,
 }
 
 func replay(ctx context.Context, e *env, c *common, file string, update bool) error {
+	root := ""
+	if len(c.roots) > 0 {
+		root = c.root()
+	}
 	// A recording that is not there, or not one, is the world not as
 	// asked (exit 1), not a wrong command line.
 	data, err := os.ReadFile(file)
@@ -78,14 +79,14 @@ func replay(ctx context.Context, e *env, c *common, file string, update bool) er
 	if err != nil {
 		return failf("%s: %v", agent.Sanitize(file, false), err)
 	}
-	if c.root != "" && rec.Session.Writes == "ask" {
+	if root != "" && rec.Session.Writes == "ask" {
 		if n := approved(rec); n > 0 {
-			fmt.Fprintf(e.stderr, "moat replay: the recording approves %d change(s); they are made again in %s\n", n, agent.Sanitize(c.root, false))
+			fmt.Fprintf(e.stderr, "moat replay: the recording approves %d change(s); they are made again in %s\n", n, agent.Sanitize(root, false))
 		}
 	}
 	rep, err := recording.Replay(ctx, rec, recording.ReplayOptions{
-		Root:    c.root,
-		Sandbox: replaySandbox(c, e.stderr),
+		Root:    root,
+		Sandbox: replaySandbox(c, e),
 	})
 	if err != nil {
 		return err
@@ -110,8 +111,8 @@ func replay(ctx context.Context, e *env, c *common, file string, update bool) er
 		io.WriteString(e.stdout, d.String())
 	}
 	against := ""
-	if c.root != "" {
-		against = " against --root " + agent.Sanitize(c.root, false)
+	if root != "" {
+		against = " against --root " + agent.Sanitize(root, false)
 	}
 	return exitError{code: exitFailure, msg: fmt.Sprintf("replay of %s%s: %d difference(s); 'moat replay --update %s' accepts them", name, against, len(rep.Diffs), name)}
 }
@@ -126,42 +127,29 @@ func approved(rec *recording.Recording) int {
 	return n
 }
 
-// replaySandbox builds the engine exactly as ask and chat do, from the
-// recording's limits and lists and this command's sandbox flags, with the
-// recording answering for the gate.
-func replaySandbox(c *common, notes io.Writer) recording.Sandbox {
+// replaySandbox opens the sandbox exactly as ask, chat and mcp do, from
+// the recording's limits, lists and redaction and this command's sandbox
+// flags, with the recording answering for the gate (through the MCP
+// approver for a recording of moat mcp, as it served it).
+func replaySandbox(c *common, e *env) recording.Sandbox {
 	return func(ctx context.Context, roots []confine.Dir, s recording.SessionInfo, rv gate.Reviewer) (agent.Dispatcher, io.Closer, error) {
-		cc := *c
-		cc.root = roots[0].Path
-		cc.lim = s.Options
-		cc.redact = !s.NoRedact // replay has no --redact: it redacts as the session did
-		var mk proposerFunc
-		if rv != nil {
-			mk = func(abs string, pol *policy.Policy, red *redact.Redactor) (engine.Proposer, error) {
-				newGate := func(gate.Reviewer) (engine.Proposer, error) {
-					g, err := gate.New(gate.Options{Root: abs, Policy: pol, Reviewer: rv, Notes: notes, Redactor: red})
-					if err != nil {
-						return nil, err
-					}
-					return g, nil
-				}
-				if s.Command == "mcp" {
-					// As moat mcp serves it: the Approver before the gate
-					// (rv is the client's dialog, answered from the recording).
-					a, err := mcpserver.NewApprover(mcpserver.DefaultApproveTimeout, newGate)
-					if err != nil {
-						return nil, err
-					}
-					return a, nil
-				}
-				return newGate(nil)
-			}
+		o := *c.opts(e)
+		o.Roots = nil
+		for _, d := range roots {
+			o.Roots = append(o.Roots, d.Path)
 		}
-		eng, err := cc.openEngineWith(ctx, notes, mk)
+		o.Limits = s.Options
+		o.NoRedact = s.NoRedact // replay has no --redact: it redacts as the session did
+		by := assembly.Recorded
+		if s.Command == "mcp" {
+			by = assembly.Client
+		}
+		o.Writes = assembly.Writes{Offer: rv != nil, By: by, Reviewer: rv}
+		sb, err := assembly.Open(ctx, o)
 		if err != nil {
 			return nil, nil, err
 		}
-		return eng, eng, nil
+		return sb.Engine, sb, nil
 	}
 }
 

@@ -35,7 +35,7 @@ func (a *agentFlags) ask(ctx context.Context, e *env, prompt string) error {
 	// At Ctrl-C nothing more of the reply is printed (the line is ended).
 	defer s.cut.bind(ctx)()
 	answer, err := s.agent.Ask(ctx, prompt)
-	s.recording.finish(answer, err)
+	s.recording.Finish(answer, err)
 	reportChanges(e.stderr, s.agent)
 	if a.stats {
 		q, _ := s.agent.Stats()

@@ -13,6 +13,8 @@ import (
 	"syscall"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
+
+	"github.com/moatdev/moat/host/assembly"
 )
 
 // Exit statuses. They are a contract for scripts, one rule for every
@@ -183,9 +185,19 @@ func crashed(p any, stack []byte, stderr io.Writer) int {
 func exitCode(err error, stderr io.Writer) int {
 	var ue usageError
 	var ee exitError
+	var ae *assembly.Error
 	switch {
 	case err == nil:
 		return exitOK
+	case errors.As(err, &ae):
+		fmt.Fprintln(stderr, "moat:", ae.Msg)
+		switch ae.Kind {
+		case assembly.Usage:
+			return exitUsage
+		case assembly.NoIsolation:
+			return exitNoIsolat
+		}
+		return exitFailure
 	case errors.As(err, &ue):
 		fmt.Fprintln(stderr, "moat:", ue.msg)
 		return exitUsage

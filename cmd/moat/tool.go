@@ -12,13 +12,14 @@ import (
 	"github.com/peterbourgon/ff/v3/ffcli"
 
 	"github.com/moatdev/moat/guest/proto"
+	"github.com/moatdev/moat/host/assembly"
 	"github.com/moatdev/moat/host/toolspec"
 )
 
 func toolCommand(e *env) *ffcli.Command {
 	fs := flag.NewFlagSet("moat tool", flag.ContinueOnError)
 	var c common
-	w := writeFlags{typed: true} // the person typed the call: a review names them, not a model
+	var w writeFlags
 	c.register(fs)
 	w.register(fs, askAtTerminal)
 	return &ffcli.Command{
@@ -47,50 +48,57 @@ Examples:
   moat tool grep '{"pattern":"func main","glob":"**/*.go"}'
   echo '{"path":"go.mod"}' | moat tool --root ~/src/app stat -`,
 		FlagSet: fs,
-		Exec: func(ctx context.Context, args []string) error {
-			if len(args) < 1 || len(args) > 2 {
-				return usagef("tool needs NAME and optionally ARGS_JSON; see 'moat help tool'")
-			}
-			name, raw := args[0], "{}"
-			if len(args) == 2 {
-				raw = args[1]
-			}
-			if raw == "-" {
-				b, err := io.ReadAll(e.stdin)
-				if err != nil {
-					return fmt.Errorf("reading arguments from stdin: %w", err)
-				}
-				raw = string(b)
-			}
-			// An --audit path that cannot be one is refused whatever
-			// the call, as ask and chat refuse it.
-			if err := w.checkAuditFrom(e.source("audit")); err != nil {
-				return err
-			}
-			eng, err := c.openEngine(ctx, e.stderr, &w)
-			if err != nil {
-				return err
-			}
-			defer eng.Close()
-			if t, ok := eng.Catalog().Lookup(name); ok && !t.Write {
-				w.auditUnused(e.stderr, e.source("audit"), name+" proposes no write")
-			} else if ok && !w.offered() {
-				w.auditUnused(e.stderr, e.source("audit"), "--writes deny refuses the proposal before anyone sees it")
-			}
-			res := eng.Call(ctx, name, []byte(raw))
-			io.WriteString(e.stdout, res.Text)
-			if !strings.HasSuffix(res.Text, "\n") && res.Text != "" {
-				io.WriteString(e.stdout, "\n")
-			}
-			if res.IsError {
-				// A name that is no tool's, or arguments that are not JSON,
-				// are the caller's mistake (a model's would be its own).
-				if !slices.Contains(proto.Tools(), name) || !json.Valid([]byte(raw)) {
-					return exitError{code: exitUsage}
-				}
-				return exitError{code: exitFailure}
-			}
-			return nil
-		},
+		Exec:    func(ctx context.Context, args []string) error { return runTool(ctx, e, &c, &w, args) },
 	}
+}
+
+// runTool runs the one call the arguments name and prints its answer.
+func runTool(ctx context.Context, e *env, c *common, w *writeFlags, args []string) error {
+	if len(args) < 1 || len(args) > 2 {
+		return usagef("tool needs NAME and optionally ARGS_JSON; see 'moat help tool'")
+	}
+	name, raw := args[0], "{}"
+	if len(args) == 2 {
+		raw = args[1]
+	}
+	if raw == "-" {
+		b, err := io.ReadAll(e.stdin)
+		if err != nil {
+			return fmt.Errorf("reading arguments from stdin: %w", err)
+		}
+		raw = string(b)
+	}
+	// The person typed the call: a review names them, not a model.
+	o := *c.opts(e)
+	o.Writes = w.options(e, assembly.TypedAtTerminal)
+	// An --audit path that cannot be one is refused whatever
+	// the call, as ask and chat refuse it.
+	if err := o.Writes.CheckAudit(); err != nil {
+		return err
+	}
+	sb, err := assembly.Open(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer sb.Close()
+	eng := sb.Engine
+	if t, ok := eng.Catalog().Lookup(name); ok && !t.Write {
+		o.Writes.AuditUnused(e.stderr, name+" proposes no write")
+	} else if ok && !o.Writes.Offer {
+		o.Writes.AuditUnused(e.stderr, "--writes deny refuses the proposal before anyone sees it")
+	}
+	res := eng.Call(ctx, name, []byte(raw))
+	io.WriteString(e.stdout, res.Text)
+	if !strings.HasSuffix(res.Text, "\n") && res.Text != "" {
+		io.WriteString(e.stdout, "\n")
+	}
+	if res.IsError {
+		// A name that is no tool's, or arguments that are not JSON,
+		// are the caller's mistake (a model's would be its own).
+		if !slices.Contains(proto.Tools(), name) || !json.Valid([]byte(raw)) {
+			return exitError{code: exitUsage}
+		}
+		return exitError{code: exitFailure}
+	}
+	return nil
 }

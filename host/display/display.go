@@ -162,3 +162,11 @@ func Count(s string) int {
 	}
 	return n
 }
+
+// Color reports whether colour may be used on a terminal, by the usual
+// conventions: not for a dumb or unknown terminal (TERM), nor when
+// NO_COLOR is set to anything (no-color.org).
+func Color(getenv func(string) string) bool {
+	t := getenv("TERM")
+	return t != "" && t != "dumb" && getenv("NO_COLOR") == ""
+}
