@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
 
@@ -22,7 +23,7 @@ func replayCommand(e *env) *ffcli.Command {
 	var update bool
 	// Only the flags that say where and how tightly the sandbox runs: the
 	// limits and lists that change results come from the recording.
-	fs.Var(rootsFlag{&c.roots, ""}, "root", "replay against this `folder` (as it was when recorded) instead of the files in the recording")
+	fs.Var(rootsFlag{&c.roots, ""}, "root", "replay against this `folder` (as it was when recorded) instead of the files in the recording; a recording of several roots: once per root, in the recorded order, or once for a folder that holds each as its label")
 	c.registerRun(fs)
 	fs.StringVar(&c.cacheDir, "cache-dir", "", "where compiled WebAssembly is cached (default: the user cache dir + /moat)")
 	fs.BoolVar(&update, "update", false, "rewrite the recording's expectations with what this build returns")
@@ -65,9 +66,13 @@ and answers with what this build returns, and exits 0.`,
 }
 
 func replay(ctx context.Context, e *env, c *common, file string, update bool) error {
-	root := ""
-	if len(c.roots) > 0 {
+	root, roots := "", []string(nil)
+	switch len(c.roots) {
+	case 0:
+	case 1:
 		root = c.root()
+	default:
+		roots = c.roots
 	}
 	// A recording that is not there, or not one, is the world not as
 	// asked (exit 1), not a wrong command line.
@@ -79,13 +84,14 @@ func replay(ctx context.Context, e *env, c *common, file string, update bool) er
 	if err != nil {
 		return failf("%s: %v", agent.Sanitize(file, false), err)
 	}
-	if root != "" && rec.Session.Writes == "ask" {
+	if len(c.roots) > 0 && rec.Session.Writes == "ask" {
 		if n := approved(rec); n > 0 {
-			fmt.Fprintf(e.stderr, "moat replay: the recording approves %d change(s); they are made again in %s\n", n, agent.Sanitize(root, false))
+			fmt.Fprintf(e.stderr, "moat replay: the recording approves %d change(s); they are made again in %s\n", n, agent.Sanitize(strings.Join(c.roots, ", "), false))
 		}
 	}
 	rep, err := recording.Replay(ctx, rec, recording.ReplayOptions{
 		Root:    root,
+		Roots:   roots,
 		Sandbox: replaySandbox(c, e),
 	})
 	if err != nil {
