@@ -65,6 +65,17 @@ func (c *common) root() string {
 	return c.roots[len(c.roots)-1]
 }
 
+// rootsKey names the session's roots where one name is wanted (a saved
+// chat session's root, chat's first line): the one root's path, or the
+// paths of several joined by the list separator, as in $PATH.
+func rootsKey(dirs []confine.Dir) string {
+	paths := make([]string, len(dirs))
+	for i, d := range dirs {
+		paths[i] = d.Path
+	}
+	return strings.Join(paths, string(os.PathListSeparator))
+}
+
 // rootsOr is every root given, "." for none.
 func (c *common) rootsOr() []string {
 	if len(c.roots) == 0 {
