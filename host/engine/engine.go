@@ -113,7 +113,25 @@ func forms(root string) []string {
 
 // Tools lists the tools offered to the model: the write proposals only when
 // a Proposer can get them approved.
-func (e *Engine) Tools() []*toolspec.Tool { return e.opt.Catalog.Tools(e.opt.Proposer != nil) }
+//
+// With several roots each tool's description ends with how a file is
+// named then (toolspec.Tool.Roots); with one it is the catalogue's as it
+// is, so a model's window holds what it always held.
+func (e *Engine) Tools() []*toolspec.Tool {
+	tools := e.opt.Catalog.Tools(e.opt.Proposer != nil)
+	if e.several == nil {
+		return tools
+	}
+	out := make([]*toolspec.Tool, len(tools))
+	for i, t := range tools {
+		c := *t
+		if c.Roots != "" {
+			c.Description += " " + c.Roots
+		}
+		out[i] = &c
+	}
+	return out
+}
 
 // Catalog returns the tool catalogue.
 func (e *Engine) Catalog() *toolspec.Catalog { return e.opt.Catalog }

@@ -90,3 +90,24 @@ func TestSeveralRootsDenyAndAbsolute(t *testing.T) {
 		t.Errorf("read_file /etc/passwd = %+v, want refused naming the roots", r)
 	}
 }
+
+// TestSeveralRootsDescriptions: with several roots every path tool's
+// description ends with how a file is named then; with one root the
+// descriptions are the catalogue's, byte for byte.
+func TestSeveralRootsDescriptions(t *testing.T) {
+	one := newEngine(t, &fakeExec{}, nil)
+	cat, _ := toolspec.New()
+	for i, tl := range one.Tools() {
+		if want := cat.Tools(false)[i].Description; tl.Description != want {
+			t.Errorf("one root: %s's description %q, want %q", tl.Name, tl.Description, want)
+		}
+	}
+	for _, tl := range twoRoots(t, &fakeExec{}, nil).Tools() {
+		if !strings.Contains(tl.Description, "With several roots,") || !strings.Contains(tl.Description, "its root's name (src/main.go)") {
+			t.Errorf("several roots: %s's description %q says nothing of them", tl.Name, tl.Description)
+		}
+	}
+	if d, _ := cat.Lookup(proto.ReadFile); strings.Contains(d.Description, "several roots") {
+		t.Errorf("the catalogue itself was changed: %q", d.Description)
+	}
+}
