@@ -52,7 +52,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/rogpeppe/go-internal/txtar"
 
-	"github.com/moatdev/moat/host/fakellm"
+	"github.com/moatdev/moat/host/scripted"
 )
 
 // Params are testscript parameters for the scripts (and recordings) in
@@ -103,13 +103,13 @@ func Build(t testing.TB) string {
 // Commands are the testscript commands described in the package comment.
 // The moat they run is the one on the script's PATH.
 func Commands() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
-	var servers sync.Map // *testscript.TestScript -> *fakellm.Server
-	server := func(ts *testscript.TestScript, cmd string) *fakellm.Server {
+	var servers sync.Map // *testscript.TestScript -> *scripted.Server
+	server := func(ts *testscript.TestScript, cmd string) *scripted.Server {
 		s, ok := servers.Load(ts)
 		if !ok {
 			ts.Fatalf("%s: no fake server: run fakellm first", cmd)
 		}
-		return s.(*fakellm.Server)
+		return s.(*scripted.Server)
 	}
 	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
 		"replay": cmdReplay,
@@ -117,9 +117,9 @@ func Commands() map[string]func(ts *testscript.TestScript, neg bool, args []stri
 			if neg || len(args) != 1 {
 				ts.Fatalf("usage: fakellm SCRIPT.json")
 			}
-			sc, err := fakellm.ParseScript([]byte(ts.ReadFile(args[0])))
+			sc, err := scripted.ParseScript([]byte(ts.ReadFile(args[0])))
 			ts.Check(err)
-			srv := fakellm.Start(sc)
+			srv := scripted.Start(sc)
 			if _, loaded := servers.LoadOrStore(ts, srv); loaded {
 				srv.Close()
 				ts.Fatalf("fakellm: a server is already running in this script")

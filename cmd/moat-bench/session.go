@@ -12,13 +12,9 @@ import (
 	"time"
 
 	"github.com/moatdev/moat/guest/proto"
-	"github.com/moatdev/moat/host/confine"
+	"github.com/moatdev/moat/host/assembly"
 	"github.com/moatdev/moat/host/engine"
-	"github.com/moatdev/moat/host/fanout"
-	"github.com/moatdev/moat/host/policy"
-	"github.com/moatdev/moat/host/redact"
-	"github.com/moatdev/moat/host/runner"
-	"github.com/moatdev/moat/host/toolspec"
+	"github.com/moatdev/moat/host/limits"
 )
 
 // A sessionClass is a grep measured as the model's own calls run (in
@@ -81,24 +77,15 @@ func sessionRows(src, cache string, runs int, want func(string) bool) ([]row, er
 			continue
 		}
 		if e == nil {
-			ctx := context.Background()
-			r, err := runner.New(ctx, runner.Config{Root: src, Resolver: confine.Auto, CacheDir: cache})
+			// The session as moat opens it (host/assembly), in this process.
+			lim := limits.Defaults()
+			lim.Isolate = "off"
+			sb, err := assembly.Open(context.Background(), assembly.Options{Roots: []string{src}, CacheDir: cache, Limits: lim})
 			if err != nil {
 				return nil, err
 			}
-			ex := fanout.New(r, r.Parallel())
-			defer ex.Close()
-			cat, err := toolspec.New()
-			if err != nil {
-				return nil, err
-			}
-			pol, err := policy.New(nil, nil)
-			if err != nil {
-				return nil, err
-			}
-			if e, err = engine.New(engine.Options{Catalog: cat, Policy: pol, Exec: ex, Redactor: redact.New()}); err != nil {
-				return nil, err
-			}
+			defer sb.Close()
+			e = sb.Engine
 		}
 		fmt.Fprintln(os.Stderr, "moat-bench:", name)
 		a := map[string]any{"pattern": c.pat, "ignore_case": c.ignoreCase, "max_results": proto.MaxMaxResults}

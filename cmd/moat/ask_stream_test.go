@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/moatdev/moat/host/fakellm"
+	"github.com/moatdev/moat/host/scripted"
 )
 
 // lockedBuffer is a bytes.Buffer the test can read while moat writes.
@@ -33,11 +33,11 @@ func (b *lockedBuffer) String() string {
 // cancels run's context) keeps what was printed, ends its line and says
 // the answer is incomplete, with exit status 1.
 func TestChatAskKeepsStreamedTextOnInterrupt(t *testing.T) {
-	sc, err := fakellm.ParseScript([]byte(`{"turns":[{"text":"Partial answer","fail":"hang"}]}`))
+	sc, err := scripted.ParseScript([]byte(`{"turns":[{"text":"Partial answer","fail":"hang"}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := fakellm.Start(sc)
+	srv := scripted.Start(sc)
 	defer srv.Close()
 	t.Setenv("OLLAMA_HOST", srv.URL)
 	t.Setenv("MOAT_ISOLATE", "off")

@@ -13,7 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/moatdev/moat/host/fakellm"
+	"github.com/moatdev/moat/host/scripted"
 )
 
 // openPty opens a pseudo-terminal pair: the test types on master, moat
@@ -67,7 +67,7 @@ type ptyChat struct {
 	screen lockedBuffer
 	stderr lockedBuffer
 	code   chan int
-	srv    *fakellm.Server
+	srv    *scripted.Server
 }
 
 func startPtyChat(t *testing.T, script string, flags ...string) *ptyChat {
@@ -77,11 +77,11 @@ func startPtyChat(t *testing.T, script string, flags ...string) *ptyChat {
 // startPty starts moat chat on a pty of the given width (0: the default),
 // with stderr on the pty too if stderrTTY.
 func startPty(t *testing.T, script string, width int, stderrTTY bool, flags ...string) *ptyChat {
-	sc, err := fakellm.ParseScript([]byte(script))
+	sc, err := scripted.ParseScript([]byte(script))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := fakellm.Start(sc)
+	srv := scripted.Start(sc)
 	t.Cleanup(srv.Close)
 	t.Setenv("OLLAMA_HOST", srv.URL)
 	t.Setenv("MOAT_ISOLATE", "off")
@@ -237,8 +237,8 @@ func TestChatKeysWrapAndWaiting(t *testing.T) {
 // descriptor of the terminal, must not be left to take it. The gate asks on
 // /dev/tty, so moat runs as a child whose controlling terminal is the pty.
 func TestChatCtrlCAtApproval(t *testing.T) {
-	srv := fakellm.Start(fakellm.Script{Turns: []fakellm.Turn{
-		{Calls: []fakellm.Call{{Name: "propose_write", Args: []byte(`{"path":"new.txt","content":"hello\n"}`)}}},
+	srv := scripted.Start(scripted.Script{Turns: []scripted.Turn{
+		{Calls: []scripted.Call{{Name: "propose_write", Args: []byte(`{"path":"new.txt","content":"hello\n"}`)}}},
 		{Text: "Two."},
 	}})
 	t.Cleanup(srv.Close)
@@ -267,7 +267,7 @@ func TestChatCtrlCAtApproval(t *testing.T) {
 // startPtyChild runs moat (this test binary under that name) as a child
 // whose controlling terminal is a pty, so that /dev/tty is the pty and a
 // Ctrl-C typed there is a SIGINT to moat alone.
-func startPtyChild(t *testing.T, srv *fakellm.Server, args ...string) *ptyChat {
+func startPtyChild(t *testing.T, srv *scripted.Server, args ...string) *ptyChat {
 	t.Helper()
 	return startOnPty(t, srv, os.Environ(), 80, args...) // wide enough that replies are wrapped
 }
@@ -276,7 +276,7 @@ func startPtyChild(t *testing.T, srv *fakellm.Server, args ...string) *ptyChat {
 // its controlling terminal, stdin, stdout and stderr, as a person runs
 // it, in env (and the settings every pty test needs), talking to srv
 // when there is one. width, when not 0, is the pty's width.
-func startOnPty(t *testing.T, srv *fakellm.Server, env []string, width int, args ...string) *ptyChat {
+func startOnPty(t *testing.T, srv *scripted.Server, env []string, width int, args ...string) *ptyChat {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -340,7 +340,7 @@ func TestCtrlCPrintsNothingMoreOfTheReply(t *testing.T) {
 		return screen[i+len("^C") : j]
 	}
 	t.Run("chat", func(t *testing.T) {
-		srv := fakellm.Start(fakellm.Script{Turns: []fakellm.Turn{{Text: "Hi there, partial answer", Fail: "hang"}, {Text: "Two."}}})
+		srv := scripted.Start(scripted.Script{Turns: []scripted.Turn{{Text: "Hi there, partial answer", Fail: "hang"}, {Text: "Two."}}})
 		t.Cleanup(srv.Close)
 		p := startPtyChild(t, srv, "chat", "--root", t.TempDir(), "--model", "qwen3", "--writes", "deny")
 		p.waitPrompts(1)
@@ -363,7 +363,7 @@ func TestCtrlCPrintsNothingMoreOfTheReply(t *testing.T) {
 		}
 	})
 	t.Run("ask", func(t *testing.T) {
-		srv := fakellm.Start(fakellm.Script{Turns: []fakellm.Turn{{Text: "Hi there, partial answer", Fail: "hang"}}})
+		srv := scripted.Start(scripted.Script{Turns: []scripted.Turn{{Text: "Hi there, partial answer", Fail: "hang"}}})
 		t.Cleanup(srv.Close)
 		p := startPtyChild(t, srv, "ask", "--root", t.TempDir(), "--model", "qwen3", "--writes", "deny", "Go")
 		p.waitScreen("Hi")

@@ -6,25 +6,19 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/moatdev/moat/host/agent"
 	"github.com/moatdev/moat/host/assembly"
 	"github.com/moatdev/moat/host/confine"
 	"github.com/moatdev/moat/host/limits"
-	"github.com/moatdev/moat/isolate"
 )
 
 // common holds the flags every command shares: where the sandbox is and how
 // tightly it is held. host/assembly opens the sandbox they describe
 // (opts).
 type common struct {
-	roots     []string // --root, each given (host/assembly.AddRoot decides how many)
-	resolver  string
-	lim       limits.Options // the limits and lists, a flag each (from its tags)
-	timeout   time.Duration
-	redact    bool
-	isolate   string
+	roots     []string       // --root, each given (host/assembly.AddRoot decides how many)
+	lim       limits.Options // the limits, lists and how tightly calls are held, a flag each (from its tags)
 	cacheDir  string
 	config    string
 	allowHome bool
@@ -35,26 +29,11 @@ type common struct {
 func (c *common) register(fs *flag.FlagSet) {
 	fs.Var(rootsFlag{&c.roots, "."}, "root", "the sandbox root: the `folder` the tools can see; give it again for several roots, each named by its base name (list_dir \".\" lists them)")
 	c.lim = limits.Defaults()
-	registerTagged(fs, &c.lim)
-	c.registerRun(fs)
-	fs.BoolVar(&c.redact, "redact", true, "replace secrets (private keys, cloud keys, tokens: gitleaks' rules; passwords and keys in configuration files) with [redacted: RULE] in every file the tools read, so in everything they return, in recordings and in the write diff; --allow does not turn this off, --redact=false does")
+	registerTagged(fs, &c.lim, nil)
 	fs.StringVar(&c.cacheDir, "cache-dir", "", "the `folder` where compiled WebAssembly is cached (default: the user cache dir + /moat)")
 	fs.BoolVar(&c.allowHome, "allow-home", false, "allow a root that is your home folder or a folder above it (refused by default: the model could read every project, credential and setting there, moat's own included)")
 	fs.StringVar(&c.config, "config", "", "read flags from this `file`, one \"flag value\" or \"flag = value\" per line (keys of other commands are skipped; default: moat/config in the user config dir, if it is there)")
 	validate(fs, "root", onDisk(func() error { return assembly.CheckRoot(c.root()) }))
-}
-
-// registerRun declares the flags that say how the sandbox runs, which
-// every command that runs the tools shares (moat replay included, which
-// takes the limits and lists from the recording): --resolver, --isolate
-// and --timeout.
-func (c *common) registerRun(fs *flag.FlagSet) {
-	fs.StringVar(&c.resolver, "resolver", "auto", "how paths are confined to the root: auto, openat2 (Linux RESOLVE_BENEATH) or root (Go os.Root)")
-	fs.StringVar(&c.isolate, "isolate", "auto", "OS isolation of the tool process: auto (where the kernel allows), require, or off")
-	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "deadline for one tool call")
-	validate(fs, "resolver", parsedBy(&c.resolver, confine.ParseKind))
-	validate(fs, "isolate", parsedBy(&c.isolate, isolate.ParseMode))
-	validate(fs, "timeout", positive(&c.timeout))
 }
 
 // root is the (last) root given, "." for none.
@@ -89,8 +68,7 @@ func (c *common) rootsOr() []string {
 func (c *common) opts(e *env) *assembly.Options {
 	if c.o == nil {
 		c.o = &assembly.Options{
-			Roots: c.roots, Resolver: c.resolver, Isolate: c.isolate, Timeout: c.timeout,
-			NoRedact: !c.redact, Limits: c.lim, CacheDir: c.cacheDir, AllowHome: c.allowHome,
+			Roots: c.roots, Limits: c.lim, CacheDir: c.cacheDir, AllowHome: c.allowHome,
 			ConfigFiles: []string{resolvePath(c.config, ""), resolvePath(e.getenv("MOAT_CONFIG"), ""), defaultConfig()},
 			Notes:       e.stderr, Getenv: e.getenv,
 		}

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/moatdev/moat/host/fakellm"
+	"github.com/moatdev/moat/host/scripted"
 )
 
 // The flags that name a file or a folder, and how each command is run with
@@ -41,7 +41,7 @@ func TestFileFlagsNeverPanic(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs every command several dozen times")
 	}
-	srv := fakellm.Start(fakellm.Script{Turns: manyTurns(200)})
+	srv := scripted.Start(scripted.Script{Turns: manyTurns(200)})
 	defer srv.Close()
 	// Each case gets a fresh folder: a run may create what it names.
 	kinds := map[string]func(dir string) string{
@@ -145,10 +145,10 @@ func runInProcess(t *testing.T, host string, args []string) (code int, stderr st
 }
 
 // manyTurns is a script of n plain answers.
-func manyTurns(n int) []fakellm.Turn {
-	ts := make([]fakellm.Turn, n)
+func manyTurns(n int) []scripted.Turn {
+	ts := make([]scripted.Turn, n)
 	for i := range ts {
-		ts[i] = fakellm.Turn{Text: "an answer"}
+		ts[i] = scripted.Turn{Text: "an answer"}
 	}
 	return ts
 }

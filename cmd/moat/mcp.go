@@ -168,7 +168,7 @@ func (m *mcpFlags) run(ctx context.Context, e *env, args []string) error {
 // serve serves the sandbox's engine over stdio, or over HTTP with --listen.
 func (m *mcpFlags) serve(ctx context.Context, e *env, sb *assembly.Sandbox, log *slog.Logger) error {
 	c := &m.c
-	log.Info("moat mcp: serving", "root", servedRoots(sb), "writes", sb.Writes, "resolver", c.resolver, "isolate", c.isolate,
+	log.Info("moat mcp: serving", "root", servedRoots(sb), "writes", sb.Writes, "resolver", c.lim.Resolver, "isolate", c.lim.Isolate,
 		"version", moatVersion(), "go", runtime.Version(), "wazero", runner.WazeroVersion())
 	var served mcpserver.Engine = sb.Engine
 	if sb.Recorder != nil {
@@ -228,13 +228,24 @@ func rootArgument(c *common, args []string, e *env) error {
 			}
 			return usagef("mcp takes folders as arguments, the roots to serve (as --root does): %v", err)
 		}
-		roots, err := assembly.AddRoot(c.roots, a)
-		if err != nil {
-			return usagef("mcp: %v", err)
-		}
-		c.roots = roots
 	}
+	roots, err := addRoots(nil, args)
+	if err != nil {
+		return usagef("mcp: %v", err)
+	}
+	c.roots = roots
 	return nil
+}
+
+// addRoots adds each of args to roots.
+func addRoots(roots, args []string) ([]string, error) {
+	for _, arg := range args {
+		var err error
+		if roots, err = assembly.AddRoot(roots, arg); err != nil {
+			return roots, err
+		}
+	}
+	return roots, nil
 }
 
 // readCloser lets the transport close standard input when it stops, which

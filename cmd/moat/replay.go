@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"strings"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
@@ -14,6 +15,7 @@ import (
 	"github.com/moatdev/moat/host/assembly"
 	"github.com/moatdev/moat/host/confine"
 	"github.com/moatdev/moat/host/gate"
+	"github.com/moatdev/moat/host/limits"
 	"github.com/moatdev/moat/host/recording"
 )
 
@@ -24,7 +26,10 @@ func replayCommand(e *env) *ffcli.Command {
 	// Only the flags that say where and how tightly the sandbox runs: the
 	// limits and lists that change results come from the recording.
 	fs.Var(rootsFlag{&c.roots, ""}, "root", "replay against this `folder` (as it was when recorded) instead of the files in the recording; a recording of several roots: once per root, in the recorded order, or once for a folder that holds each as its label")
-	c.registerRun(fs)
+	// The options a recording does not keep (how a call is held: --resolver,
+	// --isolate, --timeout) are this command line's.
+	c.lim = limits.Defaults()
+	registerTagged(fs, &c.lim, func(f reflect.StructField) bool { return !limits.Recorded(f) })
 	fs.StringVar(&c.cacheDir, "cache-dir", "", "where compiled WebAssembly is cached (default: the user cache dir + /moat)")
 	fs.BoolVar(&update, "update", false, "rewrite the recording's expectations with what this build returns")
 	validate(fs, "root", func() error { return assembly.CheckRoot(c.root()) })
@@ -53,7 +58,7 @@ not for their value.
 Exit status: 0 when everything is the same; 1 when something changed, with a
 unified diff on standard output for each call that changed, naming the turn
 and the tool; 1 also when the recording is missing or cannot be read; 2
-usage. --update rewrites the recording's results, reviews
+usage; 4 when --isolate require and isolation cannot start here. --update rewrites the recording's results, reviews
 and answers with what this build returns, and exits 0.`,
 		FlagSet: fs,
 		Exec: func(ctx context.Context, args []string) error {
@@ -144,8 +149,7 @@ func replaySandbox(c *common, e *env) recording.Sandbox {
 		for _, d := range roots {
 			o.Roots = append(o.Roots, d.Path)
 		}
-		o.Limits = s.Options
-		o.NoRedact = s.NoRedact // replay has no --redact: it redacts as the session did
+		o.Limits = limits.Replayed(s.Options, c.lim) // no --redact: it redacts as the session did
 		by := assembly.Recorded
 		if s.Command == "mcp" {
 			by = assembly.Client

@@ -20,11 +20,11 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/moatdev/moat/host/fakellm"
+	"github.com/moatdev/moat/host/scripted"
 )
 
 // The conformance suite: the scripts of testscripts/conformance run
-// against host/fakellm and against Ollama's own server (ollamareal: Ollama's
+// against host/scripted and against Ollama's own server (ollamareal: Ollama's
 // server package at the version go.mod requires, built by make conformance
 // with a scripted generator in the model's place), each in both APIs. A
 // script scripts the model with fakellm's JSON; against the real server
@@ -227,7 +227,7 @@ func realCmds(cmds map[string]func(ts *testscript.TestScript, neg bool, args []s
 		if neg || len(args) != 1 {
 			ts.Fatalf("usage: fakellm [-family F] SCRIPT.json")
 		}
-		sc, err := fakellm.ParseScript([]byte(ts.ReadFile(args[0])))
+		sc, err := scripted.ParseScript([]byte(ts.ReadFile(args[0])))
 		ts.Check(err)
 		srv := startReal(ts)
 		mu.Lock()
@@ -239,7 +239,7 @@ func realCmds(cmds map[string]func(ts *testscript.TestScript, neg bool, args []s
 			mu.Unlock()
 		})
 		if len(sc.Models) == 0 {
-			sc.Models = []fakellm.Model{{Name: "qwen3:latest", Tools: true}}
+			sc.Models = []scripted.Model{{Name: "qwen3:latest", Tools: true}}
 		}
 		type spec struct {
 			Name       string         `json:"name"`
@@ -380,7 +380,7 @@ func startReal(ts *testscript.TestScript) *realServer {
 // modelFamily is the family a script's model is made in: -family, else
 // what its name or scripted family says, else qwen3 (plain for a model
 // without tools).
-func modelFamily(flag string, m fakellm.Model) string {
+func modelFamily(flag string, m scripted.Model) string {
 	if !m.Tools {
 		return "plain"
 	}
@@ -412,7 +412,7 @@ type rawReply struct {
 
 // renderTurn writes a scripted turn as the raw text a model of the family
 // generates: its thinking, its text, its calls in the family's own format.
-func renderTurn(family string, t fakellm.Turn) (rawReply, error) {
+func renderTurn(family string, t scripted.Turn) (rawReply, error) {
 	r := rawReply{DoneReason: t.DoneReason, DelayMS: t.DelayMS}
 	switch t.Fail {
 	case "":
@@ -428,7 +428,7 @@ func renderTurn(family string, t fakellm.Turn) (rawReply, error) {
 	if t.TextCalls != "" {
 		return r, fmt.Errorf("text_calls: write the calls into text instead, as the model of the family does")
 	}
-	args := func(c fakellm.Call) string {
+	args := func(c scripted.Call) string {
 		if c.RawArgs != nil {
 			return *c.RawArgs
 		}
@@ -552,11 +552,11 @@ func TestConformanceWire(t *testing.T) {
 					fam = `,"family":"gptoss"`
 				}
 				js := `{"models":[{"name":"qwen3:latest","tools":true,"thinking":true` + fam + `}],"turns":[` + turn + `]}`
-				sc, err := fakellm.ParseScript([]byte(js))
+				sc, err := scripted.ParseScript([]byte(js))
 				if err != nil {
 					t.Fatal(err)
 				}
-				fake := fakellm.Start(sc)
+				fake := scripted.Start(sc)
 				defer fake.Close()
 				want := wireShape(t, fake.URL+path, body)
 				r, err := renderTurn(family, sc.Turns[0])

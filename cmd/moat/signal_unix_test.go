@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/moatdev/moat/host/fakellm"
+	"github.com/moatdev/moat/host/scripted"
 )
 
 // moatBinary is this test binary under the name "moat", which
@@ -35,7 +35,7 @@ func moatBinary(t *testing.T) string {
 // once the model server has the request, so moat is surely waiting for
 // the reply (and handling the signal) by then.
 func TestInterruptExits130(t *testing.T) {
-	srv := fakellm.Start(fakellm.Script{Turns: []fakellm.Turn{{Text: "partial answer", Fail: "hang"}}})
+	srv := scripted.Start(scripted.Script{Turns: []scripted.Turn{{Text: "partial answer", Fail: "hang"}}})
 	defer srv.Close()
 	cmd := exec.Command(moatBinary(t), "ask", "--root", t.TempDir(), "--model", "qwen3", "Hi")
 	cmd.Env = append(os.Environ(), "OLLAMA_HOST="+srv.URL, "MOAT_ISOLATE=off", "MOAT_CACHE_DIR="+sharedCache(t))

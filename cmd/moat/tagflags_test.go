@@ -4,6 +4,7 @@ import (
 	"flag"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/moatdev/moat/host/limits"
 )
@@ -51,10 +52,26 @@ func TestOptionsAreFlags(t *testing.T) {
 	if !reflect.DeepEqual(c.lim, limits.Defaults()) {
 		t.Errorf("defaults not set: %+v", c.lim)
 	}
-	if err := fs.Parse([]string{"--no-ignore", "--deny", "a,b", "--max-results", "7"}); err != nil {
+	if err := fs.Parse([]string{"--no-ignore", "--deny", "a,b", "--max-results", "7", "--redact=false", "--timeout", "5s"}); err != nil {
 		t.Fatal(err)
 	}
-	if want := (limits.Options{MaxReadBytes: limits.Defaults().MaxReadBytes, MaxResults: 7, NoIgnore: true, Deny: []string{"a", "b"}}); !reflect.DeepEqual(c.lim, want) {
+	want := limits.Defaults()
+	want.MaxResults, want.NoIgnore, want.Deny, want.NoRedact, want.Timeout = 7, true, []string{"a", "b"}, true, 5*time.Second
+	if !reflect.DeepEqual(c.lim, want) {
 		t.Errorf("parsed %+v, want %+v", c.lim, want)
+	}
+	if fs.Set("resolver", "chroot") == nil || fs.Set("isolate", "maybe") == nil {
+		t.Error("a resolver or isolation mode that does not parse is accepted")
+	}
+}
+
+// TestReplayTakesUnrecordedOptions: moat replay has a flag for each
+// option a recording does not keep, and none for those it does.
+func TestReplayTakesUnrecordedOptions(t *testing.T) {
+	fs := replayCommand(&env{}).FlagSet
+	for _, f := range reflect.VisibleFields(reflect.TypeFor[limits.Options]()) {
+		if got := fs.Lookup(f.Tag.Get("flag")) != nil; got == limits.Recorded(f) {
+			t.Errorf("--%s: a flag of moat replay %v, recorded %v", f.Tag.Get("flag"), got, limits.Recorded(f))
+		}
 	}
 }

@@ -7,14 +7,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/moatdev/moat/host/fakellm"
+	"github.com/moatdev/moat/host/scripted"
 )
 
 // startMoatPty runs the moat binary (this test binary under the name
 // moat) with a pty as its controlling terminal, stdin, stdout and
 // stderr, as a person runs it. The gate's typed-ahead keys are not kept
 // (MOAT_TEST_TYPEAHEAD is unset).
-func startMoatPty(t *testing.T, srv *fakellm.Server, args ...string) *ptyChat {
+func startMoatPty(t *testing.T, srv *scripted.Server, args ...string) *ptyChat {
 	t.Helper()
 	var env []string
 	for _, kv := range os.Environ() {
@@ -49,8 +49,8 @@ func TestTypedAheadKeysDoNotApprove(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs moat on a pty, one process per command")
 	}
-	two := fakellm.Script{Turns: []fakellm.Turn{
-		{DelayMS: 700, Calls: []fakellm.Call{
+	two := scripted.Script{Turns: []scripted.Turn{
+		{DelayMS: 700, Calls: []scripted.Call{
 			{Name: "propose_write", Args: []byte(`{"path":"a.txt","content":"a\n"}`)},
 			{Name: "propose_write", Args: []byte(`{"path":"b.txt","content":"b\n"}`)},
 		}},
@@ -75,7 +75,7 @@ func TestTypedAheadKeysDoNotApprove(t *testing.T) {
 	})
 
 	t.Run("ask", func(t *testing.T) {
-		srv := fakellm.Start(two)
+		srv := scripted.Start(two)
 		t.Cleanup(srv.Close)
 		root := t.TempDir()
 		p := startMoatPty(t, srv, "ask", "--root", root, "--model", "qwen3", "write them")
@@ -87,7 +87,7 @@ func TestTypedAheadKeysDoNotApprove(t *testing.T) {
 	})
 
 	t.Run("chat", func(t *testing.T) {
-		srv := fakellm.Start(two)
+		srv := scripted.Start(two)
 		t.Cleanup(srv.Close)
 		root := t.TempDir()
 		p := startMoatPty(t, srv, "chat", "--root", root, "--model", "qwen3")

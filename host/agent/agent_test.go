@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/moatdev/moat/host/fakellm"
+	"github.com/moatdev/moat/host/scripted"
 	"github.com/moatdev/moat/host/toolspec"
 )
 
@@ -64,13 +64,13 @@ func backend(t *testing.T, which wire, srvURL string) Backend {
 	return NewOllama(u, nil)
 }
 
-func script(t *testing.T, js string) *fakellm.Server {
+func script(t *testing.T, js string) *scripted.Server {
 	t.Helper()
-	s, err := fakellm.ParseScript([]byte(js))
+	s, err := scripted.ParseScript([]byte(js))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := fakellm.Start(s)
+	srv := scripted.Start(s)
 	t.Cleanup(srv.Close)
 	return srv
 }
@@ -81,7 +81,7 @@ type run struct {
 	activity string
 	stream   string
 	tools    *fakeTools
-	srv      *fakellm.Server
+	srv      *scripted.Server
 	sess     *Session
 }
 
@@ -103,7 +103,7 @@ func ask(t *testing.T, which wire, js string, cfg Config, files map[string]strin
 }
 
 // chatBodies decodes the recorded chat request bodies.
-func chatBodies(t *testing.T, srv *fakellm.Server) []map[string]any {
+func chatBodies(t *testing.T, srv *scripted.Server) []map[string]any {
 	var out []map[string]any
 	for _, r := range srv.ChatRequests() {
 		var m map[string]any
@@ -292,7 +292,7 @@ func TestTurnCap(t *testing.T) {
 }
 
 func TestServerErrors(t *testing.T) {
-	closed := fakellm.Start(fakellm.Script{})
+	closed := scripted.Start(scripted.Script{})
 	closed.Close()
 	cases := []struct {
 		name   string

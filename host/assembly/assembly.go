@@ -20,7 +20,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"time"
 
 	"github.com/moatdev/moat/host/confine"
 	"github.com/moatdev/moat/host/engine"
@@ -38,16 +37,10 @@ type Options struct {
 	// each is a root of its own, named by its label ([AddRoot],
 	// host/confine NewRoots).
 	Roots []string
-	// Resolver is how paths are confined: auto, openat2 or root ("" is
-	// auto).
-	Resolver string
-	// Isolate is the OS isolation: auto, require or off ("" is auto).
-	Isolate string
-	// Timeout is the deadline of one tool call (0: the runner's 30s).
-	Timeout time.Duration
-	// NoRedact shows the tools the files as they are (--redact=false).
-	NoRedact bool
-	// Limits are the limits and lists that change what the tools answer.
+	// Limits are the limits and lists that change what the tools answer,
+	// and how tightly a call is held: the resolver ("" is auto), the
+	// isolation ("" is auto), the deadline (0 is the runner's 30s) and
+	// the redaction.
 	Limits limits.Options
 	// CacheDir is the compile cache asked for ("": the user's cache
 	// folder + /moat); see [Options.Cache].
@@ -118,11 +111,11 @@ type Plan struct {
 // that is not there or cannot be read a Failure, a home folder a Usage
 // error.
 func (o *Options) Resolve() (Plan, error) {
-	kind, err := confine.ParseKind(or(o.Resolver, "auto"))
+	kind, err := confine.ParseKind(or(o.Limits.Resolver, "auto"))
 	if err != nil {
 		return Plan{}, usagef("--resolver: %v", err)
 	}
-	mode, err := isolate.ParseMode(or(o.Isolate, "auto"))
+	mode, err := isolate.ParseMode(or(o.Limits.Isolate, "auto"))
 	if err != nil {
 		return Plan{}, usagef("--isolate: %v", err)
 	}
@@ -132,7 +125,7 @@ func (o *Options) Resolve() (Plan, error) {
 	}
 	cfg := runner.Config{
 		Root: dirs[0].Path, Resolver: kind, Deny: o.Limits.Deny, Allow: o.Limits.Allow,
-		CacheDir: o.Cache().Dir, Timeout: o.Timeout, NoRedact: o.NoRedact,
+		CacheDir: o.Cache().Dir, Timeout: o.Limits.Timeout, NoRedact: o.Limits.NoRedact,
 	}
 	if len(dirs) > 1 {
 		cfg.Root, cfg.Roots = "", dirs
@@ -230,7 +223,7 @@ func Open(ctx context.Context, o Options) (sb *Sandbox, err error) {
 		return sb, err
 	}
 	var red *redact.Redactor
-	if !o.NoRedact {
+	if !o.Limits.NoRedact {
 		red = redact.New()
 	}
 	p, err := o.proposer(cfg.Dirs(), pol, red, sb.Recorder)

@@ -30,7 +30,7 @@ func options(t *testing.T) (Options, *bytes.Buffer) {
 	home := t.TempDir()
 	var notes bytes.Buffer
 	return Options{
-		Roots: []string{root}, Isolate: "off", Limits: limits.Defaults(),
+		Roots: []string{root}, Limits: offLimits(),
 		CacheDir: sharedCache(t), Notes: &notes,
 		Getenv: func(k string) string {
 			if k == "HOME" {
@@ -40,6 +40,13 @@ func options(t *testing.T) (Options, *bytes.Buffer) {
 		},
 		HasTerminal: func() bool { return false },
 	}, &notes
+}
+
+// offLimits are the default limits with isolation off.
+func offLimits() limits.Options {
+	l := limits.Defaults()
+	l.Isolate = "off"
+	return l
 }
 
 // sharedCache is one compile cache for the package's tests, so that the
@@ -136,7 +143,7 @@ func TestRecorderAttachedWhenAsked(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := rec.Session
-	if s.Command != "ask" || s.Writes != "deny" || s.RootName != filepath.Base(sb.Root) || !s.NoIgnore || s.NoRedact {
+	if s.Command != "ask" || s.Writes != "deny" || s.RootName != filepath.Base(sb.Root) || !s.NoIgnore || s.NoRedact || s.Isolate != "" {
 		t.Errorf("session %+v", s)
 	}
 	if !strings.Contains(rec.Comment, "--writes deny") {
@@ -199,8 +206,8 @@ func TestErrorsAreTyped(t *testing.T) {
 			o.Getenv = func(string) string { return h }
 		}, Usage},
 		"the system root": {func(o *Options) { o.Roots = []string{"/"} }, Usage},
-		"resolver":        {func(o *Options) { o.Resolver = "chroot" }, Usage},
-		"isolate":         {func(o *Options) { o.Isolate = "maybe" }, Usage},
+		"resolver":        {func(o *Options) { o.Limits.Resolver = "chroot" }, Usage},
+		"isolate":         {func(o *Options) { o.Limits.Isolate = "maybe" }, Usage},
 		"audit a folder":  {func(o *Options) { o.Writes = Writes{Offer: true, By: TypedAtTerminal, Audit: t.TempDir()} }, Failure},
 		"record nowhere":  {func(o *Options) { o.Record = &Record{File: filepath.Join(t.TempDir(), "no", "s.txtar")} }, Failure},
 	} {
@@ -316,7 +323,7 @@ func TestCacheFallsBack(t *testing.T) {
 // status 4), never runs without.
 func TestRequireIsolation(t *testing.T) {
 	o, _ := options(t)
-	o.Isolate = "require"
+	o.Limits.Isolate = "require"
 	sb, err := Open(context.Background(), o)
 	if err != nil {
 		if kindOf(err) != NoIsolation {

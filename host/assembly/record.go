@@ -56,8 +56,7 @@ func (o *Options) startRecording(cfg runner.Config, writes string) (*Recorder, e
 	sess := r.Session
 	dirs := cfg.Dirs()
 	sess.RootName = filepath.Base(dirs[0].Path)
-	sess.Options = o.Limits
-	sess.NoRedact = o.NoRedact
+	sess.Options = o.Limits // with NoRedact
 	sess.Writes = writes
 	out := &Recorder{file: r.File, notes: r.Notes}
 	if out.notes == nil {
@@ -70,7 +69,7 @@ func (o *Options) startRecording(cfg runner.Config, writes string) (*Recorder, e
 		if err != nil {
 			return nil, err
 		}
-		if !o.NoRedact {
+		if !o.Limits.NoRedact {
 			// And as the tools saw them: each file's redacted view.
 			cfs.SetRedactor(redact.New())
 		}

@@ -14,15 +14,26 @@ import (
 )
 
 // AddRoot is the one rule on how many roots a session has: it appends
-// root to roots, or refuses it past confine.MaxRoots. cmd/moat's --root
-// calls it for every value given, on the command line, in a variable or
-// in the config file. Whether the roots are distinct and disjoint is
-// decided when they are resolved, on the disk (Options.Resolve).
+// root to roots, or refuses it past confine.MaxRoots, with a
+// *[TooManyRoots]. Every way of giving a root (--root, in a variable or
+// in the config file; moat mcp's folder arguments) adds it here, each
+// wording the refusal its own way. Whether the roots are distinct and
+// disjoint is decided when they are resolved, on the disk
+// (Options.Resolve).
 func AddRoot(roots []string, root string) ([]string, error) {
 	if len(roots) >= confine.MaxRoots {
-		return roots, fmt.Errorf("more than %d roots (the first was %q)", confine.MaxRoots, roots[0])
+		return roots, &TooManyRoots{First: roots[0]}
 	}
 	return append(roots, root), nil
+}
+
+// TooManyRoots is a root given beyond confine.MaxRoots.
+type TooManyRoots struct {
+	First string // the root given first
+}
+
+func (e *TooManyRoots) Error() string {
+	return fmt.Sprintf("more than %d roots (the first was %q)", confine.MaxRoots, e.First)
 }
 
 // dirs are the session's roots, each checked and made absolute (and not a

@@ -10,13 +10,10 @@ import (
 	"testing"
 
 	"github.com/moatdev/moat/guest/proto"
-	"github.com/moatdev/moat/host/confine"
+	"github.com/moatdev/moat/host/assembly"
 	"github.com/moatdev/moat/host/engine"
-	"github.com/moatdev/moat/host/fanout"
-	"github.com/moatdev/moat/host/policy"
+	"github.com/moatdev/moat/host/limits"
 	"github.com/moatdev/moat/host/redact"
-	"github.com/moatdev/moat/host/runner"
-	"github.com/moatdev/moat/host/toolspec"
 )
 
 // BenchmarkSessionGrepRedact is make bench's session grep rows through the
@@ -39,11 +36,13 @@ func BenchmarkSessionGrepRedact(b *testing.B) {
 	ctx := context.Background()
 	cache := b.TempDir()
 	engines := map[string]*engine.Engine{}
-	for name, red := range map[string]*redact.Redactor{"redact=off": nil, "redact=on": redact.New()} {
+	for name, noRedact := range map[string]bool{"redact=off": true, "redact=on": false} {
 		// Each mode its own guests: with redaction on they read every
 		// file's redacted view (host/confine), and the engine redacts
 		// each line of the answer again.
-		engines[name] = sessionEngine(b, src, cache, red, proto.Limits{MaxResults: proto.MaxMaxResults, MaxReadBytes: 256 << 10})
+		lim := limits.Defaults()
+		lim.MaxResults, lim.MaxReadBytes, lim.NoRedact = proto.MaxMaxResults, 256<<10, noRedact
+		engines[name] = sessionEngine(b, src, cache, lim)
 	}
 	calls := []struct{ name, tool, args string }{
 		{"todo count", "grep", fmt.Sprintf(`{"pattern":"todo","ignore_case":true,"output_mode":"count","max_results":%d}`, proto.MaxMaxResults)},
@@ -76,23 +75,17 @@ func BenchmarkSessionGrepRedact(b *testing.B) {
 	}
 }
 
-// sessionEngine is an engine over src as a session runs it: guests
-// already up, fanned out over the pool, the answer redacted by red (nil:
-// redaction off, in the guests' files too). The guests close with b.
-func sessionEngine(b *testing.B, src, cache string, red *redact.Redactor, lim proto.Limits) *engine.Engine {
+// sessionEngine is an engine over src as a session opens it
+// (host/assembly), in this process: guests already up, fanned out over
+// the pool, files and answers redacted unless lim.NoRedact. The guests
+// close with b.
+func sessionEngine(b *testing.B, src, cache string, lim limits.Options) *engine.Engine {
 	b.Helper()
-	ctx := context.Background()
-	cat, _ := toolspec.New()
-	pol, _ := policy.New(nil, nil)
-	r, err := runner.New(ctx, runner.Config{Root: src, Resolver: confine.Auto, CacheDir: cache, NoRedact: red == nil})
+	lim.Isolate = "off"
+	sb, err := assembly.Open(context.Background(), assembly.Options{Roots: []string{src}, CacheDir: cache, Limits: lim})
 	if err != nil {
 		b.Fatal(err)
 	}
-	ex := fanout.New(r, r.Parallel())
-	b.Cleanup(func() { ex.Close() })
-	e, err := engine.New(engine.Options{Catalog: cat, Policy: pol, Exec: ex, Redactor: red, Limits: lim})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return e
+	b.Cleanup(func() { sb.Close() })
+	return sb.Engine
 }

@@ -8,8 +8,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/moatdev/moat/guest/proto"
-	"github.com/moatdev/moat/host/redact"
+	"github.com/moatdev/moat/host/limits"
 )
 
 // BenchmarkSessionManyHits is the answers with many hits a model asks for,
@@ -24,7 +23,7 @@ func BenchmarkSessionManyHits(b *testing.B) {
 		b.Skip("no GOROOT/src")
 	}
 	ctx := context.Background()
-	e := sessionEngine(b, src, b.TempDir(), redact.New(), proto.Limits{})
+	e := sessionEngine(b, src, b.TempDir(), limits.Defaults())
 	for _, c := range []struct{ name, args string }{
 		{"dotstar 2000", `{"pattern":".*","max_results":2000}`},
 		{"dotstar 100", `{"pattern":".*"}`},

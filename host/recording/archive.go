@@ -15,7 +15,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/txtar"
 
-	"github.com/moatdev/moat/host/fakellm"
+	"github.com/moatdev/moat/host/scripted"
 )
 
 // The archive's layout. Everything moat reads is under moat/; the recorded
@@ -240,7 +240,7 @@ func Encode(r *Recording) ([]byte, error) {
 // encodeScript writes the fake server's script as the hand-written ones
 // in moat's tests are: one turn a line. (Indenting would change the
 // arguments the OpenAI API sends as text.)
-func encodeScript(s fakellm.Script) ([]byte, error) {
+func encodeScript(s scripted.Script) ([]byte, error) {
 	models, err := json.Marshal(s.Models)
 	if err != nil {
 		return nil, err
@@ -330,7 +330,7 @@ func decodeArchive(a *txtar.Archive) (*Recording, error) {
 	if err := dec.Decode(&r.Session); err != nil {
 		return nil, fmt.Errorf("%s: %v", sessionFile, err)
 	}
-	script, err := fakellm.ParseScript(files[scriptFile])
+	script, err := scripted.ParseScript(files[scriptFile])
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", scriptFile, err)
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/moatdev/moat/guest/proto"
 	"github.com/moatdev/moat/host/confine"
-	"github.com/moatdev/moat/host/fakellm"
+	"github.com/moatdev/moat/host/scripted"
 	"github.com/moatdev/moat/host/toolspec"
 )
 
@@ -171,7 +171,7 @@ func mapPathArgs(tool, args string, f func(string) (string, bool)) string {
 
 // absScript gives the replay root to the model's calls in a recorded
 // script.
-func absScript(turns []fakellm.Turn, root []rootForm) {
+func absScript(turns []scripted.Turn, root []rootForm) {
 	for i := range turns {
 		for j := range turns[i].Calls {
 			c := &turns[i].Calls[j]

@@ -18,9 +18,9 @@ import (
 	"github.com/moatdev/moat/guest/proto"
 	"github.com/moatdev/moat/host/agent"
 	"github.com/moatdev/moat/host/confine"
-	"github.com/moatdev/moat/host/fakellm"
 	"github.com/moatdev/moat/host/gate"
 	"github.com/moatdev/moat/host/policy"
+	"github.com/moatdev/moat/host/scripted"
 	"github.com/moatdev/moat/host/toolspec"
 )
 
@@ -111,7 +111,7 @@ func New(opt Options) (*Recorder, error) {
 	}
 	r.rec.Session.Files = opt.Files != nil
 	r.rec.Session.Questions, r.rec.Session.Turns = nil, nil
-	r.rec.Script = fakellm.Script{Models: []fakellm.Model{{Name: opt.Session.Model, Tools: true}}, Turns: []fakellm.Turn{}}
+	r.rec.Script = scripted.Script{Models: []scripted.Model{{Name: opt.Session.Model, Tools: true}}, Turns: []scripted.Turn{}}
 	if opt.Files != nil {
 		if opt.Policy == nil {
 			return nil, errors.New("recording: Files needs the Policy")
@@ -175,18 +175,18 @@ func (r *Recorder) turn(req agent.Request, reply agent.Message, usage agent.Usag
 			info.Dropped = append(info.Dropped, i)
 		}
 	}
-	t := fakellm.Turn{Thinking: reply.Thinking, Text: reply.Content, PromptTokens: usage.PromptTokens, EvalCount: usage.OutputTokens}
+	t := scripted.Turn{Thinking: reply.Thinking, Text: reply.Content, PromptTokens: usage.PromptTokens, EvalCount: usage.OutputTokens}
 	if usage.DoneReason == "length" {
 		t.DoneReason = "length" // replayed as cut off again
 	}
 	if err != nil {
 		// Replayed as a server failure; which failure it was is not
 		// replayed (only that the question failed).
-		t = fakellm.Turn{Fail: "http500"}
+		t = scripted.Turn{Fail: "http500"}
 	}
 	n := len(t.Thinking) + len(t.Text)
 	for _, c := range reply.ToolCalls {
-		call := fakellm.Call{ID: c.ID, NoID: c.ID == "", Name: c.Name}
+		call := scripted.Call{ID: c.ID, NoID: c.ID == "", Name: c.Name}
 		call.Args, call.RawArgs = compactArgs(relArgs(c.Name, c.Arguments, r.roots))
 		t.Calls = append(t.Calls, call)
 		n += len(c.Name) + len(c.Arguments)

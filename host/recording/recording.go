@@ -12,8 +12,8 @@
 // the confined view, so a file the deny-list hides never reaches it.
 // Absolute paths inside the root are written "<root>/...".
 //
-// [Replay] plays the model's side from the recording through the fake
-// model server (host/fakellm) and the real agent loop, runs every tool call
+// [Replay] plays the model's side from the recording through the scripted
+// model server (host/scripted) and the real agent loop, runs every tool call
 // again through the engine it is given (the whole sandbox), answers every
 // review from the recorded decision, and compares each result, each review
 // and each question's outcome byte for byte, but for the lines the tool
@@ -25,15 +25,15 @@ import (
 	"io/fs"
 	"time"
 
-	"github.com/moatdev/moat/host/fakellm"
 	"github.com/moatdev/moat/host/limits"
+	"github.com/moatdev/moat/host/scripted"
 )
 
 // Recording is one recorded session.
 type Recording struct {
 	Comment string // how it was made, for people; ignored on replay
 	Session SessionInfo
-	Script  fakellm.Script // the model's replies, turn by turn
+	Script  scripted.Script // the model's replies, turn by turn
 	Calls   []Call
 	Files   []File // --record-files: the files opened, the folders listed, the paths described
 }
@@ -52,17 +52,16 @@ type SessionInfo struct {
 	NumCtx   int      `json:"num_ctx"`
 	MaxTurns int      `json:"max_turns"`
 	// The sandbox's limits and lists, as the engine was given them: their
-	// JSON members sit here, between max_turns and writes.
+	// JSON members sit here, between max_turns and writes. no_redact
+	// among them: recorded with --redact=false, so replay shows the files
+	// as they are too; without it (every recording before the field) the
+	// replay redacts, as the session did.
 	limits.Options
 	Writes string `json:"writes"`          // ask or deny
 	Think  string `json:"think,omitempty"` // --think, passed through
 	// System is the system prompt when --system replaced the built-in one.
-	System string `json:"system,omitempty"`
-	Files  bool   `json:"files,omitempty"` // recorded with --record-files
-	// NoRedact: recorded with --redact=false, so replay shows the files
-	// as they are too; without it (every recording before the field) the
-	// replay redacts, as the session did.
-	NoRedact  bool       `json:"no_redact,omitempty"`
+	System    string     `json:"system,omitempty"`
+	Files     bool       `json:"files,omitempty"` // recorded with --record-files
 	Questions []Question `json:"questions"`
 	Turns     []Turn     `json:"turns"`
 }

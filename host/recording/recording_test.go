@@ -13,8 +13,8 @@ import (
 
 	"github.com/moatdev/moat/host/agent"
 	"github.com/moatdev/moat/host/confine"
-	"github.com/moatdev/moat/host/fakellm"
 	"github.com/moatdev/moat/host/gate"
+	"github.com/moatdev/moat/host/scripted"
 	"github.com/moatdev/moat/host/toolspec"
 )
 
@@ -29,7 +29,7 @@ func TestArchiveRoundTrip(t *testing.T) {
 		Comment: "# test\nreplay\n",
 		Session: SessionInfo{Command: "ask", API: "ollama", Model: "m", Writes: "ask", Files: true,
 			Questions: []Question{{Text: "q", Outcome: Answered, Answer: "a"}}, Turns: []Turn{{Question: 1, Messages: 2, Dropped: []int{1}}}},
-		Script: fakellm.Script{Turns: []fakellm.Turn{{Text: "t", Calls: []fakellm.Call{{ID: "c", Name: "read_file", Args: json.RawMessage(`{"path":"x"}`)}}}}},
+		Script: scripted.Script{Turns: []scripted.Turn{{Text: "t", Calls: []scripted.Call{{ID: "c", Name: "read_file", Args: json.RawMessage(`{"path":"x"}`)}}}}},
 	}
 	for i, s := range texts {
 		sent := s + "[cut]"
@@ -125,14 +125,14 @@ func (a answer) Review(context.Context, *gate.Review) gate.Verdict { return gate
 
 // record runs one question against the fake server with the recorder on
 // every seam, and returns the recording.
-func record(t *testing.T, script fakellm.Script, eng *tools, reviewer gate.Reviewer) *Recording {
+func record(t *testing.T, script scripted.Script, eng *tools, reviewer gate.Reviewer) *Recording {
 	t.Helper()
 	rec, err := New(Options{Session: SessionInfo{Command: "ask", API: "ollama", Model: "qwen3", NumCtx: 8192, MaxTurns: 8, Writes: "ask"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	eng.gate = rec.Reviewer(reviewer)
-	srv := fakellm.Start(script)
+	srv := scripted.Start(script)
 	defer srv.Close()
 	u, _ := url.Parse(srv.URL)
 	s := agent.New(agent.Config{Backend: rec.Backend(agent.NewOllama(u, nil)), Tools: rec.Tools(eng), Model: "qwen3", Transcript: rec.Transcript(nil)})
@@ -154,9 +154,9 @@ func record(t *testing.T, script fakellm.Script, eng *tools, reviewer gate.Revie
 	return out
 }
 
-var script = fakellm.Script{Turns: []fakellm.Turn{
-	{Calls: []fakellm.Call{{Name: "read_file", Args: json.RawMessage(`{"path":"a.txt"}`)}}},
-	{Calls: []fakellm.Call{{Name: "propose_write", Args: json.RawMessage(`{"path":"b.txt","content":"x\n"}`)}}},
+var script = scripted.Script{Turns: []scripted.Turn{
+	{Calls: []scripted.Call{{Name: "read_file", Args: json.RawMessage(`{"path":"a.txt"}`)}}},
+	{Calls: []scripted.Call{{Name: "propose_write", Args: json.RawMessage(`{"path":"b.txt","content":"x\n"}`)}}},
 	{Text: "a.txt says v1."},
 }}
 
@@ -323,15 +323,15 @@ func TestInterruptedQuestionLeftOut(t *testing.T) {
 // A question continued at the turn cap (chat's "more turns?") replays
 // with as many continuations, and ends the same way.
 func TestReplayContinued(t *testing.T) {
-	sc := fakellm.Script{Turns: []fakellm.Turn{
-		{Calls: []fakellm.Call{{Name: "read_file", Args: json.RawMessage(`{"path":"a.txt"}`)}}},
+	sc := scripted.Script{Turns: []scripted.Turn{
+		{Calls: []scripted.Call{{Name: "read_file", Args: json.RawMessage(`{"path":"a.txt"}`)}}},
 		{Text: "a.txt says v1."},
 	}}
 	rec, err := New(Options{Session: SessionInfo{Command: "chat", API: "ollama", Model: "qwen3", NumCtx: 8192, MaxTurns: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := fakellm.Start(sc)
+	srv := scripted.Start(sc)
 	defer srv.Close()
 	u, _ := url.Parse(srv.URL)
 	eng := &tools{files: map[string]string{"a.txt": "v1\n"}}

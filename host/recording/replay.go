@@ -16,9 +16,9 @@ import (
 
 	"github.com/moatdev/moat/host/agent"
 	"github.com/moatdev/moat/host/confine"
-	"github.com/moatdev/moat/host/fakellm"
 	"github.com/moatdev/moat/host/gate"
 	"github.com/moatdev/moat/host/mcpserver"
+	"github.com/moatdev/moat/host/scripted"
 )
 
 // Sandbox is the engine a replay runs every call through: the whole
@@ -133,15 +133,15 @@ func Replay(ctx context.Context, rec *Recording, opt ReplayOptions) (*Report, er
 		return report(rec, again, restored)
 	}
 	script := rec.Script
-	script.Models = []fakellm.Model{{Name: rec.Session.Model, Tools: true}}
+	script.Models = []scripted.Model{{Name: rec.Session.Model, Tools: true}}
 	// The model's calls of an absolute path inside the root ("<root>/x")
 	// name this root's.
-	script.Turns = append([]fakellm.Turn(nil), script.Turns...)
+	script.Turns = append([]scripted.Turn(nil), script.Turns...)
 	for i := range script.Turns {
-		script.Turns[i].Calls = append([]fakellm.Call(nil), script.Turns[i].Calls...)
+		script.Turns[i].Calls = append([]scripted.Call(nil), script.Turns[i].Calls...)
 	}
 	absScript(script.Turns, forms)
-	srv := fakellm.Start(script)
+	srv := scripted.Start(script)
 	defer srv.Close()
 	base, err := url.Parse(srv.URL)
 	if err != nil {

@@ -1,4 +1,4 @@
-package fakellm
+package scripted
 
 // The shapes of thinking models and of models without a tool parser:
 // think values checked as Ollama checks them, content with thinking in

@@ -1,11 +1,15 @@
-// Package fakellm is an in-process, scripted stand-in for an Ollama
-// server. The tests script it, and it is not only a test's: moat replay
+// Package scripted is the scripted model server: an in-process stand-in
+// for an Ollama (or OpenAI-compatible) server that answers from a
+// [Script] instead of a model. It is not only a test's: moat replay
 // plays a recording's model replies through it (host/recording), so it
-// ships in the moat binary and is held to the same standard. It speaks the native API (/api/chat as an NDJSON stream, /api/tags,
-// /api/show, /api/version) and the OpenAI-compatible one
-// (/v1/chat/completions as server-sent events, /v1/models) as the real
-// servers put them on the wire, replies to chat requests from a script, and records
-// every request so a test can check what the client sent.
+// ships in the moat binary and is held to the same standard; the tests
+// script it too (moattest's fakellm command starts it, and its error
+// texts still say "fakellm:", which scripts match). It speaks the native
+// API (/api/chat as an NDJSON stream, /api/tags, /api/show,
+// /api/version) and the OpenAI-compatible one (/v1/chat/completions as
+// server-sent events, /v1/models) as the real servers put them on the
+// wire, replies to chat requests from a script, and records every
+// request so a test can check what the client sent.
 //
 // Faithfulness matters more than brevity here, and the conformance suite
 // (cmd/moat TestConformanceWire) checks the shapes against Ollama's own
@@ -23,7 +27,7 @@
 // think field is checked as Ollama 0.17 checks it. A turn can also write
 // its calls as text in one model family's format, as a server without a
 // tool parser passes them on.
-package fakellm
+package scripted
 
 import (
 	"bytes"
