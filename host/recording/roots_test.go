@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/moatdev/moat/host/confine"
+	"github.com/moatdev/moat/host/policy"
 )
 
 // TestSeveralRootsTokens: with several roots an absolute path inside one
@@ -74,5 +75,25 @@ func TestReplayDirs(t *testing.T) {
 	}
 	if _, err := replayDirs(nil, "", []string{"/x/one", "/y"}, false); err == nil {
 		t.Errorf("two folders for one root: no error")
+	}
+}
+
+// TestSeveralRootsAllowed: with several roots the recorder judges a path
+// relative to its root, so a root whose own name the deny-list names
+// (.aws) still has its plain files taken, and its denied ones are not.
+func TestSeveralRootsAllowed(t *testing.T) {
+	pol, err := policy.New(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Recorder{opt: Options{Policy: pol, Roots: []confine.Dir{{Label: "app", Path: "/w/app"}, {Label: ".aws", Path: "/w/.aws"}}}}
+	for p, want := range map[string]bool{".aws/notes.txt": true, ".aws/.env": false, "app/x.go": true, "app/.env": false, ".": true} {
+		if _, ok := r.allowed(p); ok != want {
+			t.Errorf("allowed(%s) = %v, want %v", p, ok, want)
+		}
+	}
+	one := &Recorder{opt: Options{Policy: pol, Root: "/w/.aws"}}
+	if _, ok := one.allowed(".aws/notes.txt"); ok {
+		t.Errorf("one root: .aws/notes.txt allowed (a folder .aws inside the root is denied)")
 	}
 }
