@@ -65,7 +65,7 @@ const MaxDiffLines = 10000
 // the diff.
 func (g *Gate) review(sc screen, p *proposal, snap *snapshot) *Review {
 	r := &Review{
-		Tool: p.tool, Path: p.shown, Rel: p.rel,
+		Tool: p.tool, Path: p.shown, Rel: g.named(p.rel),
 		File:     display.Line(g.abs(p.rel)),
 		NewBytes: len(p.content), Mode: 0o644, Typed: g.opt.Typed,
 	}

@@ -58,7 +58,7 @@ func TestRootsJudgedByTheirRoot(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(a, "tools", "hooks", "pre-commit")); err != nil {
 		t.Errorf("a's file not written: %v", err)
 	}
-	if len(rv.seen) != 1 || rv.seen[0].Path != "a/tools/hooks/pre-commit" || rv.seen[0].File != filepath.Join(a, "tools", "hooks", "pre-commit") {
+	if len(rv.seen) != 1 || rv.seen[0].Path != "a/tools/hooks/pre-commit" || rv.seen[0].Rel != "a/tools/hooks/pre-commit" || rv.seen[0].File != filepath.Join(a, "tools", "hooks", "pre-commit") {
 		t.Errorf("the review named %+v", rv.seen)
 	}
 	for p, want := range map[string]string{
