@@ -167,13 +167,15 @@ func (f *FS) pick(name string) (sub *FS, rest string, err error) {
 	return nil, "", syscall.ENOENT
 }
 
-// topInfo describes the top folder: a read-only folder of no disk.
+// topInfo describes the top folder: a read-only folder of no disk, whose
+// time is the Unix epoch (a fixed one: the same answer in every session
+// and every replay; time.Time's zero is no time WASI can carry).
 type topInfo struct{}
 
 func (topInfo) Name() string       { return "." }
 func (topInfo) Size() int64        { return 0 }
 func (topInfo) Mode() fs.FileMode  { return fs.ModeDir | 0o555 }
-func (topInfo) ModTime() time.Time { return time.Time{} }
+func (topInfo) ModTime() time.Time { return time.Unix(0, 0).UTC() }
 func (topInfo) IsDir() bool        { return true }
 func (topInfo) Sys() any           { return nil }
 
