@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -74,12 +75,14 @@ func labelOK(l string) bool {
 
 // Disjoint refuses roots (absolute, their symbolic links resolved) where
 // one is the same folder as another or holds it: each root must be its
-// own boundary, and a file must have one name.
+// own boundary, and a file must have one name. The same folder is also
+// the same file by the system's account (os.SameFile: another spelling
+// on a case-insensitive disk, a bind mount).
 func Disjoint(paths []string) error {
 	for i, a := range paths {
 		for _, b := range paths[i+1:] {
 			switch {
-			case a == b:
+			case a == b || sameDir(a, b):
 				return fmt.Errorf("the root %s is given twice", a)
 			case within(b, a):
 				return fmt.Errorf("the root %s is inside the root %s: roots may not hold one another", b, a)
@@ -89,6 +92,13 @@ func Disjoint(paths []string) error {
 		}
 	}
 	return nil
+}
+
+// sameDir reports whether a and b are the same folder on the disk.
+func sameDir(a, b string) bool {
+	x, err1 := os.Stat(a)
+	y, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(x, y)
 }
 
 // within reports whether p is strictly inside dir (both clean, absolute).

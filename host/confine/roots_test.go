@@ -186,6 +186,12 @@ func TestLabelsAndDisjoint(t *testing.T) {
 			t.Errorf("Labels of / has no error")
 		}
 	}
+	// The same folder by another spelling (as a bind mount or a
+	// case-insensitive disk gives one) is the same folder.
+	d := t.TempDir()
+	if err := confine.Disjoint([]string{d, d + "/."}); err == nil {
+		t.Errorf("Disjoint of a folder and itself by another spelling: no error")
+	}
 	for _, c := range []struct {
 		roots []string
 		ok    bool
