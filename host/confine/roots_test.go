@@ -222,3 +222,59 @@ func writeTree(t *testing.T, dir, name, content string) {
 		t.Fatal(err)
 	}
 }
+
+// FuzzTwoRoots: whatever name the guest gives a sandbox of two roots
+// (each holding links into the other and out of both), what it reads is
+// never the secret beside them, nor a file of one root through the
+// other's name.
+func FuzzTwoRoots(f *testing.F) {
+	for _, c := range confinetest.Cases() {
+		f.Add(confinetest.TwoRootName(c))
+	}
+	for _, s := range []string{".", "ROOT", "OTHER/x", "ROOT/../OTHER/x", "ROOT/up/OTHER/x", "/ROOT/l", "ROOT//l", "./ROOT/./dl/x", "..", "OTHER/../..", "ROOT\\..\\OTHER\\x"} {
+		f.Add(s)
+	}
+	base := f.TempDir()
+	layout := map[string]string{
+		"ROOT/ok.txt":   "fine",
+		"OTHER/x":       "MOAT-OTHER-ROOT",
+		"outside/s.txt": confinetest.Secret,
+	}
+	for p, content := range layout {
+		full := filepath.Join(base, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			f.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			f.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{
+		"ROOT/l": "../OTHER/x", "ROOT/dl": "../OTHER", "ROOT/up": "..", "ROOT/abs": filepath.Join(base, "OTHER", "x"),
+		"ROOT/out": "../outside/s.txt", "OTHER/back": "../ROOT/ok.txt", "OTHER/here": ".",
+	} {
+		if err := os.Symlink(target, filepath.Join(base, link)); err != nil {
+			f.Skipf("no symlinks: %v", err)
+		}
+	}
+	pol, err := policy.New(nil, nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	fsys, err := confine.NewRoots([]confine.Dir{{Label: "ROOT", Path: filepath.Join(base, "ROOT")}, {Label: "OTHER", Path: filepath.Join(base, "OTHER")}}, confine.Auto, pol)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		got, _ := readVia(fsys, name)
+		if strings.Contains(got, confinetest.Secret) {
+			t.Fatalf("%q read the secret outside both roots: %q", name, got)
+		}
+		if strings.Contains(got, "MOAT-OTHER-ROOT") && !strings.HasPrefix(strings.TrimLeft(name, "./"), "OTHER/") {
+			t.Fatalf("%q read OTHER's file under another name: %q", name, got)
+		}
+		if strings.Contains(got, "fine") && strings.HasPrefix(strings.TrimLeft(name, "./"), "OTHER/") {
+			t.Fatalf("%q read ROOT's file through OTHER: %q", name, got)
+		}
+	})
+}
