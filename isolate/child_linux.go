@@ -252,7 +252,8 @@ func apply(p Plan, hello []byte, exe int) (applied, error) {
 		if m.Kind != "bind" || !filepath.IsAbs(m.Target) || !filepath.IsAbs(m.Source) {
 			return st, step("plan", fmt.Errorf("unsupported mount %+v", m))
 		}
-		if err := step("mkdir "+m.Target, os.Mkdir(m.Target, 0o755)); err != nil {
+		// MkdirAll: with several roots the targets are /sandbox/LABEL.
+		if err := step("mkdir "+m.Target, os.MkdirAll(m.Target, 0o755)); err != nil {
 			return st, err
 		}
 		if err := bindReadOnly(filepath.Join("/", p.OldRoot, m.Source), m.Target, m.Target); err != nil {

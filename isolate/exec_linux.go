@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -326,8 +327,16 @@ func startChild(ctx context.Context, cfg runner.Config) (engine.Executor, error)
 // where an absolute link would resolve against the new one.
 func hostPlan(cfg runner.Config) (Plan, error) {
 	var err error
-	if cfg.Root, err = filepath.EvalSymlinks(cfg.Root); err != nil {
-		return Plan{}, err
+	if len(cfg.Roots) == 0 {
+		if cfg.Root, err = filepath.EvalSymlinks(cfg.Root); err != nil {
+			return Plan{}, err
+		}
+	}
+	cfg.Roots = slices.Clone(cfg.Roots)
+	for i := range cfg.Roots {
+		if cfg.Roots[i].Path, err = filepath.EvalSymlinks(cfg.Roots[i].Path); err != nil {
+			return Plan{}, err
+		}
 	}
 	if cfg.CacheDir != "" {
 		if cfg.CacheDir, err = filepath.EvalSymlinks(cfg.CacheDir); err != nil {

@@ -602,3 +602,59 @@ func TestNoInheritedDescriptors(t *testing.T) {
 	}
 	t.Logf("child's descriptors above stderr: %v", rep.FDs)
 }
+
+// TestTwoRootsIsolated runs the real guest in the child over two roots,
+// each bound read-only at /sandbox/LABEL: both are seen and read, a
+// link from one root into the other and links out of both are refused,
+// and the child's / holds only the sandbox and the cache. With the
+// confined filesystem switched off the outside stays out of reach (not
+// mounted), but a relative link from one root into the other is the
+// confined filesystem's to refuse: the child sees every root.
+func TestTwoRootsIsolated(t *testing.T) {
+	needUserns(t)
+	root, secretPath, secret := sandboxWithEscapes(t)
+	other := filepath.Join(filepath.Dir(root), "other")
+	must(t, os.Mkdir(other, 0o755))
+	must(t, os.WriteFile(filepath.Join(other, "x.txt"), []byte("other root"), 0o644))
+	must(t, os.Symlink("../other/x.txt", filepath.Join(root, "cross-rel")))
+	must(t, os.Symlink(filepath.Join(other, "x.txt"), filepath.Join(root, "cross-abs")))
+	must(t, os.Symlink(secretPath, filepath.Join(other, "abs-link")))
+	roots := []confine.Dir{{Label: "root", Path: root}, {Label: "other", Path: other}}
+	for _, kind := range []confine.Kind{confine.Unconfined, confine.Auto} {
+		t.Run(kind.String(), func(t *testing.T) {
+			ex := startReal(t, runner.Config{Roots: roots, Resolver: kind, CacheDir: testCache(t)})
+			refused := []string{"root/abs-link", "root/rel-link", "root/etc-link", "other/abs-link", "root/cross-abs"}
+			if kind != confine.Unconfined {
+				refused = append(refused, "root/cross-rel")
+			}
+			for _, p := range refused {
+				r := call(t, ex, proto.ReadFile, `{"path":"`+p+`"}`)
+				if !r.IsError || strings.Contains(r.Text, secret) || strings.Contains(r.Text, "other root") {
+					t.Errorf("read_file %s: %+v", p, r)
+				}
+			}
+			for p, want := range map[string]string{"root/inside.txt": "inside", "other/x.txt": "other root"} {
+				if r := call(t, ex, proto.ReadFile, `{"path":"`+p+`"}`); r.IsError || !strings.Contains(r.Text, want) {
+					t.Errorf("read_file %s: %+v", p, r)
+				}
+			}
+			if r := call(t, ex, proto.ListDir, `{"path":"."}`); r.Text != "other/\nroot/" {
+				t.Errorf("list_dir . = %q", r.Text)
+			}
+			if r := call(t, ex, proto.Grep, `{"pattern":"moat-outside-secret|other root"}`); strings.Contains(r.Text, secret) || !strings.Contains(r.Text, "other/x.txt") {
+				t.Errorf("grep over both roots: %+v", r)
+			}
+			pid := ex.pid()
+			for dir, want := range map[string]string{"": "cache,sandbox", "sandbox": "other,root"} {
+				ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/root/%s", pid, dir))
+				var names []string
+				for _, e := range ents {
+					names = append(names, e.Name())
+				}
+				if err != nil || strings.Join(names, ",") != want {
+					t.Errorf("tool process's /%s holds %v (%v), want %s", dir, names, err, want)
+				}
+			}
+		})
+	}
+}

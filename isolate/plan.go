@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 
+	"github.com/moatdev/moat/host/confine"
 	"github.com/moatdev/moat/host/runner"
 )
 
@@ -81,8 +83,13 @@ type Plan struct {
 // meaning there: capabilities are recomputed at execve, and a non-zero uid
 // inside would arrive without the CAP_SYS_ADMIN the mount steps need.
 func NewPlan(cfg runner.Config, uid, gid int) (Plan, error) {
-	if cfg.Root == "" || !filepath.IsAbs(cfg.Root) || filepath.Clean(cfg.Root) != cfg.Root {
-		return Plan{}, fmt.Errorf("isolate: sandbox root must be an absolute clean path, got %q", cfg.Root)
+	for _, d := range cfg.Dirs() {
+		if d.Path == "" || !filepath.IsAbs(d.Path) || filepath.Clean(d.Path) != d.Path {
+			return Plan{}, fmt.Errorf("isolate: sandbox root must be an absolute clean path, got %q", d.Path)
+		}
+		if len(cfg.Roots) > 0 && (d.Label == "" || d.Label == "." || d.Label == ".." || strings.ContainsAny(d.Label, "/\\\x00")) {
+			return Plan{}, fmt.Errorf("isolate: root label %q is not one path element", d.Label)
+		}
 	}
 	if cfg.CacheDir != "" && !filepath.IsAbs(cfg.CacheDir) {
 		return Plan{}, fmt.Errorf("isolate: cache dir must be absolute, got %q", cfg.CacheDir)
@@ -119,6 +126,19 @@ func NewPlan(cfg runner.Config, uid, gid int) (Plan, error) {
 	rc := cfg
 	rc.Root = InsideRoot
 	rc.CacheDir = ""
+	if len(cfg.Roots) > 0 {
+		// Several roots: each bound read-only at /sandbox/LABEL, each its
+		// own Landlock rule; /sandbox itself is a folder of the read-only
+		// tmpfs, holding only their mount points.
+		p.Mounts, p.Landlock = p.Mounts[:1], nil
+		rc.Root, rc.Roots = "", make([]confine.Dir, len(cfg.Roots))
+		for i, d := range cfg.Roots {
+			in := InsideRoot + "/" + d.Label
+			p.Mounts = append(p.Mounts, Mount{Kind: "bind", Source: d.Path, Target: in, ReadOnly: true})
+			p.Landlock = append(p.Landlock, in)
+			rc.Roots[i] = confine.Dir{Label: d.Label, Path: in}
+		}
+	}
 	if cfg.CacheDir != "" {
 		p.Mounts = append(p.Mounts, Mount{Kind: "bind", Source: filepath.Clean(cfg.CacheDir), Target: InsideCache, ReadOnly: true})
 		p.Landlock = append(p.Landlock, InsideCache)

@@ -182,3 +182,39 @@ func TestPlanCarriesRedact(t *testing.T) {
 		}
 	}
 }
+
+// TestNewPlanSeveralRoots: each root is its own read-only bind at
+// /sandbox/LABEL and its own Landlock rule, and the child's runner names
+// them there; a label that is not one path element is refused.
+func TestNewPlanSeveralRoots(t *testing.T) {
+	cfg := runner.Config{Roots: []confine.Dir{{Label: "src", Path: "/home/u/src"}, {Label: "src-2", Path: "/work/src"}}, CacheDir: "/c"}
+	p, err := NewPlan(cfg, 1000, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range p.Mounts[1:] {
+		if m.Kind != "bind" || !m.ReadOnly {
+			t.Errorf("mount %+v is not a read-only bind", m)
+		}
+		got = append(got, m.Source+"->"+m.Target)
+	}
+	if want := "/home/u/src->/sandbox/src,/work/src->/sandbox/src-2,/c->/cache"; strings.Join(got, ",") != want {
+		t.Errorf("binds %v, want %s", got, want)
+	}
+	if want := "/sandbox/src,/sandbox/src-2,/cache"; strings.Join(p.Landlock, ",") != want {
+		t.Errorf("Landlock = %v, want %s", p.Landlock, want)
+	}
+	if p.Runner.Root != "" || len(p.Runner.Roots) != 2 || p.Runner.Roots[1] != (confine.Dir{Label: "src-2", Path: "/sandbox/src-2"}) {
+		t.Errorf("runner roots not rewritten: %+v", p.Runner)
+	}
+	if cfg.Roots[0].Path != "/home/u/src" {
+		t.Errorf("NewPlan changed its caller's roots: %+v", cfg.Roots)
+	}
+	for _, bad := range []string{"", ".", "..", "a/b", "../x"} {
+		cfg := runner.Config{Roots: []confine.Dir{{Label: "a", Path: "/a"}, {Label: bad, Path: "/b"}}}
+		if _, err := NewPlan(cfg, 1000, 1000); err == nil {
+			t.Errorf("label %q accepted", bad)
+		}
+	}
+}

@@ -102,7 +102,7 @@ func (a *agentFlags) chat(ctx context.Context, e *env, sf *sessionFlags) error {
 	if err != nil {
 		return err
 	}
-	rec, prior, err := sf.start(e, plan.Runner.Root)
+	rec, prior, err := sf.start(e, plan.Runner.Dirs())
 	if err != nil {
 		return err
 	}

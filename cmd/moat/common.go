@@ -9,6 +9,7 @@ import (
 
 	"github.com/moatdev/moat/host/agent"
 	"github.com/moatdev/moat/host/assembly"
+	"github.com/moatdev/moat/host/confine"
 	"github.com/moatdev/moat/host/limits"
 )
 
@@ -26,7 +27,7 @@ type common struct {
 }
 
 func (c *common) register(fs *flag.FlagSet) {
-	fs.Var(rootsFlag{&c.roots, "."}, "root", "the sandbox root: the only `folder` the tools can see (one; given twice is an error)")
+	fs.Var(rootsFlag{&c.roots, "."}, "root", "the sandbox root: the `folder` the tools can see; give it again for several roots, each named by its base name (list_dir \".\" lists them)")
 	c.lim = limits.Defaults()
 	registerTagged(fs, &c.lim, nil)
 	fs.StringVar(&c.cacheDir, "cache-dir", "", "the `folder` where compiled WebAssembly is cached (default: the user cache dir + /moat)")
@@ -43,6 +44,25 @@ func (c *common) root() string {
 	return c.roots[len(c.roots)-1]
 }
 
+// rootsKey names the session's roots where one name is wanted (a saved
+// chat session's root, chat's first line): the one root's path, or the
+// paths of several joined by the list separator, as in $PATH.
+func rootsKey(dirs []confine.Dir) string {
+	paths := make([]string, len(dirs))
+	for i, d := range dirs {
+		paths[i] = d.Path
+	}
+	return strings.Join(paths, string(os.PathListSeparator))
+}
+
+// rootsOr is every root given, "." for none.
+func (c *common) rootsOr() []string {
+	if len(c.roots) == 0 {
+		return []string{"."}
+	}
+	return c.roots
+}
+
 // opts are the sandbox's options, made from the flags once (so the
 // compile cache is chosen once per command); a copy may be changed.
 func (c *common) opts(e *env) *assembly.Options {
@@ -57,9 +77,9 @@ func (c *common) opts(e *env) *assembly.Options {
 }
 
 // rootsFlag is --root's value: every value given is added to the roots
-// by host/assembly's rule (moat serves one root for now: a second --root,
-// or a second root line in the config file, is refused there rather than
-// replacing the first without a word).
+// by host/assembly's rule (AddRoot): a second --root, or a second root
+// line in the config file, is a second root, never a replacement of the
+// first without a word.
 type rootsFlag struct {
 	p   *[]string
 	def string // shown as the default

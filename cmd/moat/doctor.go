@@ -133,6 +133,7 @@ func (d *doctor) line(name, state, format string, args ...any) {
 }
 
 func (d *doctor) run(ctx context.Context, cfg runner.Config, mode isolate.Mode, srv server, model string) {
+	d.roots(cfg)
 	d.guest(ctx, cfg)
 	d.isolation(ctx, cfg, mode)
 	// The summary names the kind of server checked: Ollama for the native
@@ -158,6 +159,19 @@ func (d *doctor) run(ctx context.Context, cfg runner.Config, mode isolate.Mode, 
 		llm = llmMissing + " (the sandbox does not need it; ask and chat do)"
 	}
 	fmt.Fprintf(d.out, "summary: %s; %s\n", sandbox, llm)
+}
+
+// roots lists the sandbox's roots, one a line: with several, each with
+// the label its files are named under.
+func (d *doctor) roots(cfg runner.Config) {
+	dirs := cfg.Dirs()
+	for _, r := range dirs {
+		if len(dirs) == 1 {
+			d.line("root", stOK, "%s", agent.Sanitize(r.Path, false))
+			continue
+		}
+		d.line("root", stOK, "%s: %s (its files are named %s/...)", agent.Sanitize(r.Label, false), agent.Sanitize(r.Path, false), agent.Sanitize(r.Label, false))
+	}
 }
 
 // guest compiles (or loads) the guest and runs one call through it.

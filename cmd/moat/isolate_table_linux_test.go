@@ -24,41 +24,57 @@ import (
 // files inside the root are readable: that run asserts nothing about them
 // and logs them, the layer's documented limit (SECURITY.md).
 func TestEscapeTableIsolated(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a sandbox child per case")
-	}
-	if !userNamespacesWork() {
-		t.Skip("unprivileged user namespaces are unavailable here, so --isolate require cannot start")
-	}
-	cache := sharedCache(t)
+	cache := isolatedTable(t)
 	for _, c := range confinetest.Cases() {
 		t.Run(c.Name, func(t *testing.T) {
 			t.Parallel() // each case waits mostly on its children starting
 			root := confinetest.Build(t, c)
 			outsideTarget := targetOutside(root, c.Open)
 			for _, k := range []confine.Kind{confine.Root, confine.Openat2, confine.Unconfined} {
-				ex, err := isolate.Start(context.Background(), isolate.Require, runner.Config{
-					Root: root, Resolver: k, CacheDir: cache, Timeout: 30 * time.Second,
-				}, io.Discard)
-				if err != nil {
-					t.Fatalf("%v: isolate.Start(Require): %v", k, err)
-				}
-				got := confinetest.EveryTool(t, ex, c.Open)
-				ex.Close()
-				leaked := strings.Contains(got, confinetest.Secret)
-				switch {
-				case k != confine.Unconfined && leaked:
-					t.Fatalf("%v, isolated: the secret leaked through a tool:\n%s", k, got)
-				case k == confine.Unconfined && leaked && outsideTarget:
-					t.Fatalf("isolated without confinement: %s reached a file outside the root:\n%s", c.Open, got)
-				case k == confine.Unconfined && leaked:
-					t.Logf("isolated without confinement: %s (denied, inside the root) is readable: the deny-list is the confined filesystem's job", c.Open)
-				}
-				if c.Inside != "" && k != confine.Unconfined && !strings.Contains(got, "read_file: "+c.Inside) {
-					t.Fatalf("%v, isolated: the inside read failed:\n%s", k, got)
-				}
+				isolatedRun(t, runner.Config{Root: root, Resolver: k, CacheDir: cache, Timeout: 30 * time.Second}, c, c.Open, "", outsideTarget)
 			}
 		})
+	}
+}
+
+// isolatedTable skips where the isolated table cannot run (-short: a
+// child a case; no user namespaces) and returns the shared compile cache.
+func isolatedTable(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a sandbox child per case")
+	}
+	if !userNamespacesWork() {
+		t.Skip("unprivileged user namespaces are unavailable here, so --isolate require cannot start")
+	}
+	return sharedCache(t)
+}
+
+// isolatedRun asks every tool about p (walking top, "" for the whole
+// tree) through the isolated child cfg starts, and judges the answers:
+// with confinement no secret at all; without it none when c's target is
+// outside every root (outside), only logged when it is a denied file or
+// another root's; the inside read where c has one.
+func isolatedRun(t *testing.T, cfg runner.Config, c confinetest.Case, p, top string, outside bool) {
+	t.Helper()
+	k := cfg.Resolver
+	ex, err := isolate.Start(context.Background(), isolate.Require, cfg, io.Discard)
+	if err != nil {
+		t.Fatalf("%v: isolate.Start(Require): %v", k, err)
+	}
+	got := confinetest.EveryToolIn(t, ex, p, top)
+	ex.Close()
+	leaked := strings.Contains(got, confinetest.Secret)
+	switch {
+	case k != confine.Unconfined && leaked:
+		t.Fatalf("%v, isolated, %d root(s): the secret leaked through a tool:\n%s", k, len(cfg.Dirs()), got)
+	case k == confine.Unconfined && leaked && outside:
+		t.Fatalf("isolated without confinement: %s reached a file outside the root(s):\n%s", c.Open, got)
+	case k == confine.Unconfined && leaked:
+		t.Logf("isolated without confinement: %s (denied, or in another root) is readable: the confined filesystem's job", c.Open)
+	}
+	if c.Inside != "" && k != confine.Unconfined && !strings.Contains(got, "read_file: "+c.Inside) {
+		t.Fatalf("%v, isolated: the inside read failed:\n%s", k, got)
 	}
 }
 
@@ -71,4 +87,50 @@ func targetOutside(root, open string) bool {
 	}
 	rel, err := filepath.Rel(root, real)
 	return err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// TestEscapeTableIsolatedTwoRoots is TestEscapeTableIsolated with two
+// roots, ROOT and OTHER (each a read-only bind of the child's, whose
+// files hold the secret), each first in turn: the tools are asked about
+// ROOT's names and walk ROOT. With confinement switched off the
+// namespace layer still stops every escape whose target is outside both
+// roots; a link from ROOT into OTHER is then readable (the child sees
+// every root), the confined filesystem's to refuse, and is only logged.
+func TestEscapeTableIsolatedTwoRoots(t *testing.T) {
+	cache := isolatedTable(t)
+	for _, c := range confinetest.Cases() {
+		t.Run(c.Name, func(t *testing.T) {
+			if confinetest.CrossDotDot(c) {
+				t.Skip("leaves ROOT by a lexical \"..\", which the engine refuses (host/engine TestCrossRootDotDot) and the guest cleans to OTHER's own name")
+			}
+			t.Parallel()
+			for _, otherFirst := range []bool{false, true} {
+				roots := confinetest.BuildTwo(t, c, otherFirst)
+				outsideBoth := targetOutsideAll(roots, c.Open)
+				for _, k := range []confine.Kind{confine.Root, confine.Openat2, confine.Unconfined} {
+					cfg := runner.Config{Roots: confinetest.Dirs(t, roots), Resolver: k, CacheDir: cache, Timeout: 30 * time.Second}
+					isolatedRun(t, cfg, c, confinetest.TwoRootName(c), "ROOT", outsideBoth)
+				}
+			}
+		})
+	}
+}
+
+// targetOutsideAll reports whether following open from the root ROOT
+// of roots lands outside every one of them.
+func targetOutsideAll(roots []string, open string) bool {
+	from := roots[0]
+	if filepath.Base(from) != "ROOT" {
+		from = roots[1]
+	}
+	real, err := filepath.EvalSymlinks(filepath.Join(from, filepath.FromSlash(open)))
+	if err != nil {
+		return true // dangling, looping or missing: nothing inside to read either
+	}
+	for _, r := range roots {
+		if rel, err := filepath.Rel(r, real); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return false
+		}
+	}
+	return true
 }

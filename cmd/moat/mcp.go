@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -41,7 +42,7 @@ func mcpCommand(e *env) *ffcli.Command {
 	m.h.register(fs)
 	return &ffcli.Command{
 		Name:       "mcp",
-		ShortUsage: "moat mcp [--root DIR | DIR] [--listen ADDR --token-file FILE] [flags]",
+		ShortUsage: "moat mcp [--root DIR... | DIR...] [--listen ADDR --token-file FILE] [flags]",
 		ShortHelp:  "serve the sandboxed tools over MCP (stdio, or Streamable HTTP)",
 		LongHelp:   mcpLongHelp,
 		FlagSet:    fs,
@@ -58,9 +59,11 @@ resolver, limits and isolation, with one sandbox for the server's life.
 Read-only tools are annotated readOnlyHint, idempotentHint and not
 openWorldHint; a refused call is an isError result saying why.
 
-The root is --root, or the one folder given as an argument (moat mcp
-~/src/project), and nothing else; one root for now (a second --root or
-folder is an error). A client may announce "roots" of its own; moat
+The root is --root, or the folder given as an argument (moat mcp
+~/src/project), and nothing else. Several folders (--root a --root b, or
+moat mcp a b, as the reference filesystem server takes them) are several
+roots, each named by its base name: every path starts with it, and
+list_dir "." lists them. A client may announce "roots" of its own; moat
 ignores them. The root is the boundary chosen by the person who
 configured the server, while the client acts for a model that reads
 untrusted files: a client may narrow what it asks for, never widen what
@@ -165,13 +168,13 @@ func (m *mcpFlags) run(ctx context.Context, e *env, args []string) error {
 // serve serves the sandbox's engine over stdio, or over HTTP with --listen.
 func (m *mcpFlags) serve(ctx context.Context, e *env, sb *assembly.Sandbox, log *slog.Logger) error {
 	c := &m.c
-	log.Info("moat mcp: serving", "root", sb.Root, "writes", sb.Writes, "resolver", c.lim.Resolver, "isolate", c.lim.Isolate,
+	log.Info("moat mcp: serving", "root", servedRoots(sb), "writes", sb.Writes, "resolver", c.lim.Resolver, "isolate", c.lim.Isolate,
 		"version", moatVersion(), "go", runtime.Version(), "wazero", runner.WazeroVersion())
 	var served mcpserver.Engine = sb.Engine
 	if sb.Recorder != nil {
 		served = sb.Recorder.MCP(sb.Engine)
 	}
-	srv := mcpserver.New(served, mcpserver.Options{Name: "moat", Version: moatVersion(), Logger: log, Root: sb.Root})
+	srv := mcpserver.New(served, mcpserver.Options{Name: "moat", Version: moatVersion(), Logger: log, Root: sb.Root, Roots: labels(sb)})
 	var err error
 	if m.h.listen != "" {
 		err = m.h.serve(ctx, e, c, srv, log)
@@ -185,21 +188,50 @@ func (m *mcpFlags) serve(ctx context.Context, e *env, sb *assembly.Sandbox, log 
 	return nil
 }
 
-// rootArgument takes moat mcp's folder arguments as its roots, as
-// --root gives them (host/assembly.AddRoot decides how many): first the
-// arguments alone, then on top of --root.
-func rootArgument(c *common, args []string, e *env) error {
-	if _, err := addRoots(nil, args); err != nil {
-		return usagef("mcp serves one folder for now, got %d arguments (several roots are not supported yet); give the one folder as --root DIR or as the only argument", len(args))
+// labels are the roots' labels with several roots, else nil.
+func labels(sb *assembly.Sandbox) []string {
+	if len(sb.Roots) < 2 {
+		return nil
 	}
-	roots, err := addRoots(c.roots, args)
-	if err != nil {
+	var out []string
+	for _, d := range sb.Roots {
+		out = append(out, d.Label)
+	}
+	return out
+}
+
+// servedRoots is the log's root: the one root's path, or each root as
+// LABEL=PATH.
+func servedRoots(sb *assembly.Sandbox) string {
+	if len(sb.Roots) < 2 {
+		return sb.Root
+	}
+	var out []string
+	for _, d := range sb.Roots {
+		out = append(out, d.Label+"="+d.Path)
+	}
+	return strings.Join(out, " ")
+}
+
+// rootArgument takes moat mcp's folder arguments as its roots.
+func rootArgument(c *common, args []string, e *env) error {
+	switch {
+	case len(args) == 0:
+		return nil
+	case len(c.roots) > 0:
 		return usagef("mcp got the folder %q as an argument and %s %q: give the root once", args[0], e.source("root"), c.roots[0])
 	}
-	for _, arg := range args {
-		if err := assembly.CheckRoot(arg); err != nil {
-			return usagef("mcp takes one argument, the folder to serve (as --root does): %v", err)
+	for _, a := range args {
+		if err := assembly.CheckRoot(a); err != nil {
+			if len(args) == 1 {
+				return usagef("mcp takes one argument, the folder to serve (as --root does): %v", err)
+			}
+			return usagef("mcp takes folders as arguments, the roots to serve (as --root does): %v", err)
 		}
+	}
+	roots, err := addRoots(nil, args)
+	if err != nil {
+		return usagef("mcp: %v", err)
 	}
 	c.roots = roots
 	return nil

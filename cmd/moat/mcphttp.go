@@ -44,7 +44,7 @@ func (h *httpFlags) check(rec *recordFlags) error {
 
 // serve runs srv over Streamable HTTP until ctx ends (a signal).
 func (h *httpFlags) serve(ctx context.Context, e *env, c *common, srv *mcpserver.Server, log *slog.Logger) error {
-	token, created, err := readToken(h.tokenFile, e.source("token-file"), c.root())
+	token, created, err := readToken(h.tokenFile, e.source("token-file"), c.rootsOr()...)
 	if err != nil {
 		return err
 	}
@@ -79,14 +79,16 @@ const maxTokenFileBytes = 4 << 10
 // new token when there is none. The file must be readable by its owner
 // alone (where the system has such modes) and outside the root the tools
 // serve, where the model could read it.
-func readToken(path, from, root string) (token string, created bool, err error) {
-	if canon, err := filepath.Abs(root); err == nil {
-		if c, err := filepath.EvalSymlinks(canon); err == nil {
-			root = c
+func readToken(path, from string, roots ...string) (token string, created bool, err error) {
+	for _, root := range roots {
+		if canon, err := filepath.Abs(root); err == nil {
+			if c, err := filepath.EvalSymlinks(canon); err == nil {
+				root = c
+			}
 		}
-	}
-	if inside(path, root) {
-		return "", false, usagef("%s %s is inside the root %s, where the tools could read it; keep the token outside", from, path, root)
+		if inside(path, root) {
+			return "", false, usagef("%s %s is inside the root %s, where the tools could read it; keep the token outside", from, path, root)
+		}
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err == nil {

@@ -50,3 +50,18 @@ func TestReadToken(t *testing.T) {
 		t.Errorf("a token file was made inside the root")
 	}
 }
+
+// With several roots the token file must be outside every one of them.
+func TestReadTokenSeveralRoots(t *testing.T) {
+	dir, a, b := t.TempDir(), t.TempDir(), t.TempDir()
+	_, _, err := readToken(filepath.Join(b, "token"), "--token-file", a, b)
+	if err == nil || !strings.Contains(err.Error(), "is inside the root "+b) {
+		t.Errorf("a token file in the second root: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(b, "token")); err == nil {
+		t.Errorf("a token file was made inside the second root")
+	}
+	if _, created, err := readToken(filepath.Join(dir, "token"), "--token-file", a, b); err != nil || !created {
+		t.Errorf("a token file outside both: created %v, %v", created, err)
+	}
+}

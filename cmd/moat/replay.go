@@ -7,11 +7,13 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"strings"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
 
 	"github.com/moatdev/moat/host/agent"
 	"github.com/moatdev/moat/host/assembly"
+	"github.com/moatdev/moat/host/confine"
 	"github.com/moatdev/moat/host/gate"
 	"github.com/moatdev/moat/host/limits"
 	"github.com/moatdev/moat/host/recording"
@@ -23,7 +25,7 @@ func replayCommand(e *env) *ffcli.Command {
 	var update bool
 	// Only the flags that say where and how tightly the sandbox runs: the
 	// limits and lists that change results come from the recording.
-	fs.Var(rootsFlag{&c.roots, ""}, "root", "replay against this `folder` (as it was when recorded) instead of the files in the recording")
+	fs.Var(rootsFlag{&c.roots, ""}, "root", "replay against this `folder` (as it was when recorded) instead of the files in the recording; a recording of several roots: once per root, in the recorded order, or once for a folder that holds each as its label")
 	// The options a recording does not keep (how a call is held: --resolver,
 	// --isolate, --timeout) are this command line's.
 	c.lim = limits.Defaults()
@@ -69,9 +71,13 @@ and answers with what this build returns, and exits 0.`,
 }
 
 func replay(ctx context.Context, e *env, c *common, file string, update bool) error {
-	root := ""
-	if len(c.roots) > 0 {
+	root, roots := "", []string(nil)
+	switch len(c.roots) {
+	case 0:
+	case 1:
 		root = c.root()
+	default:
+		roots = c.roots
 	}
 	// A recording that is not there, or not one, is the world not as
 	// asked (exit 1), not a wrong command line.
@@ -83,13 +89,14 @@ func replay(ctx context.Context, e *env, c *common, file string, update bool) er
 	if err != nil {
 		return failf("%s: %v", agent.Sanitize(file, false), err)
 	}
-	if root != "" && rec.Session.Writes == "ask" {
+	if len(c.roots) > 0 && rec.Session.Writes == "ask" {
 		if n := approved(rec); n > 0 {
-			fmt.Fprintf(e.stderr, "moat replay: the recording approves %d change(s); they are made again in %s\n", n, agent.Sanitize(root, false))
+			fmt.Fprintf(e.stderr, "moat replay: the recording approves %d change(s); they are made again in %s\n", n, agent.Sanitize(strings.Join(c.roots, ", "), false))
 		}
 	}
 	rep, err := recording.Replay(ctx, rec, recording.ReplayOptions{
 		Root:    root,
+		Roots:   roots,
 		Sandbox: replaySandbox(c, e),
 	})
 	if err != nil {
@@ -136,9 +143,12 @@ func approved(rec *recording.Recording) int {
 // flags, with the recording answering for the gate (through the MCP
 // approver for a recording of moat mcp, as it served it).
 func replaySandbox(c *common, e *env) recording.Sandbox {
-	return func(ctx context.Context, root string, s recording.SessionInfo, rv gate.Reviewer) (agent.Dispatcher, io.Closer, error) {
+	return func(ctx context.Context, roots []confine.Dir, s recording.SessionInfo, rv gate.Reviewer) (agent.Dispatcher, io.Closer, error) {
 		o := *c.opts(e)
-		o.Roots = []string{root}
+		o.Roots = nil
+		for _, d := range roots {
+			o.Roots = append(o.Roots, d.Path)
+		}
 		o.Limits = limits.Replayed(s.Options, c.lim) // no --redact: it redacts as the session did
 		by := assembly.Recorded
 		if s.Command == "mcp" {

@@ -212,7 +212,8 @@ func exitCode(err error, stderr io.Writer) int {
 }
 
 const rootHelp = `moat runs a local model (through Ollama or any OpenAI-compatible server)
-against one folder, the sandbox root. The model gets read-only tools
+against a folder, the sandbox root (or several: --root again, each its own
+boundary). The model gets read-only tools
 (list_dir, read_file, grep, glob, stat) and may propose writes that only you
 can approve at the terminal.
 

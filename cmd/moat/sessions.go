@@ -8,12 +8,14 @@ import (
 	"io"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
 
 	"github.com/moatdev/moat/host/agent"
+	"github.com/moatdev/moat/host/confine"
 	// ask.go has a type session: the package is "stored" here.
 	stored "github.com/moatdev/moat/host/session"
 )
@@ -107,15 +109,20 @@ type recorder struct {
 }
 
 // start finds the session to go on with (--continue, --resume), checking
-// it belongs to root (absolute, symlinks resolved), and prepares the
-// recorder. prior is nil for a new conversation.
-func (f *sessionFlags) start(e *env, root string) (rec *recorder, prior *stored.Saved, err error) {
+// it belongs to the roots (absolute; symlinks resolved here, and several
+// joined as rootsKey joins them), and prepares the recorder. prior is nil
+// for a new conversation.
+func (f *sessionFlags) start(e *env, roots []confine.Dir) (rec *recorder, prior *stored.Saved, err error) {
 	if f.cont && f.resume != "" {
 		return nil, nil, usagef("--continue and --resume both name a session; give one")
 	}
-	if canon, err := filepath.EvalSymlinks(root); err == nil {
-		root = canon
+	roots = slices.Clone(roots)
+	for i, r := range roots {
+		if canon, err := filepath.EvalSymlinks(r.Path); err == nil {
+			roots[i].Path = canon
+		}
 	}
+	root := rootsKey(roots)
 	rec = &recorder{}
 	st, err := sessionStore(e)
 	if err != nil {
@@ -129,7 +136,7 @@ func (f *sessionFlags) start(e *env, root string) (rec *recorder, prior *stored.
 	switch {
 	case f.noSave:
 		rec.off = "--no-save"
-	case inside(st.Path(), root):
+	case slices.ContainsFunc(roots, func(r confine.Dir) bool { return inside(st.Path(), r.Path) }):
 		rec.off = fmt.Sprintf("the state folder %s is inside the root, where the model could read it; set XDG_STATE_HOME to a folder outside", st.Path())
 	}
 	id := f.resume

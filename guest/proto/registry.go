@@ -63,6 +63,10 @@ type ToolDef struct {
 	// PathFields are the argument names that hold sandbox paths; each is
 	// checked lexically before the call runs (host/toolspec Validate).
 	PathFields []string
+	// Roots is said to the model after Description when the workspace
+	// has several roots (moat --root a --root b): how it names a file
+	// then. With one root the description is exactly Description.
+	Roots string
 	// Volatile are the lines of its answers that the same tree, copied
 	// elsewhere or checked out afresh, answers differently (stat's
 	// modified: line); a replay compares them by this declaration.
@@ -82,39 +86,43 @@ func Registry() []ToolDef {
 	// The review of a change to an existing file shows its mode, which
 	// a checkout sets from the umask (git keeps only 644 or 755).
 	reviewMode := []Volatile{{Prefix: "  action ", Word: "mode ", Review: true, Restored: true}}
+	// With several roots the workspace's top folder holds one folder a
+	// root (host/confine), named by its label.
+	roots := "With several roots, every path starts with its root's name (src/main.go), as list_dir \".\" lists them."
 	return []ToolDef{
 		{Name: ListDir, NewArgs: func() any { return &ListDirArgs{} }, Attrs: ListsFolders | PagesByOffset,
 			Title:       "List folder",
 			Description: "List the entries of a folder in the workspace, sorted; folders end with \"/\", symlinks show their target; sizes adds each file's size and each entry's modification time. Wide folders come in pages: use offset to list on. A path shown in double quotes is passed back exactly as shown, quotes included.",
 			PathFields:  paths, Summary: aboutPath,
+			Roots: "With several roots, \".\" lists the roots, one folder each, and every path starts with its root's name (src/main.go).",
 			// A folder's own time is not kept by a recording, and a
 			// checkout sets every time anew.
 			Volatile: []Volatile{{Pattern: `\((?:\d+ bytes, )?(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)\)$`}}},
 		{Name: ReadFile, NewArgs: func() any { return &ReadFileArgs{} }, Attrs: ReadsFiles | PagesByLine,
 			Title:       "Read file",
 			Description: "Read a text file in the workspace. Large files come in pages: use offset and limit (in lines) to read on. Binary files are refused.",
-			PathFields:  paths, Summary: aboutPath},
+			PathFields:  paths, Summary: aboutPath, Roots: roots},
 		{Name: Grep, NewArgs: func() any { return &GrepArgs{} }, Attrs: ReadsFiles | WalksTree,
 			Title:       "Search file contents",
 			Description: "Search file contents in the workspace with an RE2 regular expression; prints path:line: text per match, or file paths or counts per file (output_mode). Skips binary files (a NUL byte anywhere) and .gitignored files. A path shown in double quotes is passed back exactly as shown, quotes included.",
-			PathFields:  paths, Summary: aboutSearch},
+			PathFields:  paths, Summary: aboutSearch, Roots: roots},
 		{Name: Glob, NewArgs: func() any { return &GlobArgs{} }, Attrs: WalksTree,
 			Title:       "Find files by pattern",
 			Description: "Find files and folders in the workspace whose paths match a glob pattern (** matches any depth). A path shown in double quotes is passed back exactly as shown, quotes included.",
-			PathFields:  paths, Summary: aboutSearch},
+			PathFields:  paths, Summary: aboutSearch, Roots: roots},
 		{Name: Stat, NewArgs: func() any { return &StatArgs{} }, Attrs: Describes,
 			Title:       "Describe file",
 			Description: "Describe a file or folder in the workspace: kind, size, mode, modification time, symlink target.",
-			PathFields:  paths, Summary: aboutPath,
+			PathFields:  paths, Summary: aboutPath, Roots: roots,
 			Volatile: []Volatile{{Prefix: "modified: ", Restored: true}, {Prefix: "size: ", When: "kind: folder"}}},
 		{Name: ProposeWrite, NewArgs: func() any { return &ProposeWriteArgs{} }, Attrs: Writes,
 			Title:       "Propose writing a file",
 			Description: "Propose creating or replacing a file in the workspace. A person sees the diff and must approve it; you are told whether it was written.",
-			PathFields:  paths, Summary: aboutPath, Volatile: reviewMode},
+			PathFields:  paths, Summary: aboutPath, Roots: roots, Volatile: reviewMode},
 		{Name: ProposeEdit, NewArgs: func() any { return &ProposeEditArgs{} }, Attrs: Writes,
 			Title:       "Propose editing a file",
 			Description: "Propose replacing exact text in a workspace file. old_text must match exactly once unless replace_all is true. For several replacements in one file, give edits, a list of {old_text, new_text, replace_all?} applied in order (each to the result of the ones before), all or none, instead of old_text and new_text. A person must approve the change.",
-			PathFields:  paths, Summary: aboutPath, Volatile: reviewMode},
+			PathFields:  paths, Summary: aboutPath, Roots: roots, Volatile: reviewMode},
 		{Name: GrepShard, NewArgs: func() any { return &GrepShardArgs{} }, Attrs: ReadsFiles | WalksTree | Internal},
 		{Name: GlobShard, NewArgs: func() any { return &GlobShardArgs{} }, Attrs: WalksTree | Internal},
 	}

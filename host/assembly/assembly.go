@@ -20,7 +20,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/moatdev/moat/host/confine"
 	"github.com/moatdev/moat/host/engine"
@@ -34,8 +33,9 @@ import (
 
 // Options are everything a session's sandbox is opened from.
 type Options struct {
-	// Roots are the folders the tools see; none is ".". moat serves one
-	// for now: [AddRoot] refuses a second.
+	// Roots are the folders the tools see; none is ".". With several,
+	// each is a root of its own, named by its label ([AddRoot],
+	// host/confine NewRoots).
 	Roots []string
 	// Limits are the limits and lists that change what the tools answer,
 	// and how tightly a call is held: the resolver ("" is auto), the
@@ -123,27 +123,19 @@ func (o *Options) Resolve() (Plan, error) {
 	if err != nil {
 		return Plan{}, usagef("--isolate: %v", err)
 	}
-	root, err := o.root()
+	dirs, err := o.dirs()
 	if err != nil {
 		return Plan{}, err
 	}
-	if err := CheckRoot(root); err != nil {
-		return Plan{}, failf("--root: %v", err) // the folder, not the command line
-	}
-	abs, err := filepath.Abs(root)
-	if err != nil {
-		return Plan{}, usagef("--root: %v", err)
-	}
-	if !o.AllowHome {
-		if err := notHome(abs, homes(o.getenv)...); err != nil {
-			return Plan{}, err
-		}
-	}
-	return Plan{Runner: runner.Config{
-		Root: abs, Resolver: kind, Deny: o.Limits.Deny, Allow: o.Limits.Allow,
+	cfg := runner.Config{
+		Root: dirs[0].Path, Resolver: kind, Deny: o.Limits.Deny, Allow: o.Limits.Allow,
 		CacheDir: o.Cache().Dir, Timeout: o.Limits.Timeout, NoRedact: o.Limits.NoRedact,
 		HeapLimit: o.heapLimit(),
-	}, Mode: mode}, nil
+	}
+	if len(dirs) > 1 {
+		cfg.Root, cfg.Roots = "", dirs
+	}
+	return Plan{Runner: cfg, Mode: mode}, nil
 }
 
 // OneShotHeapLimit is the soft limit on the Go memory of the process that
@@ -190,8 +182,11 @@ type Sandbox struct {
 	Engine *engine.Engine
 	// Recorder records the session; nil without [Options.Record].
 	Recorder *Recorder
-	// Root is the root's absolute path.
+	// Root is the root's absolute path; "" with several roots.
 	Root string
+	// Roots are the session's roots with their labels: one, labelled
+	// ".", or several.
+	Roots []confine.Dir
 	// Writes is the --writes in effect: "ask" when proposals are
 	// offered, "deny" when not (asked, or no terminal to approve on).
 	Writes string
@@ -225,7 +220,7 @@ func Open(ctx context.Context, o Options) (sb *Sandbox, err error) {
 		return nil, err
 	}
 	cfg := plan.Runner
-	sb = &Sandbox{Root: cfg.Root, Writes: o.decideWrites()}
+	sb = &Sandbox{Root: cfg.Root, Roots: cfg.Dirs(), Writes: o.decideWrites()}
 	defer func() {
 		if err != nil {
 			sb.Close()
@@ -253,7 +248,7 @@ func Open(ctx context.Context, o Options) (sb *Sandbox, err error) {
 	if !o.Limits.NoRedact {
 		red = redact.New()
 	}
-	p, err := o.proposer(cfg.Root, pol, red, sb.Recorder)
+	p, err := o.proposer(cfg.Dirs(), pol, red, sb.Recorder)
 	if err != nil {
 		return sb, err
 	}
@@ -264,7 +259,7 @@ func Open(ctx context.Context, o Options) (sb *Sandbox, err error) {
 		}
 		return sb, &Error{Kind: NoIsolation, Msg: err.Error()}
 	}
-	eng, err := engine.New(engine.Options{Catalog: cat, Policy: pol, Limits: o.Limits.Guest(), Exec: ex, Proposer: p, Root: cfg.Root, Redactor: red})
+	eng, err := engine.New(engine.Options{Catalog: cat, Policy: pol, Limits: o.Limits.Guest(), Exec: ex, Proposer: p, Root: cfg.Root, Roots: cfg.Roots, Redactor: red})
 	if err != nil {
 		ex.Close()
 		return sb, err

@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/moatdev/moat/host/confine"
 	"github.com/moatdev/moat/host/gate"
 	"github.com/moatdev/moat/host/limits"
 	"github.com/moatdev/moat/host/recording"
@@ -189,7 +192,12 @@ func TestErrorsAreTyped(t *testing.T) {
 		change func(*Options)
 		want   Kind
 	}{
-		"two roots":      {func(o *Options) { o.Roots = append(o.Roots, t.TempDir()) }, Usage},
+		"nested roots": {func(o *Options) {
+			sub := filepath.Join(o.Roots[0], "sub")
+			os.Mkdir(sub, 0o755)
+			o.Roots = append(o.Roots, sub)
+		}, Usage},
+		"a root twice":   {func(o *Options) { o.Roots = append(o.Roots, o.Roots[0]) }, Usage},
 		"no such root":   {func(o *Options) { o.Roots = []string{filepath.Join(t.TempDir(), "gone")} }, Failure},
 		"a file as root": {func(o *Options) { o.Roots = []string{file} }, Failure},
 		"home":           {func(o *Options) { o.Getenv = func(string) string { return o.Roots[0] } }, Usage},
@@ -223,15 +231,44 @@ func TestErrorsAreTyped(t *testing.T) {
 	}
 }
 
-// The second root is refused by AddRoot, with the message --root gives.
-func TestOneRoot(t *testing.T) {
-	roots, err := AddRoot(nil, "a")
-	if err != nil || len(roots) != 1 {
-		t.Fatalf("the first root: %v %v", roots, err)
+// AddRoot takes a second root, and refuses one past confine.MaxRoots.
+func TestAddRoot(t *testing.T) {
+	var roots []string
+	var err error
+	for i := range confine.MaxRoots {
+		if roots, err = AddRoot(roots, fmt.Sprint("r", i)); err != nil || len(roots) != i+1 {
+			t.Fatalf("root %d: %v %v", i+1, roots, err)
+		}
 	}
-	roots, err = AddRoot(roots, "b")
-	if err == nil || len(roots) != 1 || !strings.Contains(err.Error(), `a second root (the first was "a")`) {
-		t.Errorf("the second root: %v %v", roots, err)
+	roots, err = AddRoot(roots, "one too many")
+	if err == nil || len(roots) != confine.MaxRoots || !strings.Contains(err.Error(), `more than 16 roots (the first was "r0")`) {
+		t.Errorf("root %d: %v %v", confine.MaxRoots+1, roots, err)
+	}
+}
+
+// Several roots resolve to the runner's labelled roots, the same base
+// name made unique; one root to Root alone, as before.
+func TestResolveSeveralRoots(t *testing.T) {
+	o, _ := options(t)
+	base := t.TempDir()
+	a, b := filepath.Join(base, "x", "src"), filepath.Join(base, "y", "src")
+	for _, d := range []string{a, b} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o.Roots = []string{a, b}
+	plan, err := o.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []confine.Dir{{Label: "src", Path: a}, {Label: "src-2", Path: b}}
+	if plan.Runner.Root != "" || !slices.Equal(plan.Runner.Roots, want) {
+		t.Errorf("several roots: Root %q, Roots %v; want %v", plan.Runner.Root, plan.Runner.Roots, want)
+	}
+	o.Roots = []string{a}
+	if plan, err = o.Resolve(); err != nil || plan.Runner.Root != a || plan.Runner.Roots != nil {
+		t.Errorf("one root: %+v, %v", plan.Runner, err)
 	}
 }
 

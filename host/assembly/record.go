@@ -54,7 +54,8 @@ func (o *Options) startRecording(cfg runner.Config, writes string) (*Recorder, e
 		return nil, usagef("%v", err)
 	}
 	sess := r.Session
-	sess.RootName = filepath.Base(cfg.Root)
+	dirs := cfg.Dirs()
+	sess.RootName = filepath.Base(dirs[0].Path)
 	sess.Options = o.Limits // with NoRedact
 	sess.Writes = writes
 	out := &Recorder{file: r.File, notes: r.Notes}
@@ -64,7 +65,7 @@ func (o *Options) startRecording(cfg runner.Config, writes string) (*Recorder, e
 	var files fs.FS
 	if r.Files {
 		// The files come through the same confined view the tools see.
-		cfs, err := confine.New(cfg.Root, cfg.Resolver, pol)
+		cfs, err := confine.NewRoots(dirs, cfg.Resolver, pol)
 		if err != nil {
 			return nil, err
 		}
@@ -79,7 +80,7 @@ func (o *Options) startRecording(cfg runner.Config, writes string) (*Recorder, e
 		flags = r.Flags(writes)
 	}
 	out.rec, err = recording.New(recording.Options{
-		Session: sess, Root: cfg.Root, Version: r.Version, Flags: flags,
+		Session: sess, Root: cfg.Root, Roots: cfg.Roots, Version: r.Version, Flags: flags,
 		Files: files, Policy: pol, MaxBytes: r.MaxBytes, Notes: out.notes,
 	})
 	if err == nil {

@@ -9,41 +9,81 @@ import (
 	"os/user"
 	"path/filepath"
 	"strings"
+
+	"github.com/moatdev/moat/host/confine"
 )
 
 // AddRoot is the one rule on how many roots a session has: it appends
-// root to roots, or refuses it when there is one already (moat serves one
-// folder for now). cmd/moat's --root calls it for every value given, on
-// the command line, in a variable or in the config file.
-// It refuses with a *[TooManyRoots]. Every way of giving a root (--root,
-// moat mcp's folder arguments) adds it here, each wording the refusal its
-// own way.
+// root to roots, or refuses it past confine.MaxRoots, with a
+// *[TooManyRoots]. Every way of giving a root (--root, in a variable or
+// in the config file; moat mcp's folder arguments) adds it here, each
+// wording the refusal its own way. Whether the roots are distinct and
+// disjoint is decided when they are resolved, on the disk
+// (Options.Resolve).
 func AddRoot(roots []string, root string) ([]string, error) {
-	if len(roots) > 0 {
+	if len(roots) >= confine.MaxRoots {
 		return roots, &TooManyRoots{First: roots[0]}
 	}
 	return append(roots, root), nil
 }
 
-// TooManyRoots is a root given beyond the one moat serves.
+// TooManyRoots is a root given beyond confine.MaxRoots.
 type TooManyRoots struct {
 	First string // the root given first
 }
 
 func (e *TooManyRoots) Error() string {
-	return fmt.Sprintf("a second root (the first was %q): moat serves one folder for now, several roots are not supported yet; give one --root", e.First)
+	return fmt.Sprintf("more than %d roots (the first was %q)", confine.MaxRoots, e.First)
 }
 
-// root is the session's one root: "." when none was given.
-func (o *Options) root() (string, error) {
-	switch len(o.Roots) {
-	case 0:
-		return ".", nil
-	case 1:
-		return o.Roots[0], nil
+// dirs are the session's roots, each checked and made absolute (and not a
+// home folder unless allowed), with their labels: one root is labelled
+// ".", several by their base names made unique (confine.Labels), after
+// refusing two that are the same folder or hold one another
+// (confine.Disjoint, symbolic links resolved). None given is ".".
+func (o *Options) dirs() ([]confine.Dir, error) {
+	roots := o.Roots
+	if len(roots) == 0 {
+		roots = []string{"."}
 	}
-	_, err := AddRoot(o.Roots[:1], o.Roots[1])
-	return "", usagef("--root: %v", err)
+	if len(roots) > confine.MaxRoots {
+		return nil, usagef("--root: %d roots, at most %d", len(roots), confine.MaxRoots)
+	}
+	var abs, real []string
+	for _, root := range roots {
+		if err := CheckRoot(root); err != nil {
+			return nil, failf("--root: %v", err) // the folder, not the command line
+		}
+		a, err := filepath.Abs(root)
+		if err != nil {
+			return nil, usagef("--root: %v", err)
+		}
+		if !o.AllowHome {
+			if err := notHome(a, homes(o.getenv)...); err != nil {
+				return nil, err
+			}
+		}
+		r := a
+		if e, err := filepath.EvalSymlinks(a); err == nil {
+			r = e
+		}
+		abs, real = append(abs, a), append(real, r)
+	}
+	if len(abs) == 1 {
+		return []confine.Dir{{Label: ".", Path: abs[0]}}, nil
+	}
+	if err := confine.Disjoint(real); err != nil {
+		return nil, usagef("--root: %v", err)
+	}
+	labels, err := confine.Labels(abs)
+	if err != nil {
+		return nil, usagef("--root: %v", err)
+	}
+	out := make([]confine.Dir, len(abs))
+	for i := range abs {
+		out[i] = confine.Dir{Label: labels[i], Path: abs[i]}
+	}
+	return out, nil
 }
 
 // CheckRoot allows only an existing folder this user can list as a root.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/moatdev/moat/host/agent"
+	"github.com/moatdev/moat/host/confine"
 	"github.com/moatdev/moat/host/display"
 	"github.com/moatdev/moat/host/engine"
 	"github.com/moatdev/moat/host/gate"
@@ -123,7 +124,7 @@ func (o *Options) decideWrites() string {
 // proposer builds the session's gate, with its approver, or nil when
 // writes are not offered. A proposer that is also an io.Closer is closed
 // with the engine.
-func (o *Options) proposer(abs string, pol *policy.Policy, red *redact.Redactor, rec *Recorder) (engine.Proposer, error) {
+func (o *Options) proposer(dirs []confine.Dir, pol *policy.Policy, red *redact.Redactor, rec *Recorder) (engine.Proposer, error) {
 	w := &o.Writes
 	if !w.Offer {
 		return nil, nil
@@ -131,7 +132,7 @@ func (o *Options) proposer(abs string, pol *policy.Policy, red *redact.Redactor,
 	if err := (Writes{Audit: w.Audit}).CheckAudit(); err != nil {
 		return nil, err
 	}
-	base := gate.Options{Root: abs, Policy: pol, AuditPath: w.Audit, Notes: o.notes(), Redactor: red}
+	base := gate.Options{Root: dirs[0].Path, Policy: pol, AuditPath: w.Audit, Notes: o.notes(), Redactor: red}
 	switch w.By {
 	case Client:
 		a, err := mcpserver.NewApprover(w.ApproveTimeout, func(r gate.Reviewer) (engine.Proposer, error) {
@@ -143,7 +144,7 @@ func (o *Options) proposer(abs string, pol *policy.Policy, red *redact.Redactor,
 			}
 			opt := base
 			opt.Reviewer = r
-			return newGate(opt)
+			return newGate(dirs, opt)
 		})
 		if err != nil {
 			return nil, err
@@ -151,7 +152,7 @@ func (o *Options) proposer(abs string, pol *policy.Policy, red *redact.Redactor,
 		return a, nil
 	case Recorded:
 		base.Reviewer = w.Reviewer
-		return newGate(base)
+		return newGate(dirs, base)
 	}
 	// At the terminal: /dev/tty whatever stdin and stdout are.
 	base.Color = display.Color(o.getenv)
@@ -160,11 +161,19 @@ func (o *Options) proposer(abs string, pol *policy.Policy, red *redact.Redactor,
 	if rec != nil {
 		base.Reviewer = rec.Reviewer(&gate.Terminal{Color: base.Color, KeepTypedAhead: base.KeepTypedAhead})
 	}
-	return newGate(base)
+	return newGate(dirs, base)
 }
 
-// newGate is gate.New as an engine.Proposer (never a typed nil).
-func newGate(opt gate.Options) (engine.Proposer, error) {
+// newGate is gate.New (gate.NewRoots, with several roots) as an
+// engine.Proposer (never a typed nil).
+func newGate(dirs []confine.Dir, opt gate.Options) (engine.Proposer, error) {
+	if len(dirs) > 1 {
+		g, err := gate.NewRoots(dirs, opt)
+		if err != nil {
+			return nil, err
+		}
+		return g, nil
+	}
 	g, err := gate.New(opt)
 	if err != nil {
 		return nil, err

@@ -108,6 +108,10 @@ type FS struct {
 	red  *redact.Redactor
 	seen *findings
 	bufs *viewBufs // the buffers of views held in memory
+	// subs, with several roots (roots.go), are their FSes, named by
+	// labels; r is then nil, and every name is picked out to its root.
+	subs   []*FS
+	labels []string
 }
 
 // New opens root with the requested resolver. Auto and Openat2 use openat2
@@ -140,7 +144,18 @@ func New(root string, kind Kind, pol *policy.Policy) (*FS, error) {
 func (f *FS) Kind() Kind { return f.kind }
 
 // Close releases the root.
-func (f *FS) Close() error { return f.r.close() }
+func (f *FS) Close() error {
+	if f.r != nil {
+		return f.r.close()
+	}
+	var first error
+	for _, s := range f.subs {
+		if err := s.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
 
 // resolve walks name from the root and returns its canonical path, with the
 // lstat of the final component (nil if it does not exist). followFinal says
@@ -328,16 +343,23 @@ func sameFile(a, b fs.FileInfo) bool {
 // Open implements fs.FS over the confined view, for host-side use and tests.
 // Folder listings leave out denied entries.
 func (f *FS) Open(name string) (fs.File, error) {
-	file, rel, err := f.open(name)
+	sub, rest, err := f.pick(name)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
-	return &file_{f: file, rel: rel, pol: f.pol}, nil
+	if sub == nil {
+		return &file_{f: &topDir{labels: f.labels}, rel: ".", top: true}, nil
+	}
+	file, rel, err := sub.open(rest)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	return &file_{f: file, rel: rel, pol: sub.pol}, nil
 }
 
 // Lstat describes name without following a final symlink.
 func (f *FS) Lstat(name string) (fs.FileInfo, error) {
-	_, fi, err := f.resolve(name, false)
+	fi, err := f.describe(name, false)
 	if err != nil {
 		return nil, &fs.PathError{Op: "lstat", Path: name, Err: err}
 	}
@@ -347,17 +369,38 @@ func (f *FS) Lstat(name string) (fs.FileInfo, error) {
 // Stat describes name, following symlinks inside the root. It never opens
 // the file, so it is safe on FIFOs.
 func (f *FS) Stat(name string) (fs.FileInfo, error) {
-	_, fi, err := f.resolve(name, true)
+	fi, err := f.describe(name, true)
 	if err != nil {
 		return nil, &fs.PathError{Op: "stat", Path: name, Err: err}
 	}
 	return fi, nil
 }
 
+// describe is the walk's description of name in its root, or of the top.
+func (f *FS) describe(name string, followFinal bool) (fs.FileInfo, error) {
+	sub, rest, err := f.pick(name)
+	switch {
+	case err != nil:
+		return nil, err
+	case sub == nil:
+		return topInfo{}, nil
+	}
+	_, fi, err := sub.resolve(rest, followFinal)
+	return fi, err
+}
+
 // ReadLink returns a symlink's target only if it resolves inside the root
 // and is not denied; otherwise the escape or denial error.
 func (f *FS) ReadLink(name string) (string, error) {
-	rel, fi, err := f.resolve(name, false)
+	sub, rest, err := f.pick(name)
+	if err == nil && sub == nil {
+		err = syscall.EINVAL // the top is a folder
+	}
+	if err != nil {
+		return "", &fs.PathError{Op: "readlink", Path: name, Err: err}
+	}
+	f = sub
+	rel, fi, err := f.resolve(rest, false)
 	if err != nil {
 		return "", &fs.PathError{Op: "readlink", Path: name, Err: err}
 	}
@@ -381,6 +424,9 @@ type file_ struct {
 	f   handle
 	rel string
 	pol *policy.Policy
+	// top: the top folder of several roots, whose entries are the
+	// roots' labels, none of them judged by the deny-list.
+	top bool
 	// onList, when set, is called at the folder's first listing (a
 	// mount's observer, observe.go).
 	onList func()
@@ -392,6 +438,9 @@ func (d *file_) ReadAt(p []byte, off int64) (int, error)   { return d.f.ReadAt(p
 func (d *file_) Seek(off int64, whence int) (int64, error) { return d.f.Seek(off, whence) }
 func (d *file_) Close() error                              { return d.f.Close() }
 func (d *file_) visible(name string) bool {
+	if d.top {
+		return true
+	}
 	_, denied := d.pol.DeniedChild(d.rel, name)
 	return !denied
 }

@@ -36,7 +36,6 @@ func (c *MountControl) ReadFiles(dir string, names []string, buf []byte, sizes [
 	if c.mt.dead.Load() {
 		return 0
 	}
-	f := c.mt.f
 	for i := range names {
 		sizes[i] = proto.NotRead
 	}
@@ -45,7 +44,13 @@ func (c *MountControl) ReadFiles(dir string, names []string, buf []byte, sizes [
 	if dir = strings.TrimLeft(dir, "/"); dir == "" {
 		dir = "."
 	}
-	d, rel, err := f.open(dir)
+	// With several roots, the folder's own root reads it; the top
+	// holds no file.
+	f, in, err := c.mt.f.pick(dir)
+	if err != nil || f == nil {
+		return len(names)
+	}
+	d, rel, err := f.open(in)
 	if err != nil {
 		return len(names) // the guest's own opens say why
 	}

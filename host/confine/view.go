@@ -49,6 +49,9 @@ const (
 // SetRedactor makes f serve the redacted view of every regular file (nil:
 // the files as they are). Call it before f is used.
 func (f *FS) SetRedactor(r *redact.Redactor) {
+	for _, s := range f.subs {
+		s.SetRedactor(r)
+	}
 	f.red = r
 	f.seen = &findings{m: map[fileKey]memo{}}
 	f.bufs = &viewBufs{}

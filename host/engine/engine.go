@@ -11,12 +11,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/moatdev/moat/guest/proto"
+	"github.com/moatdev/moat/host/confine"
 	"github.com/moatdev/moat/host/policy"
 	"github.com/moatdev/moat/host/redact"
 	"github.com/moatdev/moat/host/toolspec"
@@ -46,6 +48,12 @@ type Options struct {
 	// Root is the workspace root's absolute path. When set, absolute paths
 	// inside it are accepted and mapped to relative ones (policy.Within).
 	Root string
+	// Roots, when there are several, are the workspace's folders with
+	// their labels (host/confine NewRoots; Root is then unused): a path
+	// is label/path, judged by the deny-list relative to its root; an
+	// absolute path inside a root is mapped to label/path; a path that
+	// leaves its root by ".." into another is refused as an escape.
+	Roots []confine.Dir
 	// Redactor, when set, replaces well-known secret shapes in every
 	// line of an answer of a read-only tool with "[redacted: RULE-ID]"
 	// before anyone (the model, an MCP client, moat tool's stdout) sees
@@ -62,9 +70,11 @@ type Options struct {
 type Engine struct {
 	opt   Options
 	roots []string // Root and its symlink-resolved form, for policy.Within
-	next  atomic.Uint64
-	mu    sync.Mutex // guards done
-	done  bool
+	// several: with several roots, each root's label and its two forms.
+	several []labelled
+	next    atomic.Uint64
+	mu      sync.Mutex // guards done
+	done    bool
 }
 
 // New builds an engine from its parts.
@@ -73,19 +83,55 @@ func New(opt Options) (*Engine, error) {
 		return nil, errors.New("engine: Catalog, Policy and Exec are required")
 	}
 	e := &Engine{opt: opt}
-	if opt.Root != "" {
-		r := filepath.Clean(opt.Root)
-		e.roots = []string{r}
-		if real, err := filepath.EvalSymlinks(r); err == nil && real != r {
-			e.roots = append(e.roots, real)
+	if len(opt.Roots) > 1 {
+		for _, d := range opt.Roots {
+			e.several = append(e.several, labelled{label: d.Label, forms: forms(d.Path)})
 		}
+		return e, nil
+	}
+	if opt.Root != "" {
+		e.roots = forms(opt.Root)
 	}
 	return e, nil
 }
 
+// labelled is one of several roots: its label and its absolute forms.
+type labelled struct {
+	label string
+	forms []string
+}
+
+// forms is root, clean, and its symlink-resolved form when that differs.
+func forms(root string) []string {
+	r := filepath.Clean(root)
+	out := []string{r}
+	if real, err := filepath.EvalSymlinks(r); err == nil && real != r {
+		out = append(out, real)
+	}
+	return out
+}
+
 // Tools lists the tools offered to the model: the write proposals only when
 // a Proposer can get them approved.
-func (e *Engine) Tools() []*toolspec.Tool { return e.opt.Catalog.Tools(e.opt.Proposer != nil) }
+//
+// With several roots each tool's description ends with how a file is
+// named then (toolspec.Tool.Roots); with one it is the catalogue's as it
+// is, so a model's window holds what it always held.
+func (e *Engine) Tools() []*toolspec.Tool {
+	tools := e.opt.Catalog.Tools(e.opt.Proposer != nil)
+	if e.several == nil {
+		return tools
+	}
+	out := make([]*toolspec.Tool, len(tools))
+	for i, t := range tools {
+		c := *t
+		if c.Roots != "" {
+			c.Description += " " + c.Roots
+		}
+		out[i] = &c
+	}
+	return out
+}
 
 // Catalog returns the tool catalogue.
 func (e *Engine) Catalog() *toolspec.Catalog { return e.opt.Catalog }
@@ -138,6 +184,9 @@ func (e *Engine) call(ctx context.Context, name string, args json.RawMessage) to
 	if err != nil {
 		return toolspec.Errorf("%v", err)
 	}
+	if r, ok := e.leavesRoot(t, canon); ok {
+		return r
+	}
 	if t.Write {
 		if e.opt.Proposer == nil {
 			return toolspec.Errorf("%s is not available: writes are disabled in this session (--writes deny, or no terminal to approve them)", name)
@@ -169,7 +218,7 @@ func (e *Engine) call(ctx context.Context, name string, args json.RawMessage) to
 // Validate to explain.
 func (e *Engine) withinRoot(name string, args json.RawMessage) (json.RawMessage, map[string]string, error) {
 	t, ok := e.opt.Catalog.Lookup(name)
-	if !ok || len(e.roots) == 0 || !bytes.Contains(args, []byte(`"/`)) {
+	if !ok || len(e.roots) == 0 && len(e.several) == 0 || !bytes.Contains(args, []byte(`"/`)) {
 		return args, nil, nil
 	}
 	var m map[string]any
@@ -184,7 +233,7 @@ func (e *Engine) withinRoot(name string, args json.RawMessage) (json.RawMessage,
 		if !ok || !strings.HasPrefix(v, "/") {
 			continue
 		}
-		rel, err := policy.Within(v, e.roots...)
+		rel, err := e.within(v)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -200,9 +249,75 @@ func (e *Engine) withinRoot(name string, args json.RawMessage) (json.RawMessage,
 	return out, given, nil
 }
 
+// within maps an absolute path onto the workspace (policy.Within): with
+// several roots, onto the root it is in, as label/path.
+func (e *Engine) within(p string) (string, error) {
+	if e.several == nil {
+		return policy.Within(p, e.roots...)
+	}
+	var labels []string
+	for _, r := range e.several {
+		if rel, err := policy.Within(p, r.forms...); err == nil {
+			return path.Join(r.label, rel), nil
+		}
+		labels = append(labels, r.label)
+	}
+	return "", &policy.PathError{Path: p, Err: policy.ErrAbsolute,
+		Hint: fmt.Sprintf("it is outside every root of the workspace; name a file by its root's name and its path in it (the roots: %s)", strings.Join(labels, ", "))}
+}
+
+// inRoot is a clean path relative to its root, with several roots (the
+// label taken off: "." for a root itself and for the top), and whether
+// the path leaves the root it starts in by ".." (a/../b/x): given names
+// the path as the model wrote it. With one root it is c as it is.
+func (e *Engine) inRoot(given, c string) (string, bool) {
+	if e.several == nil {
+		return c, false
+	}
+	first := func(p string) string {
+		for _, el := range strings.Split(p, "/") {
+			if el != "" && el != "." {
+				return el
+			}
+		}
+		return ""
+	}
+	label, rest, _ := strings.Cut(c, "/")
+	if c == "." {
+		label = ""
+	}
+	if g := first(proto.PathName(given)); g != label {
+		return "", true
+	}
+	if rest == "" {
+		rest = "."
+	}
+	return rest, false
+}
+
+// leavesRoot refuses, with several roots, a path that leaves the root it
+// starts in by "..", as any escape: the guest and the gate would clean
+// a/../b/x to b/x, a name of the other root.
+func (e *Engine) leavesRoot(t *toolspec.Tool, canon json.RawMessage) (toolspec.Result, bool) {
+	var m map[string]any
+	if e.several == nil || json.Unmarshal(canon, &m) != nil {
+		return toolspec.Result{}, false
+	}
+	for _, f := range t.PathFields {
+		p, _ := m[f].(string)
+		if c, err := policy.Clean(p); err == nil {
+			if _, leaves := e.inRoot(p, c); leaves {
+				return toolspec.Errorf("%v", &policy.PathError{Path: p, Err: policy.ErrEscape}), true
+			}
+		}
+	}
+	return toolspec.Result{}, false
+}
+
 // denied refuses a path on the deny-list before the guest runs, so the model
 // learns which rule matched. The confined filesystem enforces the same list
-// on every resolved path; this check only makes the message clear.
+// on every resolved path; this check only makes the message clear. With
+// several roots each path is judged relative to its root.
 func (e *Engine) denied(t *toolspec.Tool, canon json.RawMessage) (toolspec.Result, bool) {
 	var m map[string]any
 	if json.Unmarshal(canon, &m) != nil {
@@ -214,6 +329,7 @@ func (e *Engine) denied(t *toolspec.Tool, canon json.RawMessage) (toolspec.Resul
 		if err != nil {
 			return toolspec.Errorf("%v", err), true
 		}
+		c, _ = e.inRoot(p, c)
 		if rule, ok := e.opt.Policy.Denied(c); ok {
 			return toolspec.Errorf("%v", &policy.PathError{Path: p, Err: policy.ErrDenied, Rule: rule}), true
 		}

@@ -62,7 +62,7 @@ func (g *Gate) record(tool string, p *proposal, out outcome) {
 		return
 	}
 	r := Record{
-		Time: g.opt.Now().UTC(), Tool: tool, Path: p.given, Resolved: p.rel,
+		Time: g.opt.Now().UTC(), Tool: tool, Path: g.named(p.given), Resolved: g.named(p.rel),
 		Decision: out.decision, Reason: out.reason,
 		SHA256Before: out.before, SHA256After: out.after, Bytes: len(p.content),
 	}

@@ -44,6 +44,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -119,6 +120,9 @@ type Gate struct {
 	root     *os.Root
 	rootReal string // Root with its symbolic links resolved
 	audit    *auditLog
+	// label, with several roots (Roots), is this root's: the model names
+	// its files label/path, and is told of them so.
+	label string
 
 	mu sync.Mutex // one proposal at a time: one prompt on the terminal
 
@@ -225,7 +229,7 @@ func (g *Gate) propose(ctx context.Context, tool string, args json.RawMessage) (
 	default:
 		return p, toolspec.Errorf("%s is not a write proposal", tool), outcome{decision: "error", reason: "unknown tool"}
 	}
-	p.shown = display.Line(p.given)
+	p.shown = display.Line(g.named(p.given))
 
 	rel, err := g.checkPath(p.given)
 	if err != nil {
@@ -297,6 +301,15 @@ func (g *Gate) propose(ctx context.Context, tool string, args json.RawMessage) (
 		rep.Report(r, fmt.Sprintf("moat: wrote %s (%d bytes)", r.File, len(p.content)))
 	}
 	return p, toolspec.Result{Text: fmt.Sprintf("wrote %s (%d bytes)", p.shown, len(p.content)), Written: true}, out
+}
+
+// named is a path of this root as the model names it: with several
+// roots, under the root's label.
+func (g *Gate) named(given string) string {
+	if g.label == "" || given == "" {
+		return given
+	}
+	return path.Join(g.label, given)
 }
 
 // checkPath applies the lexical and name rules to a path as the model gave

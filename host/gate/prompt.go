@@ -65,7 +65,7 @@ const MaxDiffLines = 10000
 // the diff.
 func (g *Gate) review(sc screen, p *proposal, snap *snapshot) *Review {
 	r := &Review{
-		Tool: p.tool, Path: p.shown, Rel: p.rel,
+		Tool: p.tool, Path: p.shown, Rel: g.named(p.rel),
 		File:     display.Line(g.abs(p.rel)),
 		NewBytes: len(p.content), Mode: 0o644, Typed: g.opt.Typed,
 	}
@@ -122,7 +122,7 @@ func (g *Gate) header(sc screen, p *proposal, snap *snapshot, r *Review, hidden 
 	if r.Warning != "" {
 		h = append(h, sc.paint(sgrBold+sgrRed, "  "+r.Warning))
 	}
-	add("path", "%s  (%s)", sc.safe(p.given, false), wrote)
+	add("path", "%s  (%s)", sc.safe(g.named(p.given), false), wrote)
 	add("file", "%s  (inside the workspace root)", sc.paint(sgrBold, sc.safe(g.abs(p.rel), false)))
 	size := len(p.content)
 	switch r.Action {

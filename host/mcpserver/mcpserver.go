@@ -74,6 +74,10 @@ type Options struct {
 	// Root is the folder served (moat mcp --root), named in the log line
 	// that says a client's announced roots are ignored.
 	Root string
+	// Roots, when the workspace has several, are their labels: the
+	// instructions and the answer to another server's
+	// list_allowed_directories name them.
+	Roots []string
 }
 
 // The bounds on concurrent calls when Options leaves them at zero. The
@@ -105,6 +109,7 @@ type Server struct {
 	slots  *slots
 	names  []string // the tools registered, in the order added
 	root   string
+	labels []string // Options.Roots
 }
 
 // New registers the engine's tools on an MCP server. The write proposals are
@@ -118,7 +123,7 @@ func New(eng Engine, opt Options) *Server {
 	if opt.Name == "" {
 		opt.Name = "moat"
 	}
-	s := &Server{eng: eng, log: log, slots: newSlots(opt.MaxCalls, opt.MaxWaiting), root: opt.Root}
+	s := &Server{eng: eng, log: log, slots: newSlots(opt.MaxCalls, opt.MaxWaiting), root: opt.Root, labels: opt.Roots}
 	// The SDK logs every connect and disconnect at Info; keep its
 	// warnings and errors, and one line per call of our own.
 	s.sdkLog = slog.New(atLeast{log.Handler(), slog.LevelWarn})
@@ -128,7 +133,7 @@ func New(eng Engine, opt Options) *Server {
 		// forward its log to the client: advertise tools and nothing else.
 		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 		SupportedProtocolVersions: supportedVersions(),
-		Instructions:              instructions(eng),
+		Instructions:              instructions(eng, opt.Roots),
 		InitializedHandler:        s.initialized,
 	})
 	for _, t := range eng.Tools() {
@@ -191,7 +196,7 @@ func (s *Server) clientRoots(ctx context.Context, req *mcp.InitializedRequest) {
 }
 
 // instructions tells the client's model what the server is for.
-func instructions(eng Engine) string {
+func instructions(eng Engine, roots []string) string {
 	var reads, writes []string
 	for _, t := range eng.Tools() {
 		if t.Write {
@@ -205,6 +210,10 @@ func instructions(eng Engine) string {
 	}
 	s := "Tools to explore one folder (the workspace) read-only: " + strings.Join(reads, ", ") + ". " +
 		"Paths are relative to the workspace root; nothing outside it can be reached, and secrets (.env, keys, .git/) are refused."
+	if len(roots) > 1 {
+		s = "Tools to explore several folders (the workspace's roots: " + strings.Join(roots, ", ") + ") read-only: " + strings.Join(reads, ", ") + ". " +
+			"Every path starts with its root's name (" + roots[0] + "/README.md), and list_dir \".\" lists the roots; nothing outside them can be reached, and secrets (.env, keys, .git/) are refused."
+	}
 	if len(writes) > 0 {
 		s += " " + strings.Join(writes, " and ") + ", when listed, change a file only after the user approves the diff."
 	}

@@ -56,11 +56,13 @@ func howTo(name string) string {
 }
 
 // refusedWhy says why moat has no tool for one of otherNames' "" entries.
-func refusedWhy(name string) string {
-	switch name {
-	case "read_media_file":
+func (s *Server) refusedWhy(name string) string {
+	switch {
+	case name == "read_media_file":
 		return "moat returns text only (read_file shows a binary file's size and type instead of its bytes)"
-	case "list_allowed_directories":
+	case name == "list_allowed_directories" && len(s.labels) > 1:
+		return fmt.Sprintf("list_dir with path \".\" lists this server's roots, one folder each (%s); every path starts with its root's name", strings.Join(s.labels, ", "))
+	case name == "list_allowed_directories":
 		return "this server serves one folder, its root: every path is relative to it (list_dir with path \".\" lists it)"
 	}
 	return "moat never creates, moves, copies or deletes files; it changes a file only through propose_write or propose_edit, after the user approves the diff"
@@ -114,7 +116,7 @@ func (s *Server) unknownMessage(cat *toolspec.Catalog, name string, elicit bool)
 	near, known := otherNames()[name]
 	switch {
 	case known && near == "":
-		return fmt.Sprintf("unknown tool %s: %s%s", shown, refusedWhy(name), tools)
+		return fmt.Sprintf("unknown tool %s: %s%s", shown, s.refusedWhy(name), tools)
 	case known && !s.registered(near):
 		return fmt.Sprintf("unknown tool %s: moat's %s does that, but it is not offered here (writes are off, or this client cannot ask the user)%s", shown, near, tools)
 	case !known:

@@ -1,6 +1,7 @@
 package recording
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -180,13 +181,24 @@ func (r *Recorder) read(given string) *File {
 	return &File{Path: rel, Data: data, ModTime: st.ModTime(), Mode: st.Mode().Perm()}
 }
 
-// allowed cleans a path as the tools do and refuses a denied one.
+// allowed cleans a path as the tools do and refuses a denied one: with
+// several roots, judged relative to its root (a root's label is never
+// judged), as the confined view judges it.
 func (r *Recorder) allowed(given string) (string, bool) {
 	rel, err := policy.Clean(given)
 	if err != nil {
 		return "", false
 	}
-	if _, denied := r.opt.Policy.Denied(rel); denied && rel != "." {
+	judged := rel
+	if len(r.opt.Roots) > 1 {
+		label, rest, _ := strings.Cut(rel, "/")
+		for _, d := range r.opt.Roots {
+			if d.Label == label {
+				judged = cmp.Or(rest, ".")
+			}
+		}
+	}
+	if _, denied := r.opt.Policy.Denied(judged); denied && judged != "." {
 		return "", false
 	}
 	return rel, true

@@ -37,7 +37,7 @@ func (e mcpEngine) Catalog() *toolspec.Catalog { return e.cat }
 // to it in memory makes every recorded call in order, and the approval
 // dialogs are answered in the client, from the recorded decisions. So a
 // write goes through the same Approver, elicitation and gate as it did.
-func replayMCP(ctx context.Context, rec *Recording, again *Recorder, tools dispatcher, root string) error {
+func replayMCP(ctx context.Context, rec *Recording, again *Recorder, tools dispatcher, roots []rootForm) error {
 	withCat, ok := tools.(interface{ Catalog() *toolspec.Catalog })
 	if !ok {
 		return errors.New("recording: an MCP replay needs the engine's catalogue")
@@ -68,7 +68,7 @@ func replayMCP(ctx context.Context, rec *Recording, again *Recorder, tools dispa
 		current = i
 		// A call of an absolute path inside the root ("<root>/x") names
 		// this root's.
-		a := absArgs(c.Tool, c.Args, root)
+		a := absArgs(c.Tool, c.Args, roots)
 		var args any = json.RawMessage(a)
 		if !json.Valid([]byte(a)) {
 			args = a

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/moatdev/moat/guest/proto"
+	"github.com/moatdev/moat/host/confine"
 	"github.com/moatdev/moat/host/scripted"
 	"github.com/moatdev/moat/host/toolspec"
 )
@@ -39,10 +40,33 @@ func rootsOf(root string) []string {
 	return out
 }
 
+// rootForm is one absolute form of a root and the token a recording
+// writes for it: "<root>" for the one root of a session, "<root>/LABEL"
+// for each of several (a replay restores them as the folders LABEL of
+// one folder, the <root> it is given).
+type rootForm struct{ abs, token string }
+
+// formsOf is the forms of the root, or of each of several (labelled)
+// roots, the longest first: one may hold another.
+func formsOf(root string, several []confine.Dir) []rootForm {
+	var out []rootForm
+	for _, a := range rootsOf(root) {
+		out = append(out, rootForm{a, rootToken})
+	}
+	for _, d := range several {
+		for _, a := range rootsOf(d.Path) {
+			out = append(out, rootForm{a, rootToken + "/" + d.Label})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return len(out[i].abs) > len(out[j].abs) })
+	return out
+}
+
 // relText writes every absolute path inside the root in s as
 // "<root>/...": the root followed by a separator, or ending a word.
-func relText(s string, roots []string) string {
-	for _, root := range roots {
+func relText(s string, roots []rootForm) string {
+	for _, f := range roots {
+		root := f.abs
 		if root == "" || root == string(filepath.Separator) || !strings.Contains(s, root) {
 			continue
 		}
@@ -60,7 +84,7 @@ func relText(s string, roots []string) string {
 				continue
 			}
 			b.WriteString(s[:i])
-			b.WriteString(rootToken)
+			b.WriteString(f.token)
 			if end < len(s) && s[end] == filepath.Separator {
 				b.WriteByte('/')
 				end++
@@ -82,14 +106,14 @@ func nameByte(c byte) bool {
 // relArgs writes each path argument of a call that is an absolute path
 // inside the root as "<root>/...". Arguments that are not a JSON object,
 // or have no such path, are returned as they are.
-func relArgs(tool, args string, roots []string) string {
+func relArgs(tool, args string, roots []rootForm) string {
 	return mapPathArgs(tool, args, func(v string) (string, bool) {
-		for _, root := range roots {
-			if v == root {
-				return rootToken, true
+		for _, f := range roots {
+			if v == f.abs {
+				return f.token, true
 			}
-			if rest, ok := strings.CutPrefix(v, root+string(filepath.Separator)); ok {
-				return rootToken + "/" + filepath.ToSlash(rest), true
+			if rest, ok := strings.CutPrefix(v, f.abs+string(filepath.Separator)); ok {
+				return f.token + "/" + filepath.ToSlash(rest), true
 			}
 		}
 		return v, false
@@ -98,13 +122,15 @@ func relArgs(tool, args string, roots []string) string {
 
 // absArgs is relArgs undone for a replay root: "<root>/x" becomes the
 // replay root's absolute path of x.
-func absArgs(tool, args, root string) string {
+func absArgs(tool, args string, roots []rootForm) string {
 	return mapPathArgs(tool, args, func(v string) (string, bool) {
-		if v == rootToken {
-			return root, true
-		}
-		if rest, ok := strings.CutPrefix(v, rootToken+"/"); ok {
-			return root + string(filepath.Separator) + filepath.FromSlash(rest), true
+		for _, f := range roots {
+			if v == f.token {
+				return f.abs, true
+			}
+			if rest, ok := strings.CutPrefix(v, f.token+"/"); ok {
+				return f.abs + string(filepath.Separator) + filepath.FromSlash(rest), true
+			}
 		}
 		return v, false
 	})
@@ -145,7 +171,7 @@ func mapPathArgs(tool, args string, f func(string) (string, bool)) string {
 
 // absScript gives the replay root to the model's calls in a recorded
 // script.
-func absScript(turns []scripted.Turn, root string) {
+func absScript(turns []scripted.Turn, root []rootForm) {
 	for i := range turns {
 		for j := range turns[i].Calls {
 			c := &turns[i].Calls[j]

@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -41,6 +42,10 @@ type Options struct {
 	// "<root>", so a recording neither holds nor depends on where the
 	// folder was.
 	Root string
+	// Roots, when there are several, are the roots with their labels
+	// (Root is then unused): each is written "<root>/LABEL", and Files
+	// names their files LABEL/path.
+	Roots []confine.Dir
 	// Version is moat's version, for the archive's comment.
 	Version string
 	// Flags is the command line's behaviour flags, for the comment.
@@ -68,8 +73,8 @@ type Options struct {
 // goroutines the agent loop uses; it serialises them.
 type Recorder struct {
 	opt   Options
-	root  fs.FS    // Options.Files
-	roots []string // Options.Root, and its real path: written as <root>
+	root  fs.FS      // Options.Files
+	roots []rootForm // the root's (or roots') absolute forms and their tokens
 
 	mu      sync.Mutex
 	rec     Recording
@@ -96,8 +101,14 @@ func New(opt Options) (*Recorder, error) {
 	if opt.Notes == nil {
 		opt.Notes = io.Discard
 	}
-	r := &Recorder{opt: opt, files: map[string]int{}, listed: map[string]bool{}, roots: rootsOf(opt.Root)}
+	r := &Recorder{opt: opt, files: map[string]int{}, listed: map[string]bool{}, roots: formsOf(opt.Root, opt.Roots)}
 	r.rec.Session = opt.Session
+	if len(opt.Roots) > 1 {
+		r.rec.Session.Roots = nil
+		for _, d := range opt.Roots {
+			r.rec.Session.Roots = append(r.rec.Session.Roots, d.Label)
+		}
+	}
 	r.rec.Session.Files = opt.Files != nil
 	r.rec.Session.Questions, r.rec.Session.Turns = nil, nil
 	r.rec.Script = scripted.Script{Models: []scripted.Model{{Name: opt.Session.Model, Tools: true}}, Turns: []scripted.Turn{}}
@@ -270,12 +281,13 @@ func (t *recTools) Call(ctx context.Context, name string, args json.RawMessage) 
 // relPath is a path argument as the root-relative path the engine maps it
 // to (an absolute path inside the root), else as it is.
 func (r *Recorder) relPath(p string) string {
-	for _, root := range r.roots {
-		if p == root {
-			return "."
+	for _, f := range r.roots {
+		label := strings.TrimPrefix(strings.TrimPrefix(f.token, rootToken), "/")
+		if p == f.abs {
+			return path.Join(".", label)
 		}
-		if rest, ok := strings.CutPrefix(p, root+string(filepath.Separator)); ok {
-			return filepath.ToSlash(rest)
+		if rest, ok := strings.CutPrefix(p, f.abs+string(filepath.Separator)); ok {
+			return path.Join(label, filepath.ToSlash(rest))
 		}
 	}
 	return p
@@ -295,6 +307,18 @@ func pathArg(args json.RawMessage) string {
 		return s
 	}
 	return "."
+}
+
+// reviewLine is a line of a review's header with the root's (or each
+// root's) absolute path as the gate gave it written as its token.
+func (r *Recorder) reviewLine(l string) string {
+	if r.opt.Root != "" {
+		return strings.ReplaceAll(l, r.opt.Root+string(filepath.Separator), rootToken+"/")
+	}
+	for _, d := range r.opt.Roots {
+		l = strings.ReplaceAll(l, d.Path+string(filepath.Separator), rootToken+"/"+d.Label+"/")
+	}
+	return l
 }
 
 // rootToken stands for the root's absolute path in a recorded review.
@@ -318,8 +342,8 @@ func (v *recReviewer) Review(ctx context.Context, rv *gate.Review) gate.Verdict 
 	var lines []string
 	for i, l := range append(append([]string(nil), rv.Header...), rv.Diff...) {
 		l = ansiSGR.ReplaceAllString(l, "")
-		if i < len(rv.Header) && v.r.opt.Root != "" {
-			l = strings.ReplaceAll(l, v.r.opt.Root+string(filepath.Separator), rootToken+"/")
+		if i < len(rv.Header) {
+			l = v.r.reviewLine(l)
 		}
 		lines = append(lines, l)
 	}

@@ -45,8 +45,12 @@ type SessionInfo struct {
 	API      string `json:"api"`       // ollama or openai
 	Model    string `json:"model"`     // as the server was asked for it
 	RootName string `json:"root_name"` // the root folder's base name (the gate shows it)
-	NumCtx   int    `json:"num_ctx"`
-	MaxTurns int    `json:"max_turns"`
+	// Roots are the labels of several roots (moat --root a --root b), in
+	// order; empty for one root. A replay restores each as the folder
+	// LABEL of one folder, and names them so.
+	Roots    []string `json:"roots,omitempty"`
+	NumCtx   int      `json:"num_ctx"`
+	MaxTurns int      `json:"max_turns"`
 	// The sandbox's limits and lists, as the engine was given them: their
 	// JSON members sit here, between max_turns and writes. no_redact
 	// among them: recorded with --redact=false, so replay shows the files

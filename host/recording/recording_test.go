@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/moatdev/moat/host/agent"
+	"github.com/moatdev/moat/host/confine"
 	"github.com/moatdev/moat/host/gate"
 	"github.com/moatdev/moat/host/scripted"
 	"github.com/moatdev/moat/host/toolspec"
@@ -163,7 +164,7 @@ func replayWith(t *testing.T, r *Recording, eng *tools) *Report {
 	t.Helper()
 	rep, err := Replay(context.Background(), r, ReplayOptions{
 		Root: t.TempDir(),
-		Sandbox: func(ctx context.Context, root string, s SessionInfo, rv gate.Reviewer) (agent.Dispatcher, io.Closer, error) {
+		Sandbox: func(ctx context.Context, roots []confine.Dir, s SessionInfo, rv gate.Reviewer) (agent.Dispatcher, io.Closer, error) {
 			eng.gate = rv
 			return eng, io.NopCloser(nil), nil
 		},
@@ -228,7 +229,7 @@ func TestTooLarge(t *testing.T) {
 // path arguments and in texts (only where the root ends a name), and
 // given the replay root's back; anything else is left as it is.
 func TestRootToken(t *testing.T) {
-	roots := []string{"/home/me/tree"}
+	roots := formsOf("/home/me/tree", nil)
 	for _, c := range []struct{ tool, in, want string }{
 		{"read_file", `{"path":"/home/me/tree/notes.txt"}`, `{"path":"<root>/notes.txt"}`},
 		{"list_dir", `{"path":"/home/me/tree"}`, `{"path":"<root>"}`},
@@ -243,7 +244,7 @@ func TestRootToken(t *testing.T) {
 			t.Errorf("relArgs(%s, %s) = %s, want %s", c.tool, c.in, got, c.want)
 		}
 		if c.in != c.want {
-			back := absArgs(c.tool, got, "/tmp/replay/tree")
+			back := absArgs(c.tool, got, formsOf("/tmp/replay/tree", nil))
 			if strings.Contains(back, "<root>") || !strings.Contains(back, "/tmp/replay/tree") {
 				t.Errorf("absArgs(%s) = %s", got, back)
 			}

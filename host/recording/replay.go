@@ -15,6 +15,7 @@ import (
 	"github.com/aymanbagabas/go-udiff"
 
 	"github.com/moatdev/moat/host/agent"
+	"github.com/moatdev/moat/host/confine"
 	"github.com/moatdev/moat/host/gate"
 	"github.com/moatdev/moat/host/mcpserver"
 	"github.com/moatdev/moat/host/scripted"
@@ -22,18 +23,24 @@ import (
 
 // Sandbox is the engine a replay runs every call through: the whole
 // sandbox, built by the caller exactly as moat ask (or moat mcp) builds
-// it, for root, with the recorded limits and lists, and with reviewer
+// it, for roots (one, labelled ".", or the session's several), with the
+// recorded limits and lists, and with reviewer
 // answering every write proposal (nil when the recording offered no
 // writes). For an MCP recording, reviewer is the client's dialog, and the
 // engine must also have the Catalog method, as mcpserver.Engine.
-type Sandbox func(ctx context.Context, root string, s SessionInfo, reviewer gate.Reviewer) (agent.Dispatcher, io.Closer, error)
+type Sandbox func(ctx context.Context, roots []confine.Dir, s SessionInfo, reviewer gate.Reviewer) (agent.Dispatcher, io.Closer, error)
 
 // ReplayOptions configure Replay.
 type ReplayOptions struct {
 	Sandbox Sandbox
 	// Root is the folder to replay against; "" materialises the
-	// recording's files (--record-files) in a temporary folder.
+	// recording's files (--record-files) in a temporary folder. A
+	// recording of several roots replays against a folder holding each
+	// as its folder LABEL, or against Roots.
 	Root string
+	// Roots, for a recording of several roots, are the folders to replay
+	// against, one a recorded root, in the recorded order.
+	Roots []string
 	// Activity gets the activity lines of the replayed session; nil
 	// discards them.
 	Activity io.Writer
@@ -71,7 +78,7 @@ func (d Diff) String() string {
 // compares.
 func Replay(ctx context.Context, rec *Recording, opt ReplayOptions) (*Report, error) {
 	root := opt.Root
-	if root == "" {
+	if root == "" && len(opt.Roots) == 0 {
 		if !rec.Session.Files {
 			return nil, errors.New("this recording holds no files (it was made without --record-files): give the folder it was made in with --root DIR")
 		}
@@ -89,12 +96,16 @@ func Replay(ctx context.Context, rec *Recording, opt ReplayOptions) (*Report, er
 			return nil, err
 		}
 	}
-	abs, err := filepath.Abs(root)
+	dirs, err := replayDirs(rec.Session.Roots, root, opt.Roots, opt.Root == "")
 	if err != nil {
 		return nil, err
 	}
-
-	again, err := New(Options{Session: rec.Session, Root: abs, MaxBytes: 1 << 62})
+	abs, several := "", dirs
+	if len(dirs) == 1 {
+		abs, several = dirs[0].Path, nil
+	}
+	forms := formsOf(abs, several)
+	again, err := New(Options{Session: rec.Session, Root: abs, Roots: several, MaxBytes: 1 << 62})
 	if err != nil {
 		return nil, err
 	}
@@ -108,15 +119,15 @@ func Replay(ctx context.Context, rec *Recording, opt ReplayOptions) (*Report, er
 	default:
 		reviewer = again.Reviewer(&fromRecording{rec: rec})
 	}
-	tools, closer, err := opt.Sandbox(ctx, abs, rec.Session, reviewer)
+	tools, closer, err := opt.Sandbox(ctx, dirs, rec.Session, reviewer)
 	if err != nil {
 		return nil, err
 	}
 	defer closer.Close()
 
-	restored := opt.Root == "" // every time restored from the archive
+	restored := opt.Root == "" && len(opt.Roots) == 0 // every time restored from the archive
 	if rec.Session.Command == "mcp" {
-		if err := replayMCP(ctx, rec, again, tools, abs); err != nil {
+		if err := replayMCP(ctx, rec, again, tools, forms); err != nil {
 			return nil, err
 		}
 		return report(rec, again, restored)
@@ -129,7 +140,7 @@ func Replay(ctx context.Context, rec *Recording, opt ReplayOptions) (*Report, er
 	for i := range script.Turns {
 		script.Turns[i].Calls = append([]scripted.Call(nil), script.Turns[i].Calls...)
 	}
-	absScript(script.Turns, abs)
+	absScript(script.Turns, forms)
 	srv := scripted.Start(script)
 	defer srv.Close()
 	base, err := url.Parse(srv.URL)
@@ -168,6 +179,40 @@ func Replay(ctx context.Context, rec *Recording, opt ReplayOptions) (*Report, er
 		}
 	}
 	return report(rec, again, restored)
+}
+
+// replayDirs are the roots a replay runs on: the one root (labelled
+// "."), or for a recording of several (labels) the folders given, one a
+// label in order, or else the folders LABEL of root (as a replay
+// restores them, creating those a restored recording has no file of).
+func replayDirs(labels []string, root string, given []string, restored bool) ([]confine.Dir, error) {
+	switch {
+	case len(labels) == 0 && len(given) > 0:
+		return nil, fmt.Errorf("this recording was made with one root: give it with --root DIR, once")
+	case len(labels) == 0:
+		abs, err := filepath.Abs(root)
+		return []confine.Dir{{Label: ".", Path: abs}}, err
+	case len(given) > 0 && len(given) != len(labels):
+		return nil, fmt.Errorf("this recording was made with %d roots (%s): give as many, in that order", len(labels), strings.Join(labels, ", "))
+	}
+	var dirs []confine.Dir
+	for i, l := range labels {
+		p := filepath.Join(root, l)
+		if len(given) > 0 {
+			p = given[i]
+		}
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return nil, err
+		}
+		if restored && len(given) == 0 {
+			if err := os.MkdirAll(abs, 0o755); err != nil {
+				return nil, err
+			}
+		}
+		dirs = append(dirs, confine.Dir{Label: l, Path: abs})
+	}
+	return dirs, nil
 }
 
 // report compares what the replay recorded with the recording; restored

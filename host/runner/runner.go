@@ -82,7 +82,11 @@ var (
 // Config describes one sandbox. It is plain data so the isolated child can
 // receive it over a pipe.
 type Config struct {
-	Root     string        // absolute path of the sandbox root
+	Root string // absolute path of the sandbox root
+	// Roots, when there are several, are the sandbox's folders with their
+	// labels (host/confine NewRoots), and Root is unused; with one root
+	// it is empty and Root names it.
+	Roots    []confine.Dir `json:",omitempty"`
 	Resolver confine.Kind  // how paths are confined
 	Deny     []string      // extra deny patterns
 	Allow    []string      // allow patterns
@@ -106,6 +110,14 @@ type Config struct {
 	// it the collector runs as GOGC says; near it, more often. 0 leaves
 	// the process's limit as it is.
 	HeapLimit int64
+}
+
+// Dirs are the sandbox's roots: Roots, or the one root Root names.
+func (c Config) Dirs() []confine.Dir {
+	if len(c.Roots) > 0 {
+		return c.Roots
+	}
+	return []confine.Dir{{Label: ".", Path: c.Root}}
 }
 
 // maxParallel bounds the instances of one runner: each holds its own Go
@@ -320,7 +332,7 @@ func Open(m *Module, cfg Config) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfs, err := confine.New(cfg.Root, cfg.Resolver, pol)
+	cfs, err := confine.NewRoots(cfg.Dirs(), cfg.Resolver, pol)
 	if err != nil {
 		return nil, err
 	}

@@ -269,3 +269,71 @@ func TestCompileKeepsGCSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestEscapeTableTwoRoots runs the shared escape table through every
+// tool in the real guest with two roots, ROOT and OTHER (whose files
+// hold the secret), each first in turn: the tools are asked about ROOT's
+// names and walk ROOT, and no path or link leads them into OTHER.
+func TestEscapeTableTwoRoots(t *testing.T) {
+	m, err := module()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range confinetest.Cases() {
+		t.Run(c.Name, func(t *testing.T) {
+			if confinetest.CrossDotDot(c) {
+				t.Skip("leaves ROOT by a lexical \"..\", which the engine refuses (host/engine TestCrossRootDotDot) and the guest cleans to OTHER's own name")
+			}
+			for _, otherFirst := range []bool{false, true} {
+				roots := confinetest.BuildTwo(t, c, otherFirst)
+				for _, k := range kinds() {
+					r, err := runner.Open(m, runner.Config{Roots: confinetest.Dirs(t, roots), Resolver: k, Timeout: 20 * time.Second})
+					if err != nil {
+						t.Fatal(err)
+					}
+					got := confinetest.EveryToolIn(t, r, confinetest.TwoRootName(c), "ROOT")
+					r.Close()
+					if strings.Contains(got, confinetest.Secret) {
+						t.Fatalf("%v, other first %v: secret leaked through a tool:\n%s", k, otherFirst, got)
+					}
+					if c.Inside != "" && !strings.Contains(got, "read_file: "+c.Inside) {
+						t.Fatalf("%v: inside read failed:\n%s", k, got)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestTwoRootsTop: list_dir of the top lists the roots, grep and glob of
+// the top walk both, and each answer names files label/path.
+func TestTwoRootsTop(t *testing.T) {
+	base := t.TempDir()
+	for _, f := range []string{"a/src/x.go", "b/src/y.go"} {
+		os.MkdirAll(filepath.Join(base, filepath.Dir(f)), 0o755)
+		os.WriteFile(filepath.Join(base, f), []byte("package x // TODO "+f+"\n"), 0o644)
+	}
+	m, err := module()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := runner.Open(m, runner.Config{Roots: []confine.Dir{{Label: "a", Path: filepath.Join(base, "a")}, {Label: "b", Path: filepath.Join(base, "b")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{proto.ListDir, map[string]any{"path": "."}, "a/\nb/"},
+		{proto.Grep, map[string]any{"pattern": "TODO", "output_mode": "files_with_matches"}, "a/src/x.go\nb/src/y.go"},
+		{proto.Glob, map[string]any{"pattern": "**/*.go"}, "a/src/x.go\nb/src/y.go"},
+		{proto.ReadFile, map[string]any{"path": "b/src/y.go"}, "package x // TODO b/src/y.go"},
+	} {
+		if got := call(t, r, c.tool, c.args).Text; !strings.Contains(got, c.want) {
+			t.Errorf("%s %v = %q, want it to hold %q", c.tool, c.args, got, c.want)
+		}
+	}
+}

@@ -38,7 +38,10 @@ type Tool struct {
 	Title string
 	// Description tells the model what the tool does.
 	Description string
-	Schema      *jsonschema.Schema
+	// Roots is how it names a file when the workspace has several roots
+	// (proto.ToolDef.Roots); the engine adds it to Description then.
+	Roots  string
+	Schema *jsonschema.Schema
 	// Usage is the tool's name and arguments as `moat tool` help lists
 	// them, derived from the argument struct: "read_file {path, offset?,
 	// limit?}", "?" marking an optional argument.
@@ -217,7 +220,7 @@ func New() (*Catalog, error) {
 				p.Enum = append(p.Enum, v)
 			}
 		}
-		t := &Tool{Name: d.Name, Title: d.Title, Description: d.Description, Schema: s, Usage: usage(d),
+		t := &Tool{Name: d.Name, Title: d.Title, Description: d.Description, Roots: d.Roots, Schema: s, Usage: usage(d),
 			Write: d.Is(proto.Writes), ReadOnly: !d.Is(proto.Writes), Destructive: d.Is(proto.Writes), // replacing a file's content loses the old one
 			Summary: d.Summary, PathFields: d.PathFields, Volatile: d.Volatile, props: map[string]*jsonschema.Resolved{}}
 		if t.resolved, err = s.Resolve(nil); err != nil {

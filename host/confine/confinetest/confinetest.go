@@ -19,13 +19,24 @@
 // sibling whose name extends the root's, CVE-2025-53110), ROOT/.env and
 // ROOT/.git/config, all holding a [Secret] marker that must never appear in
 // any output.
+//
+// The same table runs with two roots ([BuildTwo]): the case's ROOT and a
+// second root OTHER beside it, whose files hold the [Secret] too. The
+// tools are asked about ROOT's names (ROOT/ then the case's path) and
+// walk ROOT only, so the secret of OTHER appears only if a path or a
+// link led from ROOT into OTHER; the cross_ cases are those links and
+// ".." paths, and run with OTHER first and second, so each root is tried
+// towards the other. With one root OTHER is one more folder outside it.
 package confinetest
 
 import (
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/moatdev/moat/host/confine"
 )
 
 // Secret is in every file that must never be read. A test fails if any
@@ -110,8 +121,39 @@ func Cases() []Case {
 		{Name: "deny_ppk", Layout: []string{"ROOT/server.ppk: " + Secret}, Open: "server.ppk", Escapes: true},
 		{Name: "deny_bare_repo_config", Layout: []string{"ROOT/proj.git/", "ROOT/proj.git/config: " + Secret}, Open: "proj.git/config", Escapes: true},
 		{Name: "deny_bare_repo_via_link", Layout: []string{"ROOT/proj.git/", "ROOT/proj.git/config: " + Secret, "ROOT/c => proj.git/config"}, Open: "c", Escapes: true},
+		// Issue 33: from one root into another (OTHER, a second root in
+		// the two-root runs, an outside folder with one root).
+		{Name: "cross_dotdot", Open: "../OTHER/x", Escapes: true},
+		{Name: "cross_dotdot_deep", Layout: []string{"ROOT/s/t/"}, Open: "s/t/../../../OTHER/d/y", Escapes: true},
+		{Name: "cross_symlink_file_relative", Layout: []string{"ROOT/l => ../OTHER/x"}, Open: "l", Escapes: true},
+		{Name: "cross_symlink_file_absolute", Layout: []string{"ROOT/l => ABS/OTHER/x"}, Open: "l", Escapes: true},
+		{Name: "cross_symlink_dir_relative", Layout: []string{"ROOT/dl => ../OTHER"}, Open: "dl/x", Escapes: true},
+		{Name: "cross_symlink_dir_absolute", Layout: []string{"ROOT/dl => ABS/OTHER/d"}, Open: "dl/y", Escapes: true},
+		{Name: "cross_symlink_chain", Layout: []string{"ROOT/a => b", "ROOT/b => ../OTHER/d/y"}, Open: "a", Escapes: true},
+		{Name: "cross_symlink_to_parent", Layout: []string{"ROOT/up => .."}, Open: "up/OTHER/x", Escapes: true},
+		{Name: "cross_symlink_then_dotdot", Layout: []string{"ROOT/sub/", "ROOT/d => sub"}, Open: "d/../../OTHER/x", Escapes: true},
+		{Name: "cross_proc_self_root", Layout: []string{"ROOT/l => /proc/self/root" + "ABS/OTHER/x"}, Open: "l", Escapes: true},
 	}
 }
+
+// Other is the second root's folder and label in the two-root runs.
+const Other = "OTHER"
+
+// BuildTwo lays out c as [Build] does, beside it the second root OTHER,
+// and returns the two roots, OTHER first when otherFirst.
+func BuildTwo(t testing.TB, c Case, otherFirst bool) []string {
+	t.Helper()
+	root := Build(t, c)
+	other := filepath.Join(filepath.Dir(root), Other)
+	if otherFirst {
+		return []string{other, root}
+	}
+	return []string{root, other}
+}
+
+// TwoRootName is c.Open as a model names it in the two-root runs: under
+// the label ROOT.
+func TwoRootName(c Case) string { return "ROOT/" + c.Open }
 
 // Build lays out c under a fresh temp folder and returns the sandbox root
 // (an absolute path).
@@ -130,6 +172,10 @@ func Build(t testing.TB, c Case) string {
 		"ROOT/.env: " + Secret,
 		"ROOT/.git/",
 		"ROOT/.git/config: " + Secret,
+		"OTHER/",
+		"OTHER/x: " + Secret,
+		"OTHER/d/",
+		"OTHER/d/y: " + Secret,
 	}, c.Layout...)
 	for _, e := range layout {
 		make1(t, base, e)
@@ -164,4 +210,28 @@ func make1(t testing.TB, base, e string) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// Dirs are roots (as BuildTwo returns them) with the labels
+// confine.Labels gives them.
+func Dirs(t testing.TB, roots []string) []confine.Dir {
+	t.Helper()
+	labels, err := confine.Labels(roots)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]confine.Dir, len(roots))
+	for i, r := range roots {
+		out[i] = confine.Dir{Label: labels[i], Path: r}
+	}
+	return out
+}
+
+// CrossDotDot reports whether c's path leaves ROOT by "..", lexically:
+// the guest cleans such a name to the other root's own (ROOT/../OTHER/x
+// is OTHER/x, a file it may read), so the engine refuses it before any
+// call runs (host/engine), and a run that calls the guest directly
+// cannot judge it.
+func CrossDotDot(c Case) bool {
+	return strings.HasPrefix(path.Clean(TwoRootName(c)), Other+"/")
 }

@@ -42,13 +42,20 @@ func Repoint(root, name string, targets ...string) (stop func()) {
 // in proto's registry, so a tool added there is asked too.
 func EveryTool(t testing.TB, ex engine.Executor, p string) string {
 	t.Helper()
+	return EveryToolIn(t, ex, p, "")
+}
+
+// EveryToolIn is EveryTool with the whole-tree walks under top instead
+// ("" for the whole tree): in the two-root runs, the root ROOT.
+func EveryToolIn(t testing.TB, ex engine.Executor, p, top string) string {
+	t.Helper()
 	var out []string
 	id := uint64(0)
 	for _, d := range proto.Registry() {
 		if d.Is(proto.Writes) || d.Is(proto.Internal) {
 			continue
 		}
-		for _, args := range probes(d, p) {
+		for _, args := range probes(d, p, top) {
 			id++
 			b, _ := json.Marshal(args)
 			resp, err := ex.Exec(context.Background(), proto.Request{ID: id, Tool: d.Name, Args: b})
@@ -64,12 +71,18 @@ func EveryTool(t testing.TB, ex engine.Executor, p string) string {
 // probes are the arguments EveryTool gives a tool about p, by its
 // attributes: a walk is asked under p and over the whole tree, a listing
 // of p and of the folder around it, anything else about p.
-func probes(d proto.ToolDef, p string) []map[string]any {
+func probes(d proto.ToolDef, p, top string) []map[string]any {
+	whole := func(m map[string]any) map[string]any {
+		if top != "" {
+			m["path"] = top
+		}
+		return m
+	}
 	switch {
 	case d.Is(proto.WalksTree | proto.ReadsFiles):
-		return []map[string]any{{"pattern": "MOAT|inside|doc|env", "path": p}, {"pattern": "MOAT-SECRET"}}
+		return []map[string]any{{"pattern": "MOAT|inside|doc|env", "path": p}, whole(map[string]any{"pattern": "MOAT-SECRET"})}
 	case d.Is(proto.WalksTree):
-		return []map[string]any{{"pattern": "**", "path": p}, {"pattern": "**/*"}}
+		return []map[string]any{{"pattern": "**", "path": p}, whole(map[string]any{"pattern": "**/*"})}
 	case d.Is(proto.ListsFolders):
 		return []map[string]any{{"path": p}, {"path": path.Dir(p)}}
 	}
