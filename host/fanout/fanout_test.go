@@ -163,3 +163,57 @@ func TestThroughRunner(t *testing.T) {
 		}
 	}
 }
+
+// TestWalkStopThroughRunner: a shard whose call carries a posted
+// proto.WalkStop (moat.walk_stop, asked by the guest as it walks) stops
+// at the first entry past it, with every hit before it that it has
+// without one; a call without one walks on.
+func TestWalkStopThroughRunner(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles the guest")
+	}
+	ctx := context.Background()
+	m, err := runner.Compile(ctx, filepath.Join(os.TempDir(), "moat-test-cache-"+runtime.Version()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(ctx)
+	r, err := runner.Open(m, runner.Config{Root: tree(t), Resolver: confine.Auto, Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	const stop = "d2/s1/f09.txt"
+	req := proto.Request{ID: 1, Tool: proto.GrepShard, Args: json.RawMessage(`{"pattern":"hit","shard":0,"shards":2}`)}
+	shard := func(ctx context.Context) proto.GrepShardResult {
+		t.Helper()
+		resp, err := r.Exec(ctx, req)
+		if err != nil || resp.IsError {
+			t.Fatalf("%+v %v", resp, err)
+		}
+		var res proto.GrepShardResult
+		if err := json.Unmarshal(proto.ShardJSON(resp), &res); err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	all := shard(ctx)
+	w := &proto.WalkStop{}
+	w.Post(stop)
+	got := shard(proto.WithWalkStop(ctx, w))
+	var before []proto.GrepPart
+	for _, p := range all.Parts {
+		if p.Path < stop {
+			before = append(before, p)
+		}
+	}
+	if all.More || len(before) == 0 || len(before) == len(all.Parts) {
+		t.Fatalf("the tree does not test a stop: %d parts, %d before %s, more %v", len(all.Parts), len(before), stop, all.More)
+	}
+	if !got.More || got.StopAt <= stop || !strings.HasPrefix(got.StopAt, "d") || !reflect.DeepEqual(got.Parts, before) {
+		t.Fatalf("stopped at %q (more %v) with parts %+v\nwant those before %s: %+v", got.StopAt, got.More, got.Parts, stop, before)
+	}
+	if again := shard(ctx); !reflect.DeepEqual(again, all) {
+		t.Fatalf("the next call, without a stop, answered %+v\nwant %+v", again, all)
+	}
+}
