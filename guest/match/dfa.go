@@ -596,17 +596,23 @@ func (d *dfa) endStep(s int32) int32 {
 // matchLine reports whether line (no '\n' in it) holds a match:
 // dfaMatch, dfaNoMatch, or dfaFailed when the DFA gave up.
 func (d *dfa) matchLine(line []byte) int {
+	_, res := d.matchLineAt(line)
+	return res
+}
+
+// matchLineAt is matchLine, with where the first match ends when it
+// finds one (first's offset).
+func (d *dfa) matchLineAt(line []byte) (int, int) {
 	if len(line) == 0 {
 		if d.failed {
-			return dfaFailed
+			return 0, dfaFailed
 		}
 		if d.endStep(d.lineStart) == transMatch {
-			return dfaMatch
+			return 0, dfaMatch
 		}
-		return dfaNoMatch
+		return 0, dfaNoMatch
 	}
-	_, res := d.first(line)
-	return res
+	return d.first(line)
 }
 
 // sparseSet is a set of instruction numbers with constant-time clear, in

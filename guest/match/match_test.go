@@ -384,3 +384,50 @@ func FuzzLastNewline(f *testing.F) {
 		}
 	})
 }
+
+// TestStartAfterNext: on a line too long for regexp, Start right after
+// the Next that returned the line (which reuses where the DFA found the
+// match's end) answers what Start on that line alone answers.
+func TestStartAfterNext(t *testing.T) {
+	var text bytes.Buffer
+	filler := func(n int) {
+		for text.Len()%1000 != 0 || n > 0 {
+			text.WriteString(`{"k":"v a_b",`)
+			n--
+		}
+	}
+	for _, hit := range []string{`"id":42,"last":true`, "0xdeadBEEF99", "3f786850e387550fdab836ed7e6dc881de23001b", "2024-01-31", "MAX_LINE_BYTES_X", "end of line x"} {
+		filler(400)
+		text.WriteString(hit)
+		filler(300)
+		text.WriteString("\n")
+		filler(10)
+		text.WriteString("\n")
+	}
+	text.WriteString(`^a starts "id":7,"last":true`)
+	filler(500)
+	for _, pat := range []string{`"id":[0-9]+,"last":true`, `0x[0-9a-fA-F]{8,}`, `[0-9a-f]{40}`, `\b[0-9]{4}-[0-9]{2}-[0-9]{2}\b`, `[A-Z_]{12,}`, `_b",$`, `^\^a`, `k":"v a`, `(?i)LAST":TRUE`} {
+		m, err := Compile(pat, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := text.Bytes()
+		n := 0
+		for pos := 0; pos < len(b); n++ {
+			s, e, ok := m.Next(b[pos:])
+			if !ok {
+				break
+			}
+			line := b[pos+s : pos+e]
+			got := m.Start(line)
+			fresh, _ := Compile(pat, false)
+			if want := fresh.Start(bytes.Clone(line)); got != want || got < 0 {
+				t.Errorf("%q, hit %d (a line of %d bytes): Start after Next = %d, alone %d", pat, n, len(line), got, want)
+			}
+			pos += e + 1
+		}
+		if n == 0 {
+			t.Errorf("%q: no line matched", pat)
+		}
+	}
+}
