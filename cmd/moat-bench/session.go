@@ -30,6 +30,7 @@ type sessionClass struct {
 	ignoreCase bool
 	content    bool   // lines listed (max_results 2000; ripgrep's first 2000 lines), else counts
 	path       string // under Go's source tree, "" for all of it
+	json       bool   // over one line of 50 MB of minified JSON (jsonLine), not Go's source tree
 }
 
 func sessionClasses() []sessionClass {
@@ -40,6 +41,9 @@ func sessionClasses() []sessionClass {
 		{class: "content, 2000 hits", pat: `\bfunc\b`, content: true},
 		{class: "content, hex class", pat: `[0-9a-f]{40}`, content: true},
 		{class: "content, hex class", pat: `0x[0-9a-fA-F]{8,}`, content: true},
+		{class: "content, counted class", pat: `\b[0-9]{4}-[0-9]{2}-[0-9]{2}\b`, content: true},
+		{class: "content, counted class", pat: `[A-Z_]{12,}`, content: true},
+		{class: "content, counted class", pat: `\\x[0-9a-f]{2}`, content: true},
 		{class: "count, every line", pat: `^`, path: "runtime"},
 		{class: "count, every line", pat: `$`, path: "runtime"},
 		{class: "count, every line", pat: `.?`, path: "runtime"},
@@ -49,6 +53,11 @@ func sessionClasses() []sessionClass {
 		{class: "count, keyword list", pat: k3},
 		{class: "count, keyword list", pat: k10},
 		{class: "count, keyword list", pat: k10, ignoreCase: true},
+		{class: "count, one 50 MB line", pat: `"sha":"[0-9a-f]{40}"`, json: true},
+		{class: "count, one 50 MB line", pat: `"id":[0-9]+,"last":true`, json: true},
+		{class: "count, one 50 MB line", pat: `"name":"[A-Z][a-z]+ [A-Z][a-z]+[0-9]{3}"`, json: true},
+		{class: "content, one 50 MB line", pat: `"sha":"[0-9a-f]{40}"`, json: true, content: true},
+		{class: "content, one 50 MB line", pat: `"id":[0-9]+,"last":true`, json: true, content: true},
 	}
 }
 
@@ -64,6 +73,9 @@ func (c sessionClass) name() string {
 	if c.path != "" {
 		p += " in " + c.path
 	}
+	if c.json {
+		p += " in " + jsonFile
+	}
 	return fmt.Sprintf("session: %s, %s", c.class, p)
 }
 
@@ -71,34 +83,31 @@ func (c sessionClass) name() string {
 // each round one call in the session and one ripgrep run, in turn, after
 // a first call (the one that finds the secrets of every file it reads)
 // that is not counted; medians, with the range of the session's calls.
-func sessionRows(src, cache string, runs int, want func(string) bool) ([]row, error) {
+func sessionRows(tmp, src, cache string, runs int, want func(string) bool) ([]row, error) {
 	var rows []row
-	var e *engine.Engine
+	engines := map[string]*engine.Engine{} // by root
 	rg, rgErr := exec.LookPath("rg")
 	for _, c := range sessionClasses() {
 		name := c.name()
 		if !want(name) {
 			continue
 		}
+		root := src
+		if c.json {
+			root = filepath.Join(tmp, "json")
+			if err := writeJSONLine(root); err != nil {
+				return nil, err
+			}
+		}
+		e := engines[root]
 		if e == nil {
-			ctx := context.Background()
-			r, err := runner.New(ctx, runner.Config{Root: src, Resolver: confine.Auto, CacheDir: cache})
-			if err != nil {
+			var closer interface{ Close() error }
+			var err error
+			if e, closer, err = sessionEngine(root, cache); err != nil {
 				return nil, err
 			}
-			ex := fanout.New(r, r.Parallel())
-			defer ex.Close()
-			cat, err := toolspec.New()
-			if err != nil {
-				return nil, err
-			}
-			pol, err := policy.New(nil, nil)
-			if err != nil {
-				return nil, err
-			}
-			if e, err = engine.New(engine.Options{Catalog: cat, Policy: pol, Exec: ex, Redactor: redact.New()}); err != nil {
-				return nil, err
-			}
+			defer closer.Close()
+			engines[root] = e
 		}
 		fmt.Fprintln(os.Stderr, "moat-bench:", name)
 		a := map[string]any{"pattern": c.pat, "ignore_case": c.ignoreCase, "max_results": proto.MaxMaxResults}
@@ -111,7 +120,7 @@ func sessionRows(src, cache string, runs int, want func(string) bool) ([]row, er
 		if c.ignoreCase {
 			flags = append(flags, "-i")
 		}
-		target := src
+		target := root
 		if c.path != "" {
 			a["path"] = c.path
 			target = filepath.Join(src, c.path)
@@ -145,6 +154,33 @@ func sessionRows(src, cache string, runs int, want func(string) bool) ([]row, er
 		fmt.Fprintf(os.Stderr, "moat-bench:   %s %s %s\n", rows[len(rows)-1].moat, rows[len(rows)-1].other, rows[len(rows)-1].ratio)
 	}
 	return rows, nil
+}
+
+// sessionEngine is an engine over root as a session's is: guests up,
+// the grep split over them, the answer's lines redacted. Close the
+// closer when done.
+func sessionEngine(root, cache string) (*engine.Engine, interface{ Close() error }, error) {
+	r, err := runner.New(context.Background(), runner.Config{Root: root, Resolver: confine.Auto, CacheDir: cache})
+	if err != nil {
+		return nil, nil, err
+	}
+	ex := fanout.New(r, r.Parallel())
+	cat, err := toolspec.New()
+	if err != nil {
+		ex.Close()
+		return nil, nil, err
+	}
+	pol, err := policy.New(nil, nil)
+	if err != nil {
+		ex.Close()
+		return nil, nil, err
+	}
+	e, err := engine.New(engine.Options{Catalog: cat, Policy: pol, Exec: ex, Redactor: redact.New()})
+	if err != nil {
+		ex.Close()
+		return nil, nil, err
+	}
+	return e, ex, nil
 }
 
 // sessionEngineCall times one grep through e beside other (nil: none),
