@@ -2,6 +2,7 @@ package match
 
 import (
 	"bytes"
+	"fmt"
 	"regexp"
 	"regexp/syntax"
 	"slices"
@@ -435,6 +436,35 @@ func TestStartAfterNext(t *testing.T) {
 		}
 		if n == 0 {
 			t.Errorf("%q: no line matched", pat)
+		}
+	}
+}
+
+// TestDenseAcceleration: on text where the bytes an accelerable state
+// waits for come every few bytes (minified JSON), the scan turns its
+// acceleration off for a while (accelCache.judge) and answers as regexp
+// does, in short lines and in one line longer than the stretch it is
+// off for, with hits before, inside and after that stretch.
+func TestDenseAcceleration(t *testing.T) {
+	var line bytes.Buffer
+	for i := 0; line.Len() < 3*denseBytes; i++ {
+		fmt.Fprintf(&line, `{"id":%d,"name":"W%dé","ok":%v},`, i, i%97, i%5 == 0)
+		switch line.Len() / 1000 {
+		case 3, 70, 150:
+			line.WriteString(`{"id":9,"last":true},`)
+		}
+	}
+	long := line.String()
+	short := strings.ReplaceAll(long[:20000], "},{", "},\n{")
+	// One hit in a line, inside the stretch scanned without acceleration,
+	// at each place in the scan's steps of four bytes.
+	var one strings.Builder
+	for pad := range 4 {
+		fmt.Fprintf(&one, "%s%s{\"u\":\"é%d\"},%s\n", long[:70000], strings.Repeat(" ", pad), pad, long[:30000])
+	}
+	for _, text := range []string{long, short, long + "\n" + short, short + "\n" + long[:150000] + `{"id":1,"last":true}`, one.String()} {
+		for _, p := range []string{`"id":[0-9]+,"last":true`, `"nam[e]":"Zz`, `"ok":true\},\{"id":[0-9]*7,`, `é"`, `:"é`, `"u":"é[0-9]+"\}`, `"ok":(true|false)\},\{"id":[0-9]+,"n`, `\bW9\b`, `"id":1234[0-9],`} {
+			check(t, p, false, []byte(text))
 		}
 	}
 }
