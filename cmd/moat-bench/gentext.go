@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -102,4 +103,36 @@ func writeInputs(dir string, size int) error {
 		}
 	}
 	return os.WriteFile(filepath.Join(dir, "latin1.txt"), latin, 0o644)
+}
+
+// jsonFile is the file of writeJSONLine.
+const jsonFile = "bundle.json"
+
+// writeJSONLine writes jsonFile under dir, unless it is there: about 50 MB
+// of minified JSON on one line (an array of records, as a bundle or an
+// API dump has them), whose last record alone has "last":true.
+func writeJSONLine(dir string) error {
+	name := filepath.Join(dir, jsonFile)
+	if _, err := os.Stat(name); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	words := genWords(r, 2000)
+	var b bytes.Buffer
+	b.Grow(50<<20 + 1024)
+	b.WriteByte('[')
+	for id := 0; b.Len() < 50<<20; id++ {
+		if id > 0 {
+			b.WriteByte(',')
+		}
+		w1, w2 := words[r.IntN(len(words))], words[r.IntN(len(words))]
+		fmt.Fprintf(&b, `{"id":%d,"name":"%s %s%d","tags":["%s","%s"],"value":%.6f,"sha":"%016x%016x%08x","ok":%v}`,
+			id, strings.ToUpper(w1[:1])+w1[1:], strings.ToUpper(w2[:1])+w2[1:], r.IntN(100000),
+			words[r.IntN(len(words))], words[r.IntN(len(words))], r.Float64()*1000, r.Uint64(), r.Uint64(), r.Uint32(), r.IntN(2) == 0)
+	}
+	b.WriteString(`,{"id":0,"last":true}]`)
+	return os.WriteFile(name, b.Bytes(), 0o644)
 }

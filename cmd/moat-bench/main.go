@@ -291,7 +291,7 @@ func run() int {
 
 	// 1b'. The classes of many hits, long answers, folded letters and
 	// keyword lists, in a session beside ripgrep (-rows 'session: ').
-	sess, err := sessionRows(src, cache, *runs, want)
+	sess, err := sessionRows(tmp, src, cache, *runs, want)
 	if err != nil {
 		return fail(err)
 	}

@@ -26,6 +26,7 @@ type sessionClass struct {
 	ignoreCase bool
 	content    bool   // lines listed (max_results 2000; ripgrep's first 2000 lines), else counts
 	path       string // under Go's source tree, "" for all of it
+	json       bool   // over one line of 50 MB of minified JSON (jsonLine), not Go's source tree
 }
 
 func sessionClasses() []sessionClass {
@@ -36,6 +37,9 @@ func sessionClasses() []sessionClass {
 		{class: "content, 2000 hits", pat: `\bfunc\b`, content: true},
 		{class: "content, hex class", pat: `[0-9a-f]{40}`, content: true},
 		{class: "content, hex class", pat: `0x[0-9a-fA-F]{8,}`, content: true},
+		{class: "content, counted class", pat: `\b[0-9]{4}-[0-9]{2}-[0-9]{2}\b`, content: true},
+		{class: "content, counted class", pat: `[A-Z_]{12,}`, content: true},
+		{class: "content, counted class", pat: `\\x[0-9a-f]{2}`, content: true},
 		{class: "count, every line", pat: `^`, path: "runtime"},
 		{class: "count, every line", pat: `$`, path: "runtime"},
 		{class: "count, every line", pat: `.?`, path: "runtime"},
@@ -45,6 +49,11 @@ func sessionClasses() []sessionClass {
 		{class: "count, keyword list", pat: k3},
 		{class: "count, keyword list", pat: k10},
 		{class: "count, keyword list", pat: k10, ignoreCase: true},
+		{class: "count, one 50 MB line", pat: `"sha":"[0-9a-f]{40}"`, json: true},
+		{class: "count, one 50 MB line", pat: `"id":[0-9]+,"last":true`, json: true},
+		{class: "count, one 50 MB line", pat: `"name":"[A-Z][a-z]+ [A-Z][a-z]+[0-9]{3}"`, json: true},
+		{class: "content, one 50 MB line", pat: `"sha":"[0-9a-f]{40}"`, json: true, content: true},
+		{class: "content, one 50 MB line", pat: `"id":[0-9]+,"last":true`, json: true, content: true},
 	}
 }
 
@@ -60,6 +69,9 @@ func (c sessionClass) name() string {
 	if c.path != "" {
 		p += " in " + c.path
 	}
+	if c.json {
+		p += " in " + jsonFile
+	}
 	return fmt.Sprintf("session: %s, %s", c.class, p)
 }
 
@@ -67,25 +79,34 @@ func (c sessionClass) name() string {
 // each round one call in the session and one ripgrep run, in turn, after
 // a first call (the one that finds the secrets of every file it reads)
 // that is not counted; medians, with the range of the session's calls.
-func sessionRows(src, cache string, runs int, want func(string) bool) ([]row, error) {
+func sessionRows(tmp, src, cache string, runs int, want func(string) bool) ([]row, error) {
 	var rows []row
-	var e *engine.Engine
+	engines := map[string]*engine.Engine{} // by root
 	rg, rgErr := exec.LookPath("rg")
 	for _, c := range sessionClasses() {
 		name := c.name()
 		if !want(name) {
 			continue
 		}
+		root := src
+		if c.json {
+			root = filepath.Join(tmp, "json")
+			if err := writeJSONLine(root); err != nil {
+				return nil, err
+			}
+		}
+		e := engines[root]
 		if e == nil {
 			// The session as moat opens it (host/assembly), in this process.
 			lim := limits.Defaults()
 			lim.Isolate = "off"
-			sb, err := assembly.Open(context.Background(), assembly.Options{Roots: []string{src}, CacheDir: cache, Limits: lim})
+			sb, err := assembly.Open(context.Background(), assembly.Options{Roots: []string{root}, CacheDir: cache, Limits: lim})
 			if err != nil {
 				return nil, err
 			}
 			defer sb.Close()
 			e = sb.Engine
+			engines[root] = e
 		}
 		fmt.Fprintln(os.Stderr, "moat-bench:", name)
 		a := map[string]any{"pattern": c.pat, "ignore_case": c.ignoreCase, "max_results": proto.MaxMaxResults}
@@ -98,7 +119,7 @@ func sessionRows(src, cache string, runs int, want func(string) bool) ([]row, er
 		if c.ignoreCase {
 			flags = append(flags, "-i")
 		}
-		target := src
+		target := root
 		if c.path != "" {
 			a["path"] = c.path
 			target = filepath.Join(src, c.path)

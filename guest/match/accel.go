@@ -34,11 +34,43 @@ func (d *dfa) accelerate(off int32, buf []byte, i int, cache *accelCache) int {
 			return i
 		}
 	}
-	if j := cache.next(buf, i, &d.accel[a]); j >= 0 {
-		return j
+	if cache.denseAt(i) {
+		return i
 	}
-	return len(buf)
+	j := cache.next(buf, i, &d.accel[a])
+	if j < 0 {
+		j = len(buf)
+	}
+	cache.judge(i, j)
+	return j
 }
+
+// Acceleration is judged within each scan: when accelJudge skips in a row
+// averaged under accelMinSkip bytes (JSON, whose '"' a state of `"id":`
+// waits for comes every few bytes), the byte search costs more than it
+// skips, and the scan steps byte by byte, acceleration off, for the next
+// denseBytes; then it is judged again.
+const (
+	accelJudge   = 64
+	accelMinSkip = 16
+	denseBytes   = 64 << 10
+)
+
+// judge counts a skip from i to j and, after accelJudge of them, turns
+// acceleration off up to denseBytes past j when they were short.
+func (c *accelCache) judge(i, j int) {
+	c.skipped += j - i
+	if c.skips++; c.skips < accelJudge {
+		return
+	}
+	if c.skipped < accelJudge*accelMinSkip {
+		c.denseEnd = j + denseBytes
+	}
+	c.skips, c.skipped = 0, 0
+}
+
+// denseAt reports whether acceleration is off at offset i.
+func (c *accelCache) denseAt(i int) bool { return i < c.denseEnd }
 
 // computeAccel fills the acceleration entry of the state at off, finding
 // its escape bytes. It computes the state's whole row, so it does nothing
@@ -134,8 +166,12 @@ func matchesBeyondASCII(in *syntax.Inst) bool {
 // occurs, so that a state with several escape bytes does not rescan. It is
 // small so that a scan of one short line does not pay to set it up.
 type accelCache struct {
-	n     int
-	entry [8]struct {
+	// skips and skipped count the skips since the last judgement and
+	// their bytes; before denseEnd acceleration is off (judge).
+	skips, skipped int
+	denseEnd       int
+	n              int
+	entry          [8]struct {
 		b       byte
 		at, pos int32 // pos: first occurrence at or after at, or -1
 	}

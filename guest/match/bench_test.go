@@ -93,7 +93,9 @@ func TestCorpusMatchesRegexp(t *testing.T) {
 		check(t, c.pattern, c.ignoreCase, text)
 	}
 	for _, p := range []string{`(?i)errorf|fatalf`, `^\s*//`, `[A-Z]{3,}`, `\d+\.\d+`, `\w+\s*:=\s*\w+\(`,
-		`(?i)kind`, `\bfunc\b.*\berror\b$`, `[^\x00-\x7f]`, `.{100,}`, `^$`, `"[^"]*"`, `x*`} {
+		`(?i)kind`, `\bfunc\b.*\berror\b$`, `[^\x00-\x7f]`, `.{100,}`, `^$`, `"[^"]*"`, `x*`,
+		// The hex and counted classes of issue 34.
+		`0x[0-9a-fA-F]{8,}`, `[0-9a-f]{40}`, `\b[0-9]{4}-[0-9]{2}-[0-9]{2}\b`, `[A-Z_]{12,}`, `\\x[0-9a-f]{2}`} {
 		check(t, p, false, text)
 		check(t, p, true, text)
 	}

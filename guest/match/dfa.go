@@ -465,6 +465,11 @@ func (d *dfa) first(buf []byte) (int, int) {
 	i := d.accelerate(s, buf, 0, &cache)
 	trans = d.trans
 	for i < n {
+		if cache.denseAt(i) {
+			// Acceleration does not pay here (accelCache.judge): the
+			// entries into accelerable states are taken as plain ones.
+			i, s = d.denseRun(buf[:min(n, cache.denseEnd)], i, s)
+		}
 		// Four bytes a step while every entry is a plain state (the
 		// loop's own overhead is much of its cost under wasm).
 		for ; i+4 <= n; i += 4 {
@@ -593,20 +598,59 @@ func (d *dfa) endStep(s int32) int32 {
 	return *e
 }
 
+// denseRun is first's four-bytes-a-step loop for text where skipping
+// ahead does not pay: an entry tagged tagAccel is followed as the plain
+// entry it tags instead of stopping there. It returns where, and in which
+// state, it stopped: at an entry that needs first's slower path, or with
+// fewer than four bytes of buf left.
+func (d *dfa) denseRun(buf []byte, i int, s int32) (int, int32) {
+	trans, class := d.trans, &d.class
+	for ; i+4 <= len(buf); i += 4 {
+		b := buf[i : i+4 : i+4]
+		n0 := trans[int(s)+int(class[b[0]])]
+		if n0 < 0 {
+			break
+		}
+		n0 &^= tagAccel
+		n1 := trans[int(n0)+int(class[b[1]])]
+		if n1 < 0 {
+			return i + 1, n0
+		}
+		n1 &^= tagAccel
+		n2 := trans[int(n1)+int(class[b[2]])]
+		if n2 < 0 {
+			return i + 2, n1
+		}
+		n2 &^= tagAccel
+		n3 := trans[int(n2)+int(class[b[3]])]
+		if n3 < 0 {
+			return i + 3, n2
+		}
+		s = n3 &^ tagAccel
+	}
+	return i, s
+}
+
 // matchLine reports whether line (no '\n' in it) holds a match:
 // dfaMatch, dfaNoMatch, or dfaFailed when the DFA gave up.
 func (d *dfa) matchLine(line []byte) int {
+	_, res := d.matchLineAt(line)
+	return res
+}
+
+// matchLineAt is matchLine, with where the first match ends when it
+// finds one (first's offset).
+func (d *dfa) matchLineAt(line []byte) (int, int) {
 	if len(line) == 0 {
 		if d.failed {
-			return dfaFailed
+			return 0, dfaFailed
 		}
 		if d.endStep(d.lineStart) == transMatch {
-			return dfaMatch
+			return 0, dfaMatch
 		}
-		return dfaNoMatch
+		return 0, dfaNoMatch
 	}
-	_, res := d.first(line)
-	return res
+	return d.first(line)
 }
 
 // sparseSet is a set of instruction numbers with constant-time clear, in

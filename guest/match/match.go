@@ -114,6 +114,12 @@ type Matcher struct {
 	// last found and where in it, for Start.
 	lastLine        *byte
 	lastLen, lastAt int
+	// dfaLine, dfaLen and dfaEnd remember the line the DFA last decided
+	// matches, in the call of Next that returned it, and where the first
+	// match in it ends: Start needs that on a long line, and finding it
+	// again costs a second pass over megabytes.
+	dfaLine        *byte
+	dfaLen, dfaEnd int
 	// pieces holds the matchers of Piece, by notBegin + 2*notEnd.
 	pieces [4]*Matcher
 }
@@ -411,9 +417,14 @@ func (m *Matcher) Start(line []byte) int {
 		// DFA finds where the first match ends, and regexp looks for its
 		// start in a window around that. This is a hint for showing the
 		// match, exact when the match is shorter than startWindow.
-		m.dfa.noFail = true
-		end, res := m.dfa.first(line)
-		m.dfa.noFail = false
+		var end, res int
+		if len(line) == m.dfaLen && &line[0] == m.dfaLine {
+			end, res = m.dfaEnd, dfaMatch // as first would find it again
+		} else {
+			m.dfa.noFail = true
+			end, res = m.dfa.first(line)
+			m.dfa.noFail = false
+		}
 		switch res {
 		case dfaStopped:
 			m.stopped = true
@@ -449,6 +460,7 @@ func nonGreedy(re *syntax.Regexp) *syntax.Regexp {
 // match, end excluding the '\n'. buf holds whole lines; text after its last
 // '\n' is a line when it is not empty. ok is false when no line matches.
 func (m *Matcher) Next(buf []byte) (start, end int, ok bool) {
+	m.dfaLine = nil
 	if m.literal != nil {
 		i := m.literal.index(buf)
 		if i < 0 {
@@ -541,8 +553,12 @@ func (m *Matcher) lineMatches(line []byte) bool {
 		return utf8.RuneCount(line) >= m.dotRunes // an invalid byte is a rune, U+FFFD, as for regexp
 	}
 	if m.dfa != nil && m.dfa.failures < maxFailures {
-		switch m.dfa.matchLine(line) {
+		end, res := m.dfa.matchLineAt(line)
+		switch res {
 		case dfaMatch:
+			if len(line) > 0 {
+				m.dfaLine, m.dfaLen, m.dfaEnd = &line[0], len(line), end
+			}
 			return true
 		case dfaNoMatch:
 			return false

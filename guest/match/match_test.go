@@ -2,6 +2,7 @@ package match
 
 import (
 	"bytes"
+	"fmt"
 	"regexp"
 	"regexp/syntax"
 	"slices"
@@ -189,6 +190,13 @@ func FuzzMatchesRegexp(f *testing.F) {
 	for _, p := range []string{`^`, `$`, `.?`, `.*`, `[0-9a-f]{40}`, `0x[0-9a-fA-F]{8,}`, `(?i)traße`, `(?i)kelvin`, `(?i)assess`, `(?i)ſtraSSe`} {
 		f.Add(p, false, tricky)
 		f.Add(p, true, cliffText+"STRASSE stra\u017fe stra\u00dfe \u212aelvin\n"+strings.Repeat("0123456789abcdef", 3)+"\n")
+	}
+	// The hex and counted classes of issue 34, and the regexes over one
+	// line of minified JSON.
+	json := `[{"id":1,"sha":"3f786850e387550fdab836ed7e6dc881de23001b","ok":true},{"id":2,"last":true}]` + "\n2024-01-31 MAX_LINE_BYTES \\x1b 0xDEADBEEF1\n"
+	for _, p := range []string{`\b[0-9]{4}-[0-9]{2}-[0-9]{2}\b`, `[A-Z_]{12,}`, `\\x[0-9a-f]{2}`, `"id":[0-9]+,"last":true`, `"sha":"[0-9a-f]{40}"`} {
+		f.Add(p, false, json)
+		f.Add(p, true, tricky)
 	}
 	// The cliff classes of issue 22 (see cliffPatterns).
 	for _, p := range cliffPatterns(20) {
@@ -383,4 +391,80 @@ func FuzzLastNewline(f *testing.F) {
 			t.Fatalf("LastNewline(%q) = %d, want %d", b, got, want)
 		}
 	})
+}
+
+// TestStartAfterNext: on a line too long for regexp, Start right after
+// the Next that returned the line (which reuses where the DFA found the
+// match's end) answers what Start on that line alone answers.
+func TestStartAfterNext(t *testing.T) {
+	var text bytes.Buffer
+	filler := func(n int) {
+		for text.Len()%1000 != 0 || n > 0 {
+			text.WriteString(`{"k":"v a_b",`)
+			n--
+		}
+	}
+	for _, hit := range []string{`"id":42,"last":true`, "0xdeadBEEF99", "3f786850e387550fdab836ed7e6dc881de23001b", "2024-01-31", "MAX_LINE_BYTES_X", "end of line x"} {
+		filler(400)
+		text.WriteString(hit)
+		filler(300)
+		text.WriteString("\n")
+		filler(10)
+		text.WriteString("\n")
+	}
+	text.WriteString(`^a starts "id":7,"last":true`)
+	filler(500)
+	for _, pat := range []string{`"id":[0-9]+,"last":true`, `0x[0-9a-fA-F]{8,}`, `[0-9a-f]{40}`, `\b[0-9]{4}-[0-9]{2}-[0-9]{2}\b`, `[A-Z_]{12,}`, `_b",$`, `^\^a`, `k":"v a`, `(?i)LAST":TRUE`} {
+		m, err := Compile(pat, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := text.Bytes()
+		n := 0
+		for pos := 0; pos < len(b); n++ {
+			s, e, ok := m.Next(b[pos:])
+			if !ok {
+				break
+			}
+			line := b[pos+s : pos+e]
+			got := m.Start(line)
+			fresh, _ := Compile(pat, false)
+			if want := fresh.Start(bytes.Clone(line)); got != want || got < 0 {
+				t.Errorf("%q, hit %d (a line of %d bytes): Start after Next = %d, alone %d", pat, n, len(line), got, want)
+			}
+			pos += e + 1
+		}
+		if n == 0 {
+			t.Errorf("%q: no line matched", pat)
+		}
+	}
+}
+
+// TestDenseAcceleration: on text where the bytes an accelerable state
+// waits for come every few bytes (minified JSON), the scan turns its
+// acceleration off for a while (accelCache.judge) and answers as regexp
+// does, in short lines and in one line longer than the stretch it is
+// off for, with hits before, inside and after that stretch.
+func TestDenseAcceleration(t *testing.T) {
+	var line bytes.Buffer
+	for i := 0; line.Len() < 3*denseBytes; i++ {
+		fmt.Fprintf(&line, `{"id":%d,"name":"W%dé","ok":%v},`, i, i%97, i%5 == 0)
+		switch line.Len() / 1000 {
+		case 3, 70, 150:
+			line.WriteString(`{"id":9,"last":true},`)
+		}
+	}
+	long := line.String()
+	short := strings.ReplaceAll(long[:20000], "},{", "},\n{")
+	// One hit in a line, inside the stretch scanned without acceleration,
+	// at each place in the scan's steps of four bytes.
+	var one strings.Builder
+	for pad := range 4 {
+		fmt.Fprintf(&one, "%s%s{\"u\":\"é%d\"},%s\n", long[:70000], strings.Repeat(" ", pad), pad, long[:30000])
+	}
+	for _, text := range []string{long, short, long + "\n" + short, short + "\n" + long[:150000] + `{"id":1,"last":true}`, one.String()} {
+		for _, p := range []string{`"id":[0-9]+,"last":true`, `"nam[e]":"Zz`, `"ok":true\},\{"id":[0-9]*7,`, `é"`, `:"é`, `"u":"é[0-9]+"\}`, `"ok":(true|false)\},\{"id":[0-9]+,"n`, `\bW9\b`, `"id":1234[0-9],`} {
+			check(t, p, false, []byte(text))
+		}
+	}
 }

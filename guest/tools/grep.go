@@ -185,7 +185,16 @@ func runGrep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits, shard, shards int) 
 		if g.ahead = newReadAhead(fsys); g.ahead != nil {
 			opts.listed = g.listed(a.Glob)
 		}
+		if g.shards > 1 {
+			g.stopper, _ = fsys.(walkStopper)
+		}
 		err := walkTreeWith(fsys, start, opts, g.dl, g.notes, func(p string, d fs.DirEntry) error {
+			if g.pastStop(p) {
+				// Another shard filled the answer before p: nothing of
+				// this one's from here on can be shown.
+				g.more, g.stopAt = true, p
+				return fs.SkipAll
+			}
 			switch t := d.Type(); {
 			case t.IsDir():
 				if g.depth(start, p) == shardDepth && !g.mineDir() {
@@ -309,6 +318,42 @@ type grepper struct {
 	withheld bool
 	notes    *walkNotes
 	stopAt   string // the file at which more was set: the walk stopped there
+
+	// stopper, for a shard, says where another shard that has finished
+	// lets this one stop (wasifs.FS.WalkStop); otherStop is that, once
+	// known, and sincePoll counts the entries since it was last asked.
+	stopper   walkStopper
+	otherStop string
+	sincePoll int
+}
+
+// walkStopper is a file system that knows where a shard's walk may stop
+// (wasifs.FS.WalkStop; proto.WalkStop says why that is safe).
+type walkStopper interface {
+	WalkStop() string
+}
+
+// walkStopEvery is how many entries a shard walks between two questions
+// to its walkStopper (each a host call where the guest runs).
+const walkStopEvery = 16
+
+// pastStop reports whether the walk, at p, has gone past the file at
+// which another shard reached the cap: the merged answer is cut at or
+// before that file, so none of this shard's hits from p on is shown.
+func (g *grepper) pastStop(p string) bool {
+	if g.stopper == nil {
+		return false
+	}
+	if g.otherStop == "" {
+		poll := g.sincePoll%walkStopEvery == 0 // the first entry, then every walkStopEvery
+		if g.sincePoll++; !poll {
+			return false
+		}
+		if g.otherStop = g.stopper.WalkStop(); g.otherStop == "" {
+			return false
+		}
+	}
+	return walkOrder(p, g.otherStop) > 0
 }
 
 // search greps one file and, if it has hits and is not binary, adds its

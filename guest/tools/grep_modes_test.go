@@ -322,6 +322,11 @@ func FuzzGrepContext(f *testing.F) {
 	f.Add("wwwwwwx\nab\n", `\w{1,1000}x`, uint8(0), uint8(1), uint8(4), false)
 	f.Add("alpha beta\ngamma\nDELTA\n", `alpha|beta|gamma|delta|epsilon|zeta|eta|theta|iota|kappa`, uint8(1), uint8(0), uint8(6), true)
 	f.Add("bad \xff \U0010FFFE\n\uFFFD\n", `\x{10FFFE}|\x{FFFD}`, uint8(0), uint8(0), uint8(7), false)
+	// The hex and counted classes of issue 34, and a regex over a line of
+	// minified JSON.
+	js := `[{"id":1,"sha":"3f786850e387550fdab836ed7e6dc881de23001b"},{"id":2,"last":true}]` + "\nx\n2024-01-31 MAX_LINE_BYTES 0xDEADBEEF1\n"
+	f.Add(js, `"id":[0-9]+,"last":true`, uint8(1), uint8(1), uint8(8), false)
+	f.Add(js, `\b[0-9]{4}-[0-9]{2}-[0-9]{2}\b|[A-Z_]{12,}|0x[0-9a-fA-F]{8,}|[0-9a-f]{40}`, uint8(0), uint8(1), uint8(5), true)
 	f.Fuzz(func(t *testing.T, data, pattern string, before, after, bufSize uint8, ignoreCase bool) {
 		for _, l := range strings.Split(data, "\n") {
 			if len(l) > proto.MaxLineBytes-hitContext {

@@ -39,6 +39,10 @@ func TestGrepAgreesWithRipgrep(t *testing.T) {
 		// The classes of issue 34: a hex class, letters whose
 		// folded forms are beyond ASCII (ß, the Kelvin sign, the long s).
 		{`[0-9a-f]{8}`, false}, {"(?i)straße", false}, {"straße", true}, {"(?i)kelvin", false}, {"(?i)ss", false},
+		// Its hex and counted classes, and regexes over one long line of
+		// minified JSON (dist/data.json).
+		{`0x[0-9a-fA-F]{8,}`, false}, {`\b[0-9]{4}-[0-9]{2}-[0-9]{2}\b`, false}, {`[A-Z_]{12,}`, false}, {`\\x[0-9a-f]{2}`, false},
+		{`"id":[0-9]+,"last":true`, false}, {`"sha":"[0-9a-f]{40}"`, false},
 	}
 	for seed := uint64(1); seed <= 2; seed++ {
 		root := t.TempDir()
@@ -176,6 +180,10 @@ func writeRgTree(t *testing.T, root string, rng *rand.Rand) map[string]int {
 	}
 	// Letters whose folded forms are beyond ASCII, and hex.
 	write("docs/fold.txt", []byte("Straße\nSTRASSE\nstra\u017fe\nSTRA\u1e9eE\n\u212aelvin\nkelvin KELVIN\ndeadbeef0123 cafe\n0x1F2E3D4C\nmiss\n"))
+	// One line of minified JSON past the 256 KiB buffer, the record
+	// that ends it alone "last", and a line of the counted classes.
+	rec := `{"id":12,"name":"Caf\u00e9 Hit","sha":"3f786850e387550fdab836ed7e6dc881de23001b","ok":true},`
+	write("dist/data.json", []byte("["+strings.Repeat(rec, 4000)+`{"id":7,"last":true}]`+"\n2024-01-31 MAX_LINE_BYTES \\x1b 0xDEADBEEF12 20240131\n"))
 	write(".git/HEAD", []byte("hit in git\n"))
 	return binaries
 }

@@ -58,6 +58,11 @@ func testShardedGrepEqualsOne(t *testing.T, fsys fs.FS) {
 				if got.Text != one.Text || got.IsError != one.IsError {
 					t.Fatalf("%s %+v with %d shards:\n%s\nwant:\n%s", args, lim, n, got.Text, one.Text)
 				}
+				for _, backward := range []bool{false, true} {
+					if got := runShardsStopped(t, fsys, args, lim, n, backward); got.Text != one.Text || got.IsError != one.IsError {
+						t.Fatalf("%s %+v with %d shards stopping early (the last first: %v):\n%s\nwant:\n%s", args, lim, n, backward, got.Text, one.Text)
+					}
+				}
 				if args == `{"pattern":"hit"}` && lim.MaxResults == 0 && !strings.HasSuffix(got.Text, "\n[d3/.gitignore is larger than 256 KiB: only its first 256 KiB of rules were applied]\n[d5/s1/.gitignore is larger than 256 KiB: only its first 256 KiB of rules were applied]") {
 					t.Fatalf("no notes in:\n%s", got.Text)
 				}
@@ -149,4 +154,40 @@ func runShards[R any](t *testing.T, fsys fs.FS, tool, args string, lim proto.Lim
 		shards = append(shards, res)
 	}
 	return merge(json.RawMessage(args), lim, shards), shards
+}
+
+// stopFS is a file system whose walkStopper says at.
+type stopFS struct {
+	fs.FS
+	at string
+}
+
+func (s stopFS) WalkStop() string { return s.at }
+
+// runShardsStopped is runShards for grep with each shard told where the
+// shards before it stopped at their cap (the first such stop), as the
+// host's proto.WalkStop tells a shard still walking: the shards in turn,
+// or the last first (backward).
+func runShardsStopped(t *testing.T, fsys fs.FS, args string, lim proto.Limits, n int, backward bool) proto.Response {
+	t.Helper()
+	shards := make([]proto.GrepShardResult, n)
+	stop := ""
+	for k := 0; k < n; k++ {
+		s := k
+		if backward {
+			s = n - 1 - k
+		}
+		a := fmt.Sprintf(`{"shard":%d,"shards":%d,%s`, s, n, args[1:])
+		r := Run(stopFS{fsys, stop}, proto.Request{Tool: proto.GrepShard, Args: json.RawMessage(a), Limits: lim})
+		if r.IsError {
+			return r
+		}
+		if err := json.Unmarshal(proto.ShardJSON(r), &shards[s]); err != nil {
+			t.Fatalf("shard %d of %d answered %q: %v", s, n, r.Text, err)
+		}
+		if stop == "" && shards[s].More {
+			stop = shards[s].StopAt
+		}
+	}
+	return MergeGrep(json.RawMessage(args), lim, shards)
 }

@@ -109,6 +109,9 @@ func skipFiles(list []fs.DirEntry, skipFile func(string) bool) []fs.DirEntry {
 	return kept
 }
 
+// walkStop is WalkStop natively: no host posts a stop.
+func (f *FS) walkStop() string { return "" }
+
 // readFiles is ReadFiles natively, each file opened and read in turn with
 // os, to the same rules as the host's moat.read_files.
 func (f *FS) readFiles(dir string, names []string, buf []byte, sizes []int32) int {

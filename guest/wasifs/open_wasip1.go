@@ -377,3 +377,22 @@ func (f *FS) readFiles(dir string, names []string, buf []byte, sizes []int32) in
 	return int(hostReadFiles(&packed[0], uint32(len(p)), &packed[len(p)], uint32(len(packed)-len(p)),
 		&buf[0], uint32(len(buf)), &sizes[0], uint32(len(names))))
 }
+
+//go:wasmimport moat walk_stop
+//go:noescape
+func hostWalkStop(buf *byte, bufLen uint32) uint32
+
+// walkStop is WalkStop in one host call (moat.walk_stop), which answers
+// the stop's length and writes it into buf when it fits.
+func (f *FS) walkStop() string {
+	var small [256]byte
+	n := hostWalkStop(&small[0], uint32(len(small)))
+	if n <= uint32(len(small)) {
+		return string(small[:n])
+	}
+	big := make([]byte, n)
+	if hostWalkStop(&big[0], n) != n {
+		return "" // cannot happen: a stop, once posted, stays
+	}
+	return string(big)
+}

@@ -274,6 +274,12 @@ func joinName(dir, name string) string {
 	return dir + "/" + name
 }
 
+// WalkStop is where the walk of a shard of a split grep may stop
+// (proto.WalkStop: the file at which a finished shard reached its cap),
+// "" for none yet; where the guest runs it is one host call
+// (moat.walk_stop), and natively there is never one.
+func (f *FS) WalkStop() string { return f.walkStop() }
+
 // ReadFiles reads whole, back to back into buf, the regular files names
 // (each one path component) of folder dir, in one host call where the
 // guest runs: a grep of many small files spent more on the three or four

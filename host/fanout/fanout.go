@@ -15,7 +15,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/moatdev/moat/guest/proto"
 	"github.com/moatdev/moat/guest/tools"
@@ -45,22 +47,40 @@ func New(next engine.Executor, shards int) engine.Executor {
 func (g *Splitter) Exec(ctx context.Context, req proto.Request) (proto.Response, error) {
 	switch req.Tool {
 	case proto.Grep:
-		return split(ctx, g, req, proto.GrepShard, tools.MergeGrep)
+		return split(ctx, g, req, proto.GrepShard, tools.MergeGrep, grepStop)
 	case proto.Glob:
-		return split(ctx, g, req, proto.GlobShard, tools.MergeGlob)
+		return split(ctx, g, req, proto.GlobShard, tools.MergeGlob, nil)
 	}
 	return g.Next.Exec(ctx, req)
 }
 
+// grepStop is where a finished grep shard lets the others stop
+// (proto.WalkStop): the file at which it reached its cap, if it did.
+func grepStop(r *proto.GrepShardResult) string {
+	if !r.More || !utf8.ValidString(r.StopAt) || strings.ContainsRune(r.StopAt, utf8.RuneError) {
+		// A path that was not UTF-8 came as U+FFFD, which sorts
+		// elsewhere: no stop, rather than one in the wrong place.
+		return ""
+	}
+	return r.StopAt
+}
+
 // split sends req as g.Shards calls of the shard tool and merges their
-// answers (each the JSON of an R) with merge.
-func split[R any](ctx context.Context, g *Splitter, req proto.Request, shardTool string, merge func([]byte, proto.Limits, []R) proto.Response) (proto.Response, error) {
+// answers (each the JSON of an R) with merge. With stopOf, the shards
+// share a proto.WalkStop: the first to finish with a stop (stopOf's
+// answer, "" for none) lets those still walking stop past it.
+func split[R any](ctx context.Context, g *Splitter, req proto.Request, shardTool string, merge func([]byte, proto.Limits, []R) proto.Response, stopOf func(*R) string) (proto.Response, error) {
 	var args map[string]json.RawMessage
 	if json.Unmarshal(req.Args, &args) != nil || args == nil {
 		return g.Next.Exec(ctx, req) // not an object: the guest explains
 	}
+	if stopOf != nil {
+		ctx = proto.WithWalkStop(ctx, &proto.WalkStop{})
+	}
 	resps := make([]proto.Response, g.Shards)
+	shards := make([]R, g.Shards)
 	errs := make([]error, g.Shards)
+	bad := make([]error, g.Shards) // an answer that did not decode
 	var wg sync.WaitGroup
 	for i := range g.Shards {
 		sub := req
@@ -71,6 +91,16 @@ func split[R any](ctx context.Context, g *Splitter, req proto.Request, shardTool
 		go func() {
 			defer wg.Done()
 			resps[i], errs[i] = g.Next.Exec(ctx, sub)
+			if errs[i] != nil || resps[i].IsError {
+				return
+			}
+			if err := json.Unmarshal(proto.ShardJSON(resps[i]), &shards[i]); err != nil {
+				bad[i] = fmt.Errorf("fanout: malformed answer of %s %d: %w", shardTool, i, err)
+				return
+			}
+			if stopOf != nil {
+				proto.WalkStopFrom(ctx).Post(stopOf(&shards[i]))
+			}
 		}()
 	}
 	wg.Wait()
@@ -79,13 +109,12 @@ func split[R any](ctx context.Context, g *Splitter, req proto.Request, shardTool
 			return proto.Response{}, err
 		}
 	}
-	shards := make([]R, g.Shards)
 	for i, r := range resps {
 		if r.IsError {
 			return proto.Response{ID: req.ID, Text: r.Text, IsError: true}, nil
 		}
-		if err := json.Unmarshal(proto.ShardJSON(r), &shards[i]); err != nil {
-			return proto.Response{}, fmt.Errorf("fanout: malformed answer of %s %d: %w", shardTool, i, err)
+		if bad[i] != nil {
+			return proto.Response{}, bad[i]
 		}
 	}
 	resp := merge(req.Args, req.Limits, shards)

@@ -134,19 +134,8 @@ func TestShardErrorIsTheCallsError(t *testing.T) {
 // TestThroughRunner runs the split grep and glob in real guest instances of one
 // runner, against one instance's answer.
 func TestThroughRunner(t *testing.T) {
-	if testing.Short() {
-		t.Skip("compiles the guest")
-	}
 	ctx := context.Background()
-	m, err := runner.Compile(ctx, filepath.Join(os.TempDir(), "moat-test-cache-"+runtime.Version()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close(ctx)
-	r, err := runner.Open(m, runner.Config{Root: tree(t), Resolver: confine.Auto, Timeout: time.Minute, Parallel: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := guestRunner(t, 3)
 	ex := fanout.New(r, r.Parallel())
 	defer ex.Close()
 	for _, c := range calls {
@@ -162,4 +151,67 @@ func TestThroughRunner(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestWalkStopThroughRunner: a shard whose call carries a posted
+// proto.WalkStop (moat.walk_stop, asked by the guest as it walks) stops
+// at the first entry past it, with every hit before it that it has
+// without one; a call without one walks on.
+func TestWalkStopThroughRunner(t *testing.T) {
+	ctx := context.Background()
+	r := guestRunner(t, 1)
+	defer r.Close()
+	const stop = "d2/s1/f09.txt"
+	req := proto.Request{ID: 1, Tool: proto.GrepShard, Args: json.RawMessage(`{"pattern":"hit","shard":0,"shards":2}`)}
+	shard := func(ctx context.Context) proto.GrepShardResult {
+		t.Helper()
+		resp, err := r.Exec(ctx, req)
+		if err != nil || resp.IsError {
+			t.Fatalf("%+v %v", resp, err)
+		}
+		var res proto.GrepShardResult
+		if err := json.Unmarshal(proto.ShardJSON(resp), &res); err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	all := shard(ctx)
+	w := &proto.WalkStop{}
+	w.Post(stop)
+	got := shard(proto.WithWalkStop(ctx, w))
+	var before []proto.GrepPart
+	for _, p := range all.Parts {
+		if p.Path < stop {
+			before = append(before, p)
+		}
+	}
+	if all.More || len(before) == 0 || len(before) == len(all.Parts) {
+		t.Fatalf("the tree does not test a stop: %d parts, %d before %s, more %v", len(all.Parts), len(before), stop, all.More)
+	}
+	if !got.More || got.StopAt <= stop || !strings.HasPrefix(got.StopAt, "d") || !reflect.DeepEqual(got.Parts, before) {
+		t.Fatalf("stopped at %q (more %v) with parts %+v\nwant those before %s: %+v", got.StopAt, got.More, got.Parts, stop, before)
+	}
+	if again := shard(ctx); !reflect.DeepEqual(again, all) {
+		t.Fatalf("the next call, without a stop, answered %+v\nwant %+v", again, all)
+	}
+}
+
+// guestRunner is a runner of parallel real guest instances over tree(t);
+// it skips a -short run, which does not compile the guest.
+func guestRunner(t *testing.T, parallel int) *runner.Runner {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("compiles the guest")
+	}
+	ctx := context.Background()
+	m, err := runner.Compile(ctx, filepath.Join(os.TempDir(), "moat-test-cache-"+runtime.Version()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close(ctx) })
+	r, err := runner.Open(m, runner.Config{Root: tree(t), Resolver: confine.Auto, Timeout: time.Minute, Parallel: parallel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

@@ -10,7 +10,8 @@ import (
 	"github.com/moatdev/moat/host/confine"
 )
 
-// The guest's one host function besides WASI: moat.read_files, a batch of
+// The guest's host functions besides WASI: moat.walk_stop (walkstop.go)
+// and moat.read_files, a batch of
 // one folder's small files read whole in one call, each opened as
 // path_open would open it (confine's MountControl.ReadFiles says how).
 //
@@ -41,6 +42,10 @@ func InstantiateHost(ctx context.Context, rt wazero.Runtime) error {
 		WithGoModuleFunction(api.GoModuleFunc(readFiles), []api.ValueType{i32, i32, i32, i32, i32, i32, i32, i32}, []api.ValueType{i32}).
 		WithParameterNames("dir", "dir_len", "names", "names_len", "buf", "buf_len", "sizes", "count").
 		Export(readFilesName).
+		NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(walkStop), []api.ValueType{i32, i32}, []api.ValueType{i32}).
+		WithParameterNames("buf", "buf_len").
+		Export(walkStopName).
 		Instantiate(ctx)
 	return err
 }

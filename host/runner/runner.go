@@ -48,6 +48,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tetratelabs/wazero"
@@ -366,6 +367,8 @@ type instance struct {
 	stderr *limitedBuffer
 	exited chan struct{} // closed when the guest's _start returns
 	err    error         // why it exited, valid after exited is closed
+	// stop is the current call's proto.WalkStop (moat.walk_stop), if any.
+	stop atomic.Pointer[proto.WalkStop]
 }
 
 func (r *Runner) start() (*instance, error) {
@@ -376,6 +379,7 @@ func (r *Runner) start() (*instance, error) {
 	ctx = WithMount(ctx, ctl)
 	in := &instance{cancel: cancel, fsctl: ctl, stdin: inW, outR: outR, out: bufio.NewReaderSize(outR, 64<<10),
 		stderr: &limitedBuffer{max: 4096}, exited: make(chan struct{})}
+	ctx = withWalkStop(ctx, &in.stop)
 	fsCfg := wazero.NewFSConfig().(sysfs.FSConfig).WithSysFSMount(mount, "/")
 	mc := wazero.NewModuleConfig().
 		WithName("").
@@ -427,7 +431,12 @@ func (r *Runner) Exec(ctx context.Context, req proto.Request) (proto.Response, e
 		in.fsctl.Observe(o)
 		defer in.fsctl.Observe(nil)
 	}
+	if w := proto.WalkStopFrom(ctx); w != nil {
+		// A shard of a split grep: where the others let it stop.
+		in.stop.Store(w)
+	}
 	resp, err := r.call(ctx, in, req)
+	in.stop.Store(nil) // before the instance is idle, and another call's
 	if err == nil {
 		r.mu.Lock()
 		r.idle = append(r.idle, in)
