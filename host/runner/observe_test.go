@@ -3,8 +3,10 @@ package runner_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/moatdev/moat/guest/proto"
@@ -56,5 +58,52 @@ func TestObserveThroughGuest(t *testing.T) {
 				t.Errorf("a call without the observer was noted")
 			}
 		})
+	}
+}
+
+// TestObserverNotClearedByThePreviousCall: calls in turn on the same
+// instances, each with its own observer, each told of the file it read.
+// The observer of a call must be cleared before its instance is idle
+// again: cleared after, it would undo the next call's, which may already
+// have taken the instance and set its own.
+func TestObserverNotClearedByThePreviousCall(t *testing.T) {
+	root := t.TempDir()
+	const files = 8
+	for i := range files {
+		if err := os.WriteFile(filepath.Join(root, fmt.Sprintf("f%d.txt", i)), []byte("x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := newRunner(t, root, confine.Auto)
+	var wg sync.WaitGroup
+	errs := make(chan error, 4*50)
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 50 {
+				name := fmt.Sprintf("f%d.txt", (g+i)%files)
+				var seen confine.Touches
+				args, _ := json.Marshal(map[string]any{"path": name})
+				resp, err := r.Exec(confine.WithObserver(context.Background(), &seen), proto.Request{ID: 1, Tool: proto.ReadFile, Args: args})
+				if err != nil || resp.IsError {
+					errs <- fmt.Errorf("read_file %s: %v %q", name, err, resp.Text)
+					return
+				}
+				found := false
+				for _, tc := range seen.List() {
+					found = found || tc.Path == name && tc.Kind&confine.Opened != 0
+				}
+				if !found {
+					errs <- fmt.Errorf("call %d of goroutine %d: %s read but not noted (noted: %v)", i, g, name, seen.List())
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }

@@ -426,17 +426,22 @@ func (r *Runner) Exec(ctx context.Context, req proto.Request) (proto.Response, e
 	// The guest stops its own work before this deadline (proto.Limits.TimeLimit),
 	// so an instance abandoned at the deadline is not left computing.
 	req.Limits.TimeLimit = timeLimit(ctx)
-	if o := confine.ObserverFrom(ctx); o != nil {
+	o := confine.ObserverFrom(ctx)
+	if o != nil {
 		// A recording's: what this call opens, lists and stats.
 		in.fsctl.Observe(o)
-		defer in.fsctl.Observe(nil)
 	}
 	if w := proto.WalkStopFrom(ctx); w != nil {
 		// A shard of a split grep: where the others let it stop.
 		in.stop.Store(w)
 	}
 	resp, err := r.call(ctx, in, req)
-	in.stop.Store(nil) // before the instance is idle, and another call's
+	// Both cleared before the instance is idle, and another call's: a
+	// deferred clearing would run after the next call had set its own.
+	in.stop.Store(nil)
+	if o != nil {
+		in.fsctl.Observe(nil)
+	}
 	if err == nil {
 		r.mu.Lock()
 		r.idle = append(r.idle, in)
