@@ -150,3 +150,15 @@ func runShards[R any](t *testing.T, fsys fs.FS, tool, args string, lim proto.Lim
 	}
 	return merge(json.RawMessage(args), lim, shards), shards
 }
+
+// Merge merges only the answers of a Shard tool, and says which answer
+// does not decode.
+func TestMergeRefuses(t *testing.T) {
+	if _, err := Merge(proto.Grep, []byte(`{"pattern":"x"}`), proto.Limits{}, nil); err == nil {
+		t.Error("merged the answers of grep, not of a shard tool")
+	}
+	_, err := Merge(proto.GlobShard, []byte(`{"pattern":"*"}`), proto.Limits{}, [][]byte{[]byte(`{}`), []byte(`{`)})
+	if err == nil || !strings.Contains(err.Error(), "malformed answer of glob_shard 1") {
+		t.Errorf("a malformed second answer: %v", err)
+	}
+}
