@@ -237,7 +237,7 @@ func (a *agentFlags) open(ctx context.Context, e *env, command string, stream io
 		return nil, err
 	}
 	s.closers = append(s.closers, sb.Close)
-	s.root, s.recording = rootsKey(sb.Roots), sb.Recorder
+	s.root, s.recording = assembly.RootsKey(sb.Roots), sb.Recorder
 	eng := sb.Engine
 	if ins := append(a.inst.workspaceFile(ctx, eng, e.stderr), user...); len(ins) > 0 {
 		system = agent.WithInstructions(cmp.Or(system, agent.SystemPrompt), ins...)

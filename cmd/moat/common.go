@@ -5,11 +5,11 @@ import (
 	"flag"
 	"net/url"
 	"os"
+	"reflect"
 	"strings"
 
 	"github.com/moatdev/moat/host/agent"
 	"github.com/moatdev/moat/host/assembly"
-	"github.com/moatdev/moat/host/confine"
 	"github.com/moatdev/moat/host/limits"
 )
 
@@ -27,13 +27,21 @@ type common struct {
 }
 
 func (c *common) register(fs *flag.FlagSet) {
-	fs.Var(rootsFlag{&c.roots, "."}, "root", "the sandbox root: the `folder` the tools can see; give it again for several roots, each named by its base name (list_dir \".\" lists them)")
-	c.lim = limits.Defaults()
-	registerTagged(fs, &c.lim, nil)
-	fs.StringVar(&c.cacheDir, "cache-dir", "", "the `folder` where compiled WebAssembly is cached (default: the user cache dir + /moat)")
+	c.registerSandbox(fs, ".", "the sandbox root: the `folder` the tools can see; give it again for several roots, each named by its base name (list_dir \".\" lists them)", nil)
 	fs.BoolVar(&c.allowHome, "allow-home", false, "allow a root that is your home folder or a folder above it (refused by default: the model could read every project, credential and setting there, moat's own included)")
 	fs.StringVar(&c.config, "config", "", "read flags from this `file`, one \"flag value\" or \"flag = value\" per line (keys of other commands are skipped; default: moat/config in the user config dir, if it is there)")
 	validate(fs, "root", onDisk(func() error { return assembly.CheckRoot(c.root()) }))
+}
+
+// registerSandbox registers the flags that say where the sandbox runs
+// and how tightly: --root (shown with the default rootDef and the help
+// rootHelp, which differ for replay), the limits and lists of host/limits
+// that keep selects (all for nil), and --cache-dir.
+func (c *common) registerSandbox(fs *flag.FlagSet, rootDef, rootHelp string, keep func(reflect.StructField) bool) {
+	fs.Var(rootsFlag{&c.roots, rootDef}, "root", rootHelp)
+	c.lim = limits.Defaults()
+	registerTagged(fs, &c.lim, keep)
+	fs.StringVar(&c.cacheDir, "cache-dir", "", "the `folder` where compiled WebAssembly is cached (default: the user cache dir + /moat)")
 }
 
 // root is the (last) root given, "." for none.
@@ -42,17 +50,6 @@ func (c *common) root() string {
 		return "."
 	}
 	return c.roots[len(c.roots)-1]
-}
-
-// rootsKey names the session's roots where one name is wanted (a saved
-// chat session's root, chat's first line): the one root's path, or the
-// paths of several joined by the list separator, as in $PATH.
-func rootsKey(dirs []confine.Dir) string {
-	paths := make([]string, len(dirs))
-	for i, d := range dirs {
-		paths[i] = d.Path
-	}
-	return strings.Join(paths, string(os.PathListSeparator))
 }
 
 // rootsOr is every root given, "." for none.

@@ -24,13 +24,11 @@ func replayCommand(e *env) *ffcli.Command {
 	var c common
 	var update bool
 	// Only the flags that say where and how tightly the sandbox runs: the
-	// limits and lists that change results come from the recording.
-	fs.Var(rootsFlag{&c.roots, ""}, "root", "replay against this `folder` (as it was when recorded) instead of the files in the recording; a recording of several roots: once per root, in the recorded order, or once for a folder that holds each as its label")
-	// The options a recording does not keep (how a call is held: --resolver,
+	// limits and lists that change results come from the recording; the
+	// options a recording does not keep (how a call is held: --resolver,
 	// --isolate, --timeout) are this command line's.
-	c.lim = limits.Defaults()
-	registerTagged(fs, &c.lim, func(f reflect.StructField) bool { return !limits.Recorded(f) })
-	fs.StringVar(&c.cacheDir, "cache-dir", "", "where compiled WebAssembly is cached (default: the user cache dir + /moat)")
+	c.registerSandbox(fs, "", "replay against this `folder` (as it was when recorded) instead of the files in the recording; a recording of several roots: once per root, in the recorded order, or once for a folder that holds each as its label",
+		func(f reflect.StructField) bool { return !limits.Recorded(f) })
 	fs.BoolVar(&update, "update", false, "rewrite the recording's expectations with what this build returns")
 	validate(fs, "root", func() error { return assembly.CheckRoot(c.root()) })
 	return &ffcli.Command{

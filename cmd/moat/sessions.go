@@ -2,19 +2,16 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
 	"runtime"
-	"slices"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
 
 	"github.com/moatdev/moat/host/agent"
+	"github.com/moatdev/moat/host/assembly"
 	"github.com/moatdev/moat/host/confine"
 	// ask.go has a type session: the package is "stored" here.
 	stored "github.com/moatdev/moat/host/session"
@@ -108,98 +105,16 @@ type recorder struct {
 	off   string // why nothing is saved, "" while saving
 }
 
-// start finds the session to go on with (--continue, --resume), checking
-// it belongs to the roots (absolute; symlinks resolved here, and several
-// joined as rootsKey joins them), and prepares the recorder. prior is nil
-// for a new conversation.
+// start finds the session to go on with (--continue, --resume) and
+// prepares the recorder (host/assembly decides which session resumes in
+// these roots, and whether the chat is saved). prior is nil for a new
+// conversation.
 func (f *sessionFlags) start(e *env, roots []confine.Dir) (rec *recorder, prior *stored.Saved, err error) {
-	if f.cont && f.resume != "" {
-		return nil, nil, usagef("--continue and --resume both name a session; give one")
-	}
-	roots = slices.Clone(roots)
-	for i, r := range roots {
-		if canon, err := filepath.EvalSymlinks(r.Path); err == nil {
-			roots[i].Path = canon
-		}
-	}
-	root := rootsKey(roots)
-	rec = &recorder{}
-	st, err := sessionStore(e)
+	sv, err := assembly.OpenSaved(e.getenv, runtime.GOOS, roots, assembly.Resume{Continue: f.cont, ID: f.resume, NoSave: f.noSave})
 	if err != nil {
-		if f.cont || f.resume != "" {
-			return nil, nil, err
-		}
-		rec.off = err.Error()
-		return rec, nil, nil
+		return nil, nil, err
 	}
-	rec.store = st
-	switch {
-	case f.noSave:
-		rec.off = "--no-save"
-	case slices.ContainsFunc(roots, func(r confine.Dir) bool { return inside(st.Path(), r.Path) }):
-		rec.off = fmt.Sprintf("the state folder %s is inside the root, where the model could read it; set XDG_STATE_HOME to a folder outside", st.Path())
-	}
-	id := f.resume
-	if id != "" {
-		full, err := st.Resolve(id)
-		switch {
-		case errors.Is(err, stored.ErrNotFound):
-			return nil, nil, failf("--resume: no saved session %s; 'moat sessions' lists them", agent.Sanitize(id, false))
-		case err != nil:
-			return nil, nil, failf("--resume: %s", agent.Sanitize(err.Error(), false))
-		}
-		id = full
-	}
-	if f.cont {
-		h, err := st.Last(root)
-		if errors.Is(err, stored.ErrNotFound) {
-			return nil, nil, exitError{code: exitFailure, msg: fmt.Sprintf("no saved session of root %s to continue; 'moat sessions' lists them", agent.Sanitize(root, false))}
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		id = h.ID
-	}
-	if id == "" {
-		rec.cur = st.New(root, "")
-		return rec, nil, nil
-	}
-	prior, err = st.Load(id)
-	switch {
-	case errors.Is(err, stored.ErrNotFound):
-		return nil, nil, failf("--resume: no saved session %s; 'moat sessions' lists them", agent.Sanitize(id, false))
-	case errors.Is(err, stored.ErrCorrupt):
-		return nil, nil, exitError{code: exitFailure, msg: fmt.Sprintf("session %s cannot be resumed: %s; delete %s, or start a new chat", id, agent.Sanitize(err.Error(), false), agent.Sanitize(filepath.Join(st.Path(), id+".jsonl"), false))}
-	case err != nil:
-		return nil, nil, fmt.Errorf("reading session %s: %w", id, err)
-	case prior.Root != root:
-		return nil, nil, failf("session %s belongs to root %s, not %s; run moat chat --root %s --resume %s",
-			id, agent.Sanitize(prior.Root, false), agent.Sanitize(root, false), agent.Sanitize(prior.Root, false), id)
-	}
-	rec.cur, rec.saved = prior, true
-	return rec, prior, nil
-}
-
-// inside reports whether dir is the root or below it, symlinks resolved
-// as far as dir exists.
-func inside(dir, root string) bool {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return false
-	}
-	rest := ""
-	for p := abs; ; p = filepath.Dir(p) {
-		if canon, err := filepath.EvalSymlinks(p); err == nil {
-			abs = filepath.Join(canon, rest)
-			break
-		}
-		if filepath.Dir(p) == p {
-			break
-		}
-		rest = filepath.Join(filepath.Base(p), rest)
-	}
-	rel, err := filepath.Rel(root, abs)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	return &recorder{store: sv.Store, cur: sv.Cur, saved: sv.Prior != nil, off: sv.Off}, sv.Prior, nil
 }
 
 // save writes the conversation after a turn; the first failure is said

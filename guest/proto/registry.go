@@ -4,9 +4,10 @@ package proto
 // its argument struct, what a model and a person are shown of it, and what
 // the rest of moat needs to know about it, said as attributes rather than
 // by naming the tool. The recorder, the escape table
-// (host/confine/confinetest), the agent's context budget and the guest's
-// handler map read these rows; host/toolspec derives each model-facing
-// row's JSON Schema and validation from them.
+// (host/confine/confinetest), the agent's context budget, the guest's
+// handler map, the splitter (host/fanout), the approval gate and the MCP
+// server read these rows; host/toolspec derives each model-facing row's
+// JSON Schema and validation from them.
 //
 // Adding a read-only tool touches its argument struct (marked //moat:wire,
 // and go generate run for its wire fields), its row here and its handler in guest/tools, and
@@ -67,6 +68,11 @@ type ToolDef struct {
 	// has several roots (moat --root a --root b): how it names a file
 	// then. With one root the description is exactly Description.
 	Roots string
+	// Shard is the internal tool that runs a share of this call's walk,
+	// "" for a call that is not split: host/fanout sends a call with a
+	// Shard as several calls of it and merges their answers
+	// (guest/tools Merge).
+	Shard string
 	// Volatile are the lines of its answers that the same tree, copied
 	// elsewhere or checked out afresh, answers differently (stat's
 	// modified: line); a replay compares them by this declaration.
@@ -102,11 +108,11 @@ func Registry() []ToolDef {
 			Title:       "Read file",
 			Description: "Read a text file in the workspace. Large files come in pages: use offset and limit (in lines) to read on. Binary files are refused.",
 			PathFields:  paths, Summary: aboutPath, Roots: roots},
-		{Name: Grep, NewArgs: func() any { return &GrepArgs{} }, Attrs: ReadsFiles | WalksTree,
+		{Name: Grep, NewArgs: func() any { return &GrepArgs{} }, Attrs: ReadsFiles | WalksTree, Shard: GrepShard,
 			Title:       "Search file contents",
 			Description: "Search file contents in the workspace with an RE2 regular expression; prints path:line: text per match, or file paths or counts per file (output_mode). Skips binary files (a NUL byte anywhere) and .gitignored files. A path shown in double quotes is passed back exactly as shown, quotes included.",
 			PathFields:  paths, Summary: aboutSearch, Roots: roots},
-		{Name: Glob, NewArgs: func() any { return &GlobArgs{} }, Attrs: WalksTree,
+		{Name: Glob, NewArgs: func() any { return &GlobArgs{} }, Attrs: WalksTree, Shard: GlobShard,
 			Title:       "Find files by pattern",
 			Description: "Find files and folders in the workspace whose paths match a glob pattern (** matches any depth). A path shown in double quotes is passed back exactly as shown, quotes included.",
 			PathFields:  paths, Summary: aboutSearch, Roots: roots},

@@ -42,3 +42,25 @@ func TestRegistry(t *testing.T) {
 		t.Error("ToolIs found a tool that is not there")
 	}
 }
+
+// A split tool's Shard is an internal row that does to the tree what the
+// tool does (host/fanout sends the call as calls of it), and every
+// internal row is some tool's Shard.
+func TestRegistryShards(t *testing.T) {
+	sharded := map[string]bool{}
+	for _, d := range Registry() {
+		if d.Shard == "" {
+			continue
+		}
+		s, ok := Lookup(d.Shard)
+		if !ok || !s.Is(Internal) || s.Attrs&^Internal != d.Attrs {
+			t.Errorf("%s: its shard %s is not an internal row with its attributes (%b, %b)", d.Name, d.Shard, d.Attrs, s.Attrs)
+		}
+		sharded[d.Shard] = true
+	}
+	for _, d := range Registry() {
+		if d.Is(Internal) && !sharded[d.Name] {
+			t.Errorf("%s: an internal row no tool has as its Shard", d.Name)
+		}
+	}
+}

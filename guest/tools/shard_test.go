@@ -191,3 +191,15 @@ func runShardsStopped(t *testing.T, fsys fs.FS, args string, lim proto.Limits, n
 	}
 	return MergeGrep(json.RawMessage(args), lim, shards)
 }
+
+// Merge merges only the answers of a Shard tool, and says which answer
+// does not decode.
+func TestMergeRefuses(t *testing.T) {
+	if _, err := Merge(proto.Grep, []byte(`{"pattern":"x"}`), proto.Limits{}, nil); err == nil {
+		t.Error("merged the answers of grep, not of a shard tool")
+	}
+	_, err := Merge(proto.GlobShard, []byte(`{"pattern":"*"}`), proto.Limits{}, [][]byte{[]byte(`{}`), []byte(`{`)})
+	if err == nil || !strings.Contains(err.Error(), "malformed answer of glob_shard 1") {
+		t.Errorf("a malformed second answer: %v", err)
+	}
+}

@@ -46,14 +46,17 @@ func Run(fsys fs.FS, req proto.Request) proto.Response {
 // 3.9 KB a stat) and a third of its time in the guest's allocator.
 type Handlers struct {
 	byName map[string]handler
+	// internal are the tools whose answer is a share's JSON (the
+	// registry's Internal rows), carried as it is.
+	internal map[string]bool
 }
 
 // NewHandlers builds the table: every tool handlerOf runs.
 func NewHandlers() *Handlers {
-	t := &Handlers{byName: map[string]handler{}}
+	t := &Handlers{byName: map[string]handler{}, internal: map[string]bool{}}
 	for _, d := range proto.Registry() {
 		if h, ok := handlerOf(d.Name); ok {
-			t.byName[d.Name] = h
+			t.byName[d.Name], t.internal[d.Name] = h, d.Is(proto.Internal)
 		}
 	}
 	return t
@@ -75,8 +78,8 @@ func (t *Handlers) Run(fsys fs.FS, req proto.Request) (resp proto.Response) {
 	if err != nil {
 		return errResponse(err.Error())
 	}
-	if req.Tool == proto.GrepShard || req.Tool == proto.GlobShard {
-		return proto.Response{Shard: []byte(text)} // JSON already: carried as it is
+	if t.internal[req.Tool] {
+		return proto.Response{Shard: []byte(text)} // a share's JSON already: carried as it is
 	}
 	return proto.Response{Text: text}
 }

@@ -4,20 +4,19 @@
 // A walk over a large tree is bound by one core in one guest: wasm runs
 // single-threaded. [Splitter] is a decorator around any executor that runs
 // concurrent calls in parallel (host/runner with Config.Parallel > 1): it
-// sends a grep as several proto.GrepShard calls at once, and a glob as
-// proto.GlobShard calls, each walking only its share of the tree, and
-// merges their answers with guest/tools' MergeGrep and MergeGlob, in walk
+// sends each call whose registry row names a Shard tool (grep, glob) as
+// several calls of that internal tool at once, each walking only its share
+// of the tree, and merges their answers with guest/tools' Merge, in walk
 // order and under the same caps and notices. Every other call passes
-// through untouched, so the runner below runs calls and knows no tool.
+// through untouched, so the runner below runs calls and knows no tool,
+// and the splitter knows only the registry's attribute.
 package fanout
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/moatdev/moat/guest/proto"
 	"github.com/moatdev/moat/guest/tools"
@@ -29,6 +28,9 @@ import (
 type Splitter struct {
 	Next   engine.Executor
 	Shards int // at least 2
+	// shardOf is each split tool's Shard tool, from the registry (New);
+	// nil looks each call up.
+	shardOf map[string]string
 }
 
 // New wraps next so that a grep or glob is split into shards calls; with
@@ -38,49 +40,47 @@ func New(next engine.Executor, shards int) engine.Executor {
 	if shards <= 1 {
 		return next
 	}
-	return &Splitter{Next: next, Shards: shards}
+	g := &Splitter{Next: next, Shards: shards, shardOf: map[string]string{}}
+	for _, d := range proto.Registry() {
+		if d.Shard != "" {
+			g.shardOf[d.Name] = d.Shard
+		}
+	}
+	return g
 }
 
 // Exec runs req: a grep or glob split over the shards, anything else as
 // it is. An error of any shard is the call's error; a shard's error answer
 // (every shard reports the same one, a bad pattern say) is the answer.
 func (g *Splitter) Exec(ctx context.Context, req proto.Request) (proto.Response, error) {
-	switch req.Tool {
-	case proto.Grep:
-		return split(ctx, g, req, proto.GrepShard, tools.MergeGrep, grepStop)
-	case proto.Glob:
-		return split(ctx, g, req, proto.GlobShard, tools.MergeGlob, nil)
+	shard, ok := g.shardOf[req.Tool]
+	if g.shardOf == nil {
+		d, _ := proto.Lookup(req.Tool)
+		shard, ok = d.Shard, d.Shard != ""
 	}
-	return g.Next.Exec(ctx, req)
-}
-
-// grepStop is where a finished grep shard lets the others stop
-// (proto.WalkStop): the file at which it reached its cap, if it did.
-func grepStop(r *proto.GrepShardResult) string {
-	if !r.More || !utf8.ValidString(r.StopAt) || strings.ContainsRune(r.StopAt, utf8.RuneError) {
-		// A path that was not UTF-8 came as U+FFFD, which sorts
-		// elsewhere: no stop, rather than one in the wrong place.
-		return ""
+	if !ok {
+		return g.Next.Exec(ctx, req)
 	}
-	return r.StopAt
+	return g.split(ctx, req, shard)
 }
 
 // split sends req as g.Shards calls of the shard tool and merges their
-// answers (each the JSON of an R) with merge. With stopOf, the shards
-// share a proto.WalkStop: the first to finish with a stop (stopOf's
-// answer, "" for none) lets those still walking stop past it.
-func split[R any](ctx context.Context, g *Splitter, req proto.Request, shardTool string, merge func([]byte, proto.Limits, []R) proto.Response, stopOf func(*R) string) (proto.Response, error) {
+// answers (each a share's JSON) with guest/tools' Merge. Where the
+// shard tool can stop early (tools.Stops), the shares share a
+// proto.WalkStop.
+func (g *Splitter) split(ctx context.Context, req proto.Request, shardTool string) (proto.Response, error) {
 	var args map[string]json.RawMessage
 	if json.Unmarshal(req.Args, &args) != nil || args == nil {
 		return g.Next.Exec(ctx, req) // not an object: the guest explains
 	}
-	if stopOf != nil {
+	stops := tools.Stops(shardTool)
+	if stops {
+		// The first share to finish with a stop lets those still
+		// walking stop past it.
 		ctx = proto.WithWalkStop(ctx, &proto.WalkStop{})
 	}
 	resps := make([]proto.Response, g.Shards)
-	shards := make([]R, g.Shards)
 	errs := make([]error, g.Shards)
-	bad := make([]error, g.Shards) // an answer that did not decode
 	var wg sync.WaitGroup
 	for i := range g.Shards {
 		sub := req
@@ -91,15 +91,8 @@ func split[R any](ctx context.Context, g *Splitter, req proto.Request, shardTool
 		go func() {
 			defer wg.Done()
 			resps[i], errs[i] = g.Next.Exec(ctx, sub)
-			if errs[i] != nil || resps[i].IsError {
-				return
-			}
-			if err := json.Unmarshal(proto.ShardJSON(resps[i]), &shards[i]); err != nil {
-				bad[i] = fmt.Errorf("fanout: malformed answer of %s %d: %w", shardTool, i, err)
-				return
-			}
-			if stopOf != nil {
-				proto.WalkStopFrom(ctx).Post(stopOf(&shards[i]))
+			if stops && errs[i] == nil && !resps[i].IsError {
+				proto.WalkStopFrom(ctx).Post(tools.StopOf(shardTool, proto.ShardJSON(resps[i])))
 			}
 		}()
 	}
@@ -109,15 +102,17 @@ func split[R any](ctx context.Context, g *Splitter, req proto.Request, shardTool
 			return proto.Response{}, err
 		}
 	}
+	answers := make([][]byte, g.Shards)
 	for i, r := range resps {
 		if r.IsError {
 			return proto.Response{ID: req.ID, Text: r.Text, IsError: true}, nil
 		}
-		if bad[i] != nil {
-			return proto.Response{}, bad[i]
-		}
+		answers[i] = proto.ShardJSON(r)
 	}
-	resp := merge(req.Args, req.Limits, shards)
+	resp, err := tools.Merge(shardTool, req.Args, req.Limits, answers)
+	if err != nil {
+		return proto.Response{}, fmt.Errorf("fanout: %w", err)
+	}
 	resp.ID = req.ID
 	return resp, nil
 }

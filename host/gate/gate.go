@@ -180,7 +180,8 @@ type proposal struct {
 	shown   string // given, made safe to print and to quote to the model
 	rel     string // cleaned, root-relative, slash-separated
 	content []byte // the complete new content
-	edits   int    // propose_edit: replacements made
+	edit    bool   // an edit (propose_edit), not a whole new content
+	edits   int    // an edit: replacements made
 	// oversize is the size the content would have had, when that is
 	// past MaxFileBytes and the content was therefore never built.
 	oversize int
@@ -210,24 +211,30 @@ func (g *Gate) Propose(ctx context.Context, tool string, args json.RawMessage) t
 
 func (g *Gate) propose(ctx context.Context, tool string, args json.RawMessage) (*proposal, toolspec.Result, outcome) {
 	p := &proposal{tool: tool}
-	var edit proto.ProposeEditArgs
-	switch tool {
-	case proto.ProposeWrite:
-		var a proto.ProposeWriteArgs
-		if err := json.Unmarshal(args, &a); err != nil {
-			return p, toolspec.Errorf("%s arguments: %v", tool, err), outcome{decision: "error", reason: err.Error()}
-		}
+	notWrite := func() (*proposal, toolspec.Result, outcome) {
+		return p, toolspec.Errorf("%s is not a write proposal", tool), outcome{decision: "error", reason: "unknown tool"}
+	}
+	// The registry's row says whether the tool proposes a write, and its
+	// argument struct which kind of write.
+	d, ok := proto.Lookup(tool)
+	if !ok || !d.Is(proto.Writes) {
+		return notWrite()
+	}
+	decoded := d.NewArgs()
+	if err := json.Unmarshal(args, decoded); err != nil {
+		return p, toolspec.Errorf("%s arguments: %v", tool, err), outcome{decision: "error", reason: err.Error()}
+	}
+	var edit *proto.ProposeEditArgs
+	switch a := decoded.(type) {
+	case *proto.ProposeWriteArgs:
 		p.given, p.content = a.Path, []byte(a.Content)
-	case proto.ProposeEdit:
-		if err := json.Unmarshal(args, &edit); err != nil {
-			return p, toolspec.Errorf("%s arguments: %v", tool, err), outcome{decision: "error", reason: err.Error()}
-		}
+	case *proto.ProposeEditArgs:
 		if msg := editForm(args); msg != "" {
 			return p, toolspec.Errorf("%s", msg), outcome{decision: "error", reason: msg}
 		}
-		p.given = edit.Path
+		p.given, p.edit, edit = a.Path, true, a
 	default:
-		return p, toolspec.Errorf("%s is not a write proposal", tool), outcome{decision: "error", reason: "unknown tool"}
+		return notWrite()
 	}
 	p.shown = display.Line(g.named(p.given))
 
@@ -249,8 +256,8 @@ func (g *Gate) propose(ctx context.Context, tool string, args json.RawMessage) (
 	}
 	out := outcome{before: snap.sum()}
 
-	if tool == proto.ProposeEdit {
-		if msg := applyEdit(p, snap, edit); msg != "" {
+	if p.edit {
+		if msg := applyEdit(p, snap, *edit); msg != "" {
 			if strings.Contains(edit.OldText, redactMark) {
 				msg += ". " + redactHint
 			}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/aymanbagabas/go-udiff"
 
-	"github.com/moatdev/moat/guest/proto"
 	"github.com/moatdev/moat/host/display"
 	"github.com/moatdev/moat/host/policy"
 	"github.com/moatdev/moat/host/redact"
@@ -72,7 +71,7 @@ func (g *Gate) review(sc screen, p *proposal, snap *snapshot) *Review {
 	switch {
 	case !snap.exists:
 		r.Action = Create
-	case p.tool == proto.ProposeEdit:
+	case p.edit:
 		r.Action, r.Edits = Edit, p.edits
 	default:
 		r.Action = Replace

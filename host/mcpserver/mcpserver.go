@@ -49,7 +49,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/moatdev/moat/guest/proto"
 	"github.com/moatdev/moat/host/toolspec"
 )
 
@@ -139,7 +138,7 @@ func New(eng Engine, opt Options) *Server {
 	for _, t := range eng.Tools() {
 		s.srv.AddTool(mcpTool(t), s.handler(t.Name))
 		s.names = append(s.names, t.Name)
-		if t.Name == proto.ReadFile {
+		if batches(t.Name) {
 			s.srv.AddTool(readFilesTool(), s.handler(ReadFiles))
 			s.names = append(s.names, ReadFiles)
 		}
@@ -203,7 +202,7 @@ func instructions(eng Engine, roots []string) string {
 			writes = append(writes, t.Name)
 		} else {
 			reads = append(reads, t.Name)
-			if t.Name == proto.ReadFile {
+			if batches(t.Name) {
 				reads = append(reads, ReadFiles)
 			}
 		}

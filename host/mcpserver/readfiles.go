@@ -26,6 +26,12 @@ import (
 // others.
 const ReadFiles = "read_files"
 
+// batches reports whether ReadFiles is the plural of the named tool, and
+// so offered beside it: the registry's tool that reads one file by lines.
+func batches(tool string) bool {
+	return proto.ToolIs(tool, proto.PagesByLine) && !proto.ToolIs(tool, proto.Internal)
+}
+
 // The bounds of one read_files call.
 const (
 	// MaxReadFilesPaths is the most files one call names.

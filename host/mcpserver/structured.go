@@ -25,7 +25,7 @@ type StatOutput struct {
 // outputSchema is the outputSchema of the tools whose answer has a fixed
 // shape, or nil.
 func outputSchema(tool string) *jsonschema.Schema {
-	if tool != proto.Stat {
+	if !proto.ToolIs(tool, proto.Describes) {
 		return nil
 	}
 	s, err := jsonschema.For[StatOutput](nil)
@@ -39,7 +39,7 @@ func outputSchema(tool string) *jsonschema.Schema {
 // outputSchema describes, read from the answer's text (after redaction,
 // so it shows nothing the text does not), or nil.
 func structured(tool, text string) any {
-	if tool != proto.Stat {
+	if !proto.ToolIs(tool, proto.Describes) {
 		return nil
 	}
 	var out StatOutput
