@@ -112,9 +112,13 @@ func Registry() []ToolDef {
 			PathFields:  paths, Summary: aboutSearch, Roots: roots},
 		{Name: Stat, NewArgs: func() any { return &StatArgs{} }, Attrs: Describes,
 			Title:       "Describe file",
-			Description: "Describe a file or folder in the workspace: kind, size, mode, modification time, symlink target.",
+			Description: "Describe a file or folder in the workspace: kind, size, mode (permission bits), modification time, access and status-change times (and creation time where the host keeps one), symlink target.",
 			PathFields:  paths, Summary: aboutPath, Roots: roots,
-			Volatile: []Volatile{{Prefix: "modified: ", Restored: true}, {Prefix: "size: ", When: "kind: folder"}}},
+			// A checkout sets the mode from the umask, as a review's; the
+			// access, status-change and creation times no recording can
+			// set again.
+			Volatile: []Volatile{{Prefix: "modified: ", Restored: true}, {Prefix: "size: ", When: "kind: folder"},
+				{Prefix: "mode: ", Restored: true}, {Prefix: "accessed: "}, {Prefix: "changed: "}, {Prefix: "created: "}}},
 		{Name: ProposeWrite, NewArgs: func() any { return &ProposeWriteArgs{} }, Attrs: Writes,
 			Title:       "Propose writing a file",
 			Description: "Propose creating or replacing a file in the workspace. A person sees the diff and must approve it; you are told whether it was written.",
