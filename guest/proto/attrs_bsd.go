@@ -2,21 +2,14 @@
 
 package proto
 
-import (
-	"io/fs"
-	"syscall"
-	"time"
-)
+import "syscall"
 
-// AttrsOf is fi's Attrs: its mode bits, and from the stat it was made of
-// (fi.Sys, a *syscall.Stat_t) its access, status-change and birth times.
-func AttrsOf(fi fs.FileInfo) Attrs {
-	a := Attrs{Mode: ModeBits(fi.Mode()), Modified: fi.ModTime().UTC()}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		a.Accessed = time.Unix(0, st.Atimespec.Nano()).UTC()
-		a.Changed = time.Unix(0, st.Ctimespec.Nano()).UTC()
-		a.Born = time.Unix(0, st.Birthtimespec.Nano()).UTC()
-		a.Has = AttrAccessed | AttrChanged | AttrBorn
+// sysTimes are the access, status-change and birth times (nanoseconds)
+// of a stat (a *syscall.Stat_t), and which it has.
+func sysTimes(sys any) (accessed, changed, born int64, has uint32) {
+	st, ok := sys.(*syscall.Stat_t)
+	if !ok {
+		return 0, 0, 0, 0
 	}
-	return a
+	return st.Atimespec.Nano(), st.Ctimespec.Nano(), st.Birthtimespec.Nano(), AttrAccessed | AttrChanged | AttrBorn
 }

@@ -1,20 +1,14 @@
 package proto
 
-import (
-	"io/fs"
-	"syscall"
-	"time"
-)
+import "syscall"
 
-// AttrsOf is fi's Attrs: its mode bits, and from the stat it was made of
-// (fi.Sys, a *syscall.Stat_t) its access and status-change times. Linux's
-// stat carries no birth time.
-func AttrsOf(fi fs.FileInfo) Attrs {
-	a := Attrs{Mode: ModeBits(fi.Mode()), Modified: fi.ModTime().UTC()}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		a.Accessed = time.Unix(0, st.Atim.Nano()).UTC()
-		a.Changed = time.Unix(0, st.Ctim.Nano()).UTC()
-		a.Has = AttrAccessed | AttrChanged
+// sysTimes are the access and status-change times (nanoseconds) of a
+// stat (a *syscall.Stat_t), and which it has. Linux's stat carries no
+// birth time.
+func sysTimes(sys any) (accessed, changed, born int64, has uint32) {
+	st, ok := sys.(*syscall.Stat_t)
+	if !ok {
+		return 0, 0, 0, 0
 	}
-	return a
+	return st.Atim.Nano(), st.Ctim.Nano(), 0, AttrAccessed | AttrChanged
 }

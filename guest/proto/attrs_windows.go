@@ -1,20 +1,14 @@
 package proto
 
-import (
-	"io/fs"
-	"syscall"
-	"time"
-)
+import "syscall"
 
-// AttrsOf is fi's Attrs: its mode bits as Go makes them on Windows (read
-// only or not), and from the attributes it was made of (fi.Sys) its
-// access and creation times. Windows keeps no status-change time.
-func AttrsOf(fi fs.FileInfo) Attrs {
-	a := Attrs{Mode: ModeBits(fi.Mode()), Modified: fi.ModTime().UTC()}
-	if d, ok := fi.Sys().(*syscall.Win32FileAttributeData); ok {
-		a.Accessed = time.Unix(0, d.LastAccessTime.Nanoseconds()).UTC()
-		a.Born = time.Unix(0, d.CreationTime.Nanoseconds()).UTC()
-		a.Has = AttrAccessed | AttrBorn
+// sysTimes are the access and creation times (nanoseconds) of a file's
+// attributes (a *syscall.Win32FileAttributeData), and which it has.
+// Windows keeps no status-change time.
+func sysTimes(sys any) (accessed, changed, born int64, has uint32) {
+	d, ok := sys.(*syscall.Win32FileAttributeData)
+	if !ok {
+		return 0, 0, 0, 0
 	}
-	return a
+	return d.LastAccessTime.Nanoseconds(), 0, d.CreationTime.Nanoseconds(), AttrAccessed | AttrBorn
 }

@@ -92,7 +92,7 @@ func Registry() []ToolDef {
 	return []ToolDef{
 		{Name: ListDir, NewArgs: func() any { return &ListDirArgs{} }, Attrs: ListsFolders | PagesByOffset,
 			Title:       "List folder",
-			Description: "List the entries of a folder in the workspace, sorted; folders end with \"/\", symlinks show their target; sizes adds each file's size and each entry's modification time. Wide folders come in pages: use offset to list on. A path shown in double quotes is passed back exactly as shown, quotes included.",
+			Description: "List the entries of a folder in the workspace, sorted; folders end with \"/\", symlinks show their target; sizes adds each file's size and each entry's modification time; depth (up to 8) lists the folders inside too, one path a line (sub/name), .gitignored entries left out. Wide folders and trees come in pages: use offset to list on. A path shown in double quotes is passed back exactly as shown, quotes included.",
 			PathFields:  paths, Summary: aboutPath,
 			Roots: "With several roots, \".\" lists the roots, one folder each, and every path starts with its root's name (src/main.go).",
 			// A folder's own time is not kept by a recording, and a

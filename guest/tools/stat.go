@@ -91,21 +91,22 @@ func octalMode(bits uint32) string {
 // "-rw-r--r--", "drwxr-xr-x", "lrwxrwxrwx".
 func modeString(kind fs.FileMode, bits uint32) string {
 	b := []byte("?rwxrwxrwx")
-	switch t := kind.Type(); {
-	case t == 0:
-		b[0] = '-'
-	case t&fs.ModeDir != 0:
-		b[0] = 'd'
-	case t&fs.ModeSymlink != 0:
-		b[0] = 'l'
-	case t&fs.ModeNamedPipe != 0:
-		b[0] = 'p'
-	case t&fs.ModeSocket != 0:
-		b[0] = 's'
-	case t&fs.ModeCharDevice != 0:
-		b[0] = 'c'
-	case t&fs.ModeDevice != 0:
-		b[0] = 'b'
+	for _, k := range []struct {
+		is     func(fs.FileMode) bool
+		letter byte
+	}{
+		{func(t fs.FileMode) bool { return t == 0 }, '-'},
+		{func(t fs.FileMode) bool { return t&fs.ModeDir != 0 }, 'd'},
+		{func(t fs.FileMode) bool { return t&fs.ModeSymlink != 0 }, 'l'},
+		{func(t fs.FileMode) bool { return t&fs.ModeNamedPipe != 0 }, 'p'},
+		{func(t fs.FileMode) bool { return t&fs.ModeSocket != 0 }, 's'},
+		{func(t fs.FileMode) bool { return t&fs.ModeCharDevice != 0 }, 'c'},
+		{func(t fs.FileMode) bool { return t&fs.ModeDevice != 0 }, 'b'},
+	} {
+		if k.is(kind.Type()) {
+			b[0] = k.letter
+			break
+		}
 	}
 	for i := range 9 {
 		if bits&(1<<(8-i)) == 0 {
