@@ -111,6 +111,9 @@ const (
 	// MaxEdits is the most edits one propose_edit may list: more is not a
 	// change a person reviews in one go, and each edit scans the file.
 	MaxEdits = 100
+	// MaxListDepth is the most levels one list_dir may list: a tree view
+	// of a project's layout, not a walk of everything (glob's job).
+	MaxListDepth = 8
 )
 
 // Grep output modes (GrepArgs.OutputMode).
@@ -127,6 +130,9 @@ const (
 func Bounds(tool, arg string) (maximum int, enum []string) {
 	if tool == ProposeEdit && arg == "edits" {
 		return MaxEdits, nil
+	}
+	if tool == ListDir && arg == "depth" {
+		return MaxListDepth, nil
 	}
 	if tool != Grep {
 		return 0, nil
@@ -196,6 +202,7 @@ type ListDirArgs struct {
 	Path   string `json:"path" jsonschema:"folder to list, relative to the workspace root; \".\" is the root"`
 	Offset int    `json:"offset,omitempty" jsonschema:"first entry to list, counting from 1 in name order (default 1); a folder longer than one page says the offset of the next"`
 	Sizes  bool   `json:"sizes,omitempty" jsonschema:"also show each file's size and each entry's modification time (default false)"`
+	Depth  int    `json:"depth,omitempty" jsonschema:"how many levels to list (default 1, the folder's own entries; at most 8): from 2 on, each line is a path under the folder (sub/name) and .gitignored entries are left out, as grep and glob leave them"`
 }
 
 // ReadFileArgs are the arguments of read_file.

@@ -6,8 +6,8 @@ import (
 	"strings"
 )
 
-// The batch read the guest's one host function makes (moat.read_files,
-// host/runner): a folder's path, then names one after another each ended
+// The batch read the guest's host function moat.read_files makes
+// (host/runner): a folder's path, then names one after another each ended
 // by a NUL, a buffer the host reads the files into back to back, and one
 // int32 a name for what it read of it. These are its rules, for the host
 // and for the guest's native stand-in (guest/wasifs) alike.

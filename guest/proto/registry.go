@@ -98,7 +98,7 @@ func Registry() []ToolDef {
 	return []ToolDef{
 		{Name: ListDir, NewArgs: func() any { return &ListDirArgs{} }, Attrs: ListsFolders | PagesByOffset,
 			Title:       "List folder",
-			Description: "List the entries of a folder in the workspace, sorted; folders end with \"/\", symlinks show their target; sizes adds each file's size and each entry's modification time. Wide folders come in pages: use offset to list on. A path shown in double quotes is passed back exactly as shown, quotes included.",
+			Description: "List the entries of a folder in the workspace, sorted; folders end with \"/\", symlinks show their target; sizes adds each file's size and each entry's modification time; depth (up to 8) lists the folders inside too, one path a line (sub/name), .gitignored entries left out. Wide folders and trees come in pages: use offset to list on. A path shown in double quotes is passed back exactly as shown, quotes included.",
 			PathFields:  paths, Summary: aboutPath,
 			Roots: "With several roots, \".\" lists the roots, one folder each, and every path starts with its root's name (src/main.go).",
 			// A folder's own time is not kept by a recording, and a
@@ -118,9 +118,13 @@ func Registry() []ToolDef {
 			PathFields:  paths, Summary: aboutSearch, Roots: roots},
 		{Name: Stat, NewArgs: func() any { return &StatArgs{} }, Attrs: Describes,
 			Title:       "Describe file",
-			Description: "Describe a file or folder in the workspace: kind, size, mode, modification time, symlink target.",
+			Description: "Describe a file or folder in the workspace: kind, size, mode (permission bits), modification time, access and status-change times (and creation time where the host keeps one), symlink target.",
 			PathFields:  paths, Summary: aboutPath, Roots: roots,
-			Volatile: []Volatile{{Prefix: "modified: ", Restored: true}, {Prefix: "size: ", When: "kind: folder"}}},
+			// A checkout sets the mode from the umask, as a review's; the
+			// access, status-change and creation times no recording can
+			// set again.
+			Volatile: []Volatile{{Prefix: "modified: ", Restored: true}, {Prefix: "size: ", When: "kind: folder"},
+				{Prefix: "mode: ", Restored: true}, {Prefix: "accessed: "}, {Prefix: "changed: "}, {Prefix: "created: "}}},
 		{Name: ProposeWrite, NewArgs: func() any { return &ProposeWriteArgs{} }, Attrs: Writes,
 			Title:       "Propose writing a file",
 			Description: "Propose creating or replacing a file in the workspace. A person sees the diff and must approve it; you are told whether it was written.",

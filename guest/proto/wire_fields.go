@@ -7,7 +7,7 @@ func (a *Limits) fields() []field {
 }
 
 func (a *ListDirArgs) fields() []field {
-	return []field{{name: "path", s: &a.Path}, {name: "offset", i: &a.Offset}, {name: "sizes", b: &a.Sizes}}
+	return []field{{name: "path", s: &a.Path}, {name: "offset", i: &a.Offset}, {name: "sizes", b: &a.Sizes}, {name: "depth", i: &a.Depth}}
 }
 
 func (a *ReadFileArgs) fields() []field {

@@ -51,6 +51,12 @@ func listDir(fsys fs.FS, a proto.ListDirArgs, lim proto.Limits) (string, error) 
 	if !info.IsDir() {
 		return "", errorf("not a folder: %s", displayPath(a.Path))
 	}
+	if a.Depth < 0 {
+		return "", errorf("depth must be 1 or more, got %d", a.Depth)
+	}
+	if a.Depth > 1 {
+		return listTree(fsys, p, a, lim, skip)
+	}
 	limit := max(lim.MaxResults, maxListEntries)
 	entries, total, err := smallestEntries(fsys, p, skip+limit)
 	if err != nil {
@@ -75,6 +81,60 @@ func listDir(fsys fs.FS, a proto.ListDirArgs, lim proto.Limits) (string, error) 
 		fmtTo(&b, "... %d more entries\n", rest)
 		fmtTo(&b, "[offset %d lists the next %d]\n", skip+len(entries)+1, min(rest, limit))
 	}
+	return strings.TrimSuffix(b.String(), "\n"), nil
+}
+
+// listTree is list_dir with depth > 1: the entries of folder p and of
+// its folders down to depth levels, each line the entry's path under p
+// (sub/name, folders ending with "/"), in the order of a walk that lists
+// each folder's entries sorted by name, a folder's entries after it. It
+// walks as grep and glob do (walkTree: never into .git, .gitignored
+// entries left out, links never followed, the deadline kept), and a page
+// is list_dir's (maxListEntries, or MaxResults when larger); offset pages
+// on, the tree walked again for each page.
+func listTree(fsys fs.FS, p string, a proto.ListDirArgs, lim proto.Limits, skip int) (string, error) {
+	limit := max(lim.MaxResults, maxListEntries)
+	depth := min(a.Depth, proto.MaxListDepth)
+	var b strings.Builder
+	seen, shown, more := 0, 0, false
+	notes := &walkNotes{}
+	prefix := p + "/"
+	err := walkTree(fsys, p, false, newDeadline(lim), notes, func(q string, d fs.DirEntry) error {
+		rel := q
+		if p != "." {
+			rel = strings.TrimPrefix(q, prefix)
+		}
+		level := strings.Count(rel, "/") + 1
+		if seen++; seen > skip {
+			if shown == limit {
+				more = true
+				return fs.SkipAll
+			}
+			shown++
+			b.WriteString(renderEntry(fsys, p, named{rel, d.Type()}))
+			if a.Sizes {
+				b.WriteString(entryDetails(fsys, q, d.Type()))
+			}
+			b.WriteByte('\n')
+		}
+		if d.IsDir() && level >= depth {
+			return fs.SkipDir
+		}
+		return nil
+	})
+	if err != nil {
+		return "", fsError(proto.ListDir, a.Path, err)
+	}
+	switch {
+	case seen == 0:
+		b.WriteString("(empty folder)\n")
+	case shown == 0:
+		fmtTo(&b, "(no entries from offset %d: the tree has %d to depth %d)\n", skip+1, seen, depth)
+	case more:
+		fmtTo(&b, "... more entries: the tree is cut at %d entries a page\n", limit)
+		fmtTo(&b, "[offset %d lists the next; or list a subfolder, or a smaller depth]\n", skip+shown+1)
+	}
+	notes.write(&b)
 	return strings.TrimSuffix(b.String(), "\n"), nil
 }
 

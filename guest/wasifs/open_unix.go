@@ -144,3 +144,13 @@ func (f *FS) readFiles(dir string, names []string, buf []byte, sizes []int32) in
 	}
 	return len(names)
 }
+
+// attrs is Attrs natively: os.Lstat, to the same rules as the host's
+// moat.stat (proto.AttrsOf).
+func (f *FS) attrs(name string) (proto.Attrs, error) {
+	fi, err := os.Lstat(full(f.root, name))
+	if err != nil {
+		return proto.Attrs{}, errNotDescribed
+	}
+	return proto.AttrsOf(fi), nil
+}

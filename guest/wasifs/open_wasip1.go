@@ -396,3 +396,18 @@ func (f *FS) walkStop() string {
 	}
 	return string(big)
 }
+
+//go:wasmimport moat stat
+//go:noescape
+func hostStat(path *byte, pathLen uint32, out *byte) uint32
+
+// attrs is Attrs in one host call (moat.stat): the path goes as its path
+// from the preopen, raw bytes, as readFiles sends its folder.
+func (f *FS) attrs(name string) (proto.Attrs, error) {
+	p := full(f.root, name)
+	var out [proto.AttrsSize]byte
+	if hostStat(unsafe.StringData(p), uint32(len(p)), &out[0]) != 0 {
+		return proto.Attrs{}, errNotDescribed
+	}
+	return proto.ReadAttrs(out[:]), nil
+}

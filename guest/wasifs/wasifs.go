@@ -280,6 +280,26 @@ func joinName(dir, name string) string {
 // (moat.walk_stop), and natively there is never one.
 func (f *FS) WalkStop() string { return f.walkStop() }
 
+// errNotDescribed is Attrs' error: the host did not describe the path
+// (it does not exist, is denied or leads out of the root), which the
+// guest's own Lstat of it says precisely.
+var errNotDescribed = errors.New("the host did not describe the path")
+
+// Attrs is what WASI's filestat does not carry of name, described
+// without following a final symlink: its permission bits and the times
+// the host keeps, in one host call where the guest runs (moat.stat),
+// resolved by the host as its Lstat of name is.
+func (f *FS) Attrs(name string) (proto.Attrs, error) {
+	if !proto.ValidPath(name) {
+		return proto.Attrs{}, &fs.PathError{Op: "stat", Path: name, Err: fs.ErrInvalid}
+	}
+	a, err := f.attrs(name)
+	if err != nil {
+		return proto.Attrs{}, &fs.PathError{Op: "stat", Path: name, Err: err}
+	}
+	return a, nil
+}
+
 // ReadFiles reads whole, back to back into buf, the regular files names
 // (each one path component) of folder dir, in one host call where the
 // guest runs: a grep of many small files spent more on the three or four

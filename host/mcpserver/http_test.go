@@ -488,7 +488,7 @@ func TestUnknownToolNamesNearest(t *testing.T) {
 		{false, "get_file_info", `did you mean "stat"?`},
 		{false, "search_files", `did you mean "glob"?`},
 		{false, "list_directory_with_sizes", `did you mean "list_dir" with "sizes": true?`},
-		{false, "directory_tree", `did you mean "glob" with "pattern": "**" (every path below "path")?`},
+		{false, "directory_tree", `did you mean "list_dir" with "depth": 2 to 8 (the folders inside too, one path a line)?`},
 		{false, "raed_file", `did you mean "read_file"?`},
 		{false, "move_file", `moat never creates, moves, copies or deletes files`},
 		{false, "list_allowed_directories", `this server serves one folder, its root`},

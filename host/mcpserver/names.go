@@ -25,8 +25,8 @@ func otherNames() map[string]string {
 		"read_multiple_files":       ReadFiles,
 		"list_directory":            "list_dir",
 		"list_directory_with_sizes": "list_dir",
-		"directory_tree":            "glob",
-		"tree":                      "glob",
+		"directory_tree":            "list_dir",
+		"tree":                      "list_dir",
 		"search_files":              "glob",
 		"search_within_files":       "grep",
 		"get_file_info":             "stat",
@@ -48,7 +48,7 @@ func howTo(name string) string {
 	case "list_directory_with_sizes":
 		return ` with "sizes": true`
 	case "directory_tree", "tree":
-		return ` with "pattern": "**" (every path below "path")`
+		return ` with "depth": 2 to 8 (the folders inside too, one path a line)`
 	case "search_within_files":
 		return ` (an RE2 pattern)`
 	}

@@ -14,7 +14,7 @@ import (
 // quoting.
 type statExec struct{ fakeExec }
 
-const statText = "path: \"odd\\nname\"\nkind: symlink\nsize: 12 bytes\nmode: not visible inside the sandbox (WASI carries no permission bits)\nmodified: 2026-12-01T10:00:00Z\ntarget: outside the sandbox (not followed)"
+const statText = "path: \"odd\\nname\"\nkind: symlink\nsize: 12 bytes\nmode: 0777 (lrwxrwxrwx)\nmodified: 2026-12-01T10:00:00Z\naccessed: 2026-12-01T11:00:00Z\nchanged: 2026-12-01T12:00:00Z\ntarget: outside the sandbox (not followed)"
 
 func (s *statExec) Exec(ctx context.Context, req proto.Request) (proto.Response, error) {
 	s.fakeExec.Exec(ctx, req)
@@ -49,6 +49,14 @@ func TestStatStructured(t *testing.T) {
 	json.Unmarshal(b, &got)
 	if got.Path != "odd\nname" || got.Kind != "symlink" || got.Size == nil || *got.Size != 12 || got.Modified != "2026-12-01T10:00:00Z" || got.Target != "outside the sandbox (not followed)" {
 		t.Errorf("structuredContent = %s", b)
+	}
+	if got.Mode != "0777" || got.Permissions != "lrwxrwxrwx" || got.Accessed != "2026-12-01T11:00:00Z" || got.Changed != "2026-12-01T12:00:00Z" || got.Created != "" {
+		t.Errorf("structuredContent's mode and times = %s", b)
+	}
+	// A file the host did not describe has no mode.
+	old := structured(proto.Stat, "path: a\nkind: file\nsize: 1 bytes\nmode: not visible inside the sandbox (WASI carries no permission bits)\nmodified: 2026-12-01T10:00:00Z").(StatOutput)
+	if old.Mode != "" || old.Permissions != "" || old.Modified != "2026-12-01T10:00:00Z" {
+		t.Errorf("an undescribed mode: %+v", old)
 	}
 	// Refusals carry no structuredContent; other tools have none.
 	for _, c := range []struct {

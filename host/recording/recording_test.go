@@ -257,11 +257,15 @@ func TestRootToken(t *testing.T) {
 	}
 }
 
-// stat's volatile lines: modified: is masked unless the replay restored
-// the times; a folder's size always, a file's never.
+// stat's volatile lines: modified: and mode: are masked unless the
+// replay restored them; accessed:, changed: and created: always; a
+// folder's size always, a file's never.
 func TestMasked(t *testing.T) {
 	folder := "path: src\nkind: folder\nsize: 4096 bytes (4.1 KB)\nmodified: 2026-01-01T00:00:00Z"
 	file := "path: a\nkind: file\nsize: 3 bytes\nmodified: 2026-01-01T00:00:00Z"
+	// The mode is restored with the time; the other times no recording
+	// can set again.
+	timed := "path: a\nkind: file\nsize: 3 bytes\nmode: 0640 (-rw-r-----)\nmodified: 2026-01-01T00:00:00Z\naccessed: 2026-01-02T00:00:00Z\nchanged: 2026-01-03T00:00:00Z\ncreated: 2026-01-01T00:00:00Z"
 	for _, c := range []struct {
 		tool, text string
 		restored   bool
@@ -271,6 +275,8 @@ func TestMasked(t *testing.T) {
 		{"stat", folder, true, "path: src\nkind: folder\nsize: (volatile)\nmodified: 2026-01-01T00:00:00Z"},
 		{"stat", file, false, "path: a\nkind: file\nsize: 3 bytes\nmodified: (volatile)"},
 		{"stat", file, true, file},
+		{"stat", timed, false, "path: a\nkind: file\nsize: 3 bytes\nmode: (volatile)\nmodified: (volatile)\naccessed: (volatile)\nchanged: (volatile)\ncreated: (volatile)"},
+		{"stat", timed, true, "path: a\nkind: file\nsize: 3 bytes\nmode: 0640 (-rw-r-----)\nmodified: 2026-01-01T00:00:00Z\naccessed: (volatile)\nchanged: (volatile)\ncreated: (volatile)"},
 		{"read_file", "modified: 2026", false, "modified: 2026"},
 		{"list_dir", "a.txt  (3 bytes, 2026-01-01T00:00:00Z)\nsrc/  (2026-01-02T00:00:00Z)\nplain.txt", true,
 			"a.txt  (3 bytes, (volatile))\nsrc/  ((volatile))\nplain.txt"},

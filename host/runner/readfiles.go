@@ -7,13 +7,14 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 
+	"github.com/moatdev/moat/guest/proto"
 	"github.com/moatdev/moat/host/confine"
 )
 
-// The guest's host functions besides WASI: moat.walk_stop (walkstop.go)
-// and moat.read_files, a batch of
+// The guest's host functions besides WASI: moat.walk_stop (walkstop.go),
+// moat.stat (below) and moat.read_files, a batch of
 // one folder's small files read whole in one call, each opened as
-// path_open would open it (confine's MountControl.ReadFiles says how).
+// path_open would open it (confine's MountControl.ReadFiles says how):
 //
 //	read_files(dir, dir_len, names, names_len, buf, buf_len, sizes, count) -> decided
 //
@@ -23,9 +24,19 @@ import (
 // many names it decided. Memory out of the guest's bounds, or a call from
 // an instance with no filesystem, decides none, and the guest then opens
 // them itself, so the answer never depends on this call working.
+//
+// moat.stat answers what WASI's filestat leaves out of a path's
+// description, its permission bits and the times the host keeps
+// (confine's MountControl.Attrs says how it is resolved):
+//
+//	stat(path, path_len, out) -> 0 described, 1 not
+//
+// path is the path from the preopen, raw bytes; out is guest memory of
+// proto.AttrsSize bytes, written only when the answer is 0.
 const (
 	HostModule    = "moat"
 	readFilesName = "read_files"
+	statName      = "stat"
 )
 
 // maxReadFilesNames bounds one call's names, and so the host's work
@@ -46,6 +57,10 @@ func InstantiateHost(ctx context.Context, rt wazero.Runtime) error {
 		WithGoModuleFunction(api.GoModuleFunc(walkStop), []api.ValueType{i32, i32}, []api.ValueType{i32}).
 		WithParameterNames("buf", "buf_len").
 		Export(walkStopName).
+		NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(stat), []api.ValueType{i32, i32, i32}, []api.ValueType{i32}).
+		WithParameterNames("path", "path_len", "out").
+		Export(statName).
 		Instantiate(ctx)
 	return err
 }
@@ -99,4 +114,29 @@ func readFiles(ctx context.Context, mod api.Module, stack []uint64) {
 		binary.LittleEndian.PutUint32(out[4*i:], uint32(sizes[i]))
 	}
 	stack[0] = api.EncodeU32(uint32(n))
+}
+
+// stat is moat.stat: 1 (not described) for a path out of the guest's
+// memory, an instance with no filesystem, or any error of the walk (a
+// denial, an escape, a missing file), which the guest's own lstat of the
+// path reports.
+func stat(ctx context.Context, mod api.Module, stack []uint64) {
+	p, n, at := api.DecodeU32(stack[0]), api.DecodeU32(stack[1]), api.DecodeU32(stack[2])
+	stack[0] = api.EncodeU32(1)
+	ctl, _ := ctx.Value(mountKey{}).(*confine.MountControl)
+	mem := mod.Memory()
+	if ctl == nil || mem == nil {
+		return
+	}
+	name, ok1 := mem.Read(p, n)
+	out, ok2 := mem.Read(at, proto.AttrsSize)
+	if !ok1 || !ok2 {
+		return
+	}
+	a, err := ctl.Attrs(string(name))
+	if err != nil {
+		return
+	}
+	a.Put(out)
+	stack[0] = 0
 }

@@ -43,6 +43,12 @@ import (
 // output contains it.
 const Secret = "MOAT-SECRET-7f3a"
 
+// SecretMode is the mode of every file holding the [Secret], and of no
+// other file a case lays out: a description of one (stat's mode line,
+// the host's moat.stat) shows it, and [EveryTool] reports that as the
+// secret itself.
+const SecretMode = 0o604
+
 // Case is one escape attempt.
 type Case struct {
 	Name   string
@@ -208,6 +214,11 @@ func make1(t testing.TB, base, e string) {
 		}
 		if err := os.WriteFile(abs(name), []byte(content), 0o644); err != nil {
 			t.Fatal(err)
+		}
+		if strings.Contains(content, Secret) {
+			if err := os.Chmod(abs(name), SecretMode); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 }

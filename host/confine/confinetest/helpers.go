@@ -38,7 +38,8 @@ func Repoint(root, name string, targets ...string) (stop func()) {
 // EveryTool asks every read-only tool about p through ex (the runner
 // in-process, or the isolated child), including the
 // folder around it and the whole tree, and returns all the output, one
-// "tool: text" block per call. The calls come from the tools' attributes
+// "tool: text" block per call, and the [Secret] after an answer that
+// describes a file holding it (by its [SecretMode]). The calls come from the tools' attributes
 // in proto's registry, so a tool added there is asked too.
 func EveryTool(t testing.TB, ex engine.Executor, p string) string {
 	t.Helper()
@@ -63,10 +64,16 @@ func EveryToolIn(t testing.TB, ex engine.Executor, p, top string) string {
 				t.Fatalf("%s %s: %v", d.Name, b, err)
 			}
 			out = append(out, d.Name+": "+resp.Text)
+			if strings.Contains(resp.Text, secretModeLine) {
+				out = append(out, d.Name+": described a file holding the secret: "+Secret)
+			}
 		}
 	}
 	return strings.Join(out, "\n")
 }
+
+// secretModeLine is stat's line for a file of mode [SecretMode].
+const secretModeLine = "mode: 0604 ("
 
 // probes are the arguments EveryTool gives a tool about p, by its
 // attributes: a walk is asked under p and over the whole tree, a listing
