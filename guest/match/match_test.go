@@ -170,6 +170,17 @@ ess`, false, false},
 			check(t, c.pattern, c.ignoreCase, []byte(text))
 		}
 	}
+	// Around splitWindow's end, a match or a lone long s, after lines of
+	// long s that are not matches, or of nothing to find.
+	for _, line := range []string{"\u017f x\n", "yy x\n"} {
+		for _, hit := range []string{"aSsEsS", "as\u017fes\u017f", "\u017f"} {
+			for at := splitWindow - 8; at <= splitWindow+2; at++ {
+				pad := strings.Repeat(line, splitWindow/5-4) // 5 bytes a line, ending before at
+				text := pad + strings.Repeat("y", at-len(pad)) + hit + " \u017f\nASSESS\n"
+				check(t, `(?i)assess`, false, []byte(text))
+			}
+		}
+	}
 }
 
 // TestFoldOrbits pins the fact the prefilter relies on: of the ASCII

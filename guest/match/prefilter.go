@@ -436,10 +436,33 @@ func newSplitPrefilter(runes []rune) *prefilter {
 	return p
 }
 
-// splitIndex is index for a split prefilter: the first of the ASCII
-// literal's occurrences and its rare forms', each of the latter looked for
-// only up to where the former was found.
+// splitWindow is the first stretch of text a split prefilter searches:
+// each of its searches may run to the stretch's end before the other
+// finds something early (the long s on every line, and the ASCII literal
+// nowhere), so a search from every candidate to the end of the text would
+// make many candidates cost the text's length each. The stretch grows
+// eightfold until something is found.
+const splitWindow = 32 << 10
+
+// splitIndex is index for a split prefilter.
 func (p *prefilter) splitIndex(b []byte) int {
+	maxLen := len(p.ascii.lits[0].b) // the longest: 4 runes or more, a rare form is one
+	for end := min(len(b), splitWindow); ; end = min(len(b), end*8) {
+		at := p.splitFirst(b[:end])
+		if at >= 0 && at+maxLen > end && end < len(b) {
+			// An occurrence cut by end might start before at.
+			at = p.splitFirst(b[:min(len(b), at+maxLen)])
+		}
+		if at >= 0 || end == len(b) {
+			return at
+		}
+	}
+}
+
+// splitFirst is the first of the ASCII literal's occurrences in b and its
+// rare forms', each of the latter looked for only up to where the former
+// was found.
+func (p *prefilter) splitFirst(b []byte) int {
 	at := p.ascii.index(b)
 	for _, f := range p.rare {
 		end := len(b)
