@@ -27,6 +27,9 @@ var benchClasses = []struct {
 	{"many-hits-regex", `\w+\(`, false},
 	{"no-literal", `[a-z]+[0-9]+[A-Z]`, false},
 	{"counted", `[^ ]{100,}`, false},
+	// Folded literals whose letters have forms beyond ASCII (issue 34).
+	{"folded-s", `assess`, true},
+	{"folded-k", `kelvin`, true},
 }
 
 // benchCorpus is up to 8 MB of Go's own source: the *.go files under

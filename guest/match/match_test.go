@@ -108,6 +108,7 @@ func TestTricky(t *testing.T) {
 		"", "x*", "(?:)", "a*", "^", "$", "^$", `\b`, `\B`, `^\B$`,
 		// Case folding: the Kelvin sign and long s fold with k and s.
 		"k", "K", "kelvin", "KELVIN", "s", "ss", "long ſs", "(?i)k", "(?i)ſ",
+		"(?i)assess", "(?i)kelvin", "(?i)sss", "(?i)SK", "(?i)ssss", "(?i)kkkk",
 		// Unicode classes.
 		`\p{Greek}+`, `\p{Greek}`, `\pL+`, `[^\x00-\x7f]`, `\PL`, `ü`, `(?i)ärger`, `(?i)ÄRGER`,
 		// Other scripts.
@@ -134,6 +135,50 @@ func TestTricky(t *testing.T) {
 			check(t, p, ic, nil)
 			check(t, p, ic, []byte("\n"))
 			check(t, p, ic, []byte("\n\n"))
+		}
+	}
+}
+
+// foldText holds the forms beyond ASCII of k and s (the Kelvin sign, the
+// long s) in and out of the literals that fold to them, and ß.
+const foldText = "a\u017f\u017fe\u017f\u017f ASSESS\naSsEsS x\nasses\u017f\nasse\u017f\n\u017f alone\n\u212a alone\n" +
+	"s\u212a S\u212a \u017fk SK\nsss \u00df\u017fS \u1e9e\nthe \u212aELVIN sign, kelvin\nsssk \u017f\u017f\u017f\u212a\nnone here\n" +
+	"asses\xc5 asse\xbf \xe2\x84 \u017f"
+
+// TestFoldSplit: a folded ASCII literal with too many forms to list is
+// found as itself ignoring ASCII case, plus its letters' forms beyond
+// ASCII (newSplitPrefilter), and finds what regexp finds.
+func TestFoldSplit(t *testing.T) {
+	for _, c := range []struct {
+		pattern    string
+		ignoreCase bool
+		split      bool
+	}{
+		{`(?i)assess`, false, true}, {`assess`, true, true}, {`(?i)ssss`, false, true}, {`(?i)kkskSK`, false, true},
+		{`(?i)kelvin`, false, false}, {`(?i)sss`, false, false}, {`(?i)SK`, false, false}, {`(?i)ſ`, false, false},
+		{`(?i)aſſeſſ`, false, true}, {`(?i)ass
+ess`, false, false},
+	} {
+		m, err := Compile(c.pattern, c.ignoreCase)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := m.pre != nil && m.pre.ascii != nil; got != c.split {
+			t.Errorf("%s: split prefilter %v, want %v", c.pattern, got, c.split)
+		}
+		for _, text := range []string{foldText, strings.Repeat("x", 300) + foldText, strings.ReplaceAll(foldText, "\n", " ")} {
+			check(t, c.pattern, c.ignoreCase, []byte(text))
+		}
+	}
+	// Around splitWindow's end, a match or a lone long s, after lines of
+	// long s that are not matches, or of nothing to find.
+	for _, line := range []string{"\u017f x\n", "yy x\n"} {
+		for _, hit := range []string{"aSsEsS", "as\u017fes\u017f", "\u017f"} {
+			for at := splitWindow - 8; at <= splitWindow+2; at++ {
+				pad := strings.Repeat(line, splitWindow/5-4) // 5 bytes a line, ending before at
+				text := pad + strings.Repeat("y", at-len(pad)) + hit + " \u017f\nASSESS\n"
+				check(t, `(?i)assess`, false, []byte(text))
+			}
 		}
 	}
 }
@@ -190,6 +235,12 @@ func FuzzMatchesRegexp(f *testing.F) {
 	for _, p := range []string{`^`, `$`, `.?`, `.*`, `[0-9a-f]{40}`, `0x[0-9a-fA-F]{8,}`, `(?i)traße`, `(?i)kelvin`, `(?i)assess`, `(?i)ſtraSSe`} {
 		f.Add(p, false, tricky)
 		f.Add(p, true, cliffText+"STRASSE stra\u017fe stra\u00dfe \u212aelvin\n"+strings.Repeat("0123456789abcdef", 3)+"\n")
+	}
+	// Folded literals with many forms (the long s, the Kelvin sign; see
+	// newSplitPrefilter).
+	for _, p := range []string{`(?i)assess`, `(?i)kelvin`, `(?i)ſ`, `(?i)sss`, `(?i)SK`} {
+		f.Add(p, false, foldText)
+		f.Add(p, true, foldText[20:])
 	}
 	// The hex and counted classes of issue 34, and the regexes over one
 	// line of minified JSON.

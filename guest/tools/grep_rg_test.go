@@ -39,6 +39,7 @@ func TestGrepAgreesWithRipgrep(t *testing.T) {
 		// The classes of issue 34: a hex class, letters whose
 		// folded forms are beyond ASCII (ß, the Kelvin sign, the long s).
 		{`[0-9a-f]{8}`, false}, {"(?i)straße", false}, {"straße", true}, {"(?i)kelvin", false}, {"(?i)ss", false},
+		{"(?i)assess", false}, {"assess", true}, {"(?i)ſ", false}, {"(?i)sss", false}, {"(?i)SK", false},
 		// Its hex and counted classes, and regexes over one long line of
 		// minified JSON (dist/data.json).
 		{`0x[0-9a-fA-F]{8,}`, false}, {`\b[0-9]{4}-[0-9]{2}-[0-9]{2}\b`, false}, {`[A-Z_]{12,}`, false}, {`\\x[0-9a-f]{2}`, false},
@@ -179,7 +180,8 @@ func writeRgTree(t *testing.T, root string, rng *rand.Rand) map[string]int {
 		binaries[name] = bytes.IndexByte(b.Bytes(), 0)
 	}
 	// Letters whose folded forms are beyond ASCII, and hex.
-	write("docs/fold.txt", []byte("Straße\nSTRASSE\nstra\u017fe\nSTRA\u1e9eE\n\u212aelvin\nkelvin KELVIN\ndeadbeef0123 cafe\n0x1F2E3D4C\nmiss\n"))
+	write("docs/fold.txt", []byte("Straße\nSTRASSE\nstra\u017fe\nSTRA\u1e9eE\n\u212aelvin\nkelvin KELVIN\ndeadbeef0123 cafe\n0x1F2E3D4C\nmiss\n"+
+		"a\u017f\u017fe\u017f\u017f ASSESS\naSsEsS\nasses\u017f\n\u017f alone\ns\u212a S\u212a \u017fk\nsss \u00df\u017fS\n"))
 	// One line of minified JSON past the 256 KiB buffer, the record
 	// that ends it alone "last", and a line of the counted classes.
 	rec := `{"id":12,"name":"Caf\u00e9 Hit","sha":"3f786850e387550fdab836ed7e6dc881de23001b","ok":true},`

@@ -215,11 +215,14 @@ func TestGrepMatchesLineByLine(t *testing.T) {
 // FuzzGrepPattern: any pattern and glob give an answer, never a panic, and
 // any valid pattern finds the same lines as running it line by line.
 func FuzzGrepPattern(f *testing.F) {
-	for _, s := range []string{"a", "(", "[^a]", `\s+$`, "(?s).", "**", "[", `\`, "{a,b}", "^$", `x*`, "(?i)Ä"} {
+	for _, s := range []string{"a", "(", "[^a]", `\s+$`, "(?s).", "**", "[", `\`, "{a,b}", "^$", `x*`, "(?i)Ä",
+		// Folded letters with forms beyond ASCII (the long s, the Kelvin sign).
+		"(?i)assess", "(?i)kelvin", "(?i)ſ", "(?i)sss", "(?i)SK"} {
 		f.Add(s, "*.go")
 	}
+	text := equivText + "\na\u017f\u017fe\u017f\u017f ASSESS aSsEsS\nasses\u017f \u212aELVIN s\u212a \u017fk \u00df\u017fS\n"
 	fsys := fstest.MapFS{
-		"a.go":         file(equivText),
+		"a.go":         file(text),
 		"d/b.txt":      file("needle\n"),
 		"d/.gitignore": file("[\n!\n\\\n"),
 	}
@@ -233,14 +236,14 @@ func FuzzGrepPattern(f *testing.F) {
 		if err != nil {
 			return
 		}
-		got, err := blockGrep(t, pattern, false, []byte(equivText))
+		got, err := blockGrep(t, pattern, false, []byte(text))
 		if err != nil && strings.Contains(err.Error(), "surrogate") {
 			return // refused on purpose
 		}
 		if err != nil {
 			t.Fatalf("%q compiles with regexp but not for grep: %v", pattern, err)
 		}
-		if want := lineGrep(re, []byte(equivText)); fmt.Sprint(got) != fmt.Sprint(want) {
+		if want := lineGrep(re, []byte(text)); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("%q: block grep lines %v, line grep %v", pattern, got, want)
 		}
 	})
