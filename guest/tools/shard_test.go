@@ -192,14 +192,30 @@ func runShardsStopped(t *testing.T, fsys fs.FS, args string, lim proto.Limits, n
 	return MergeGrep(json.RawMessage(args), lim, shards)
 }
 
-// Merge merges only the answers of a Shard tool, and says which answer
-// does not decode.
+// DecodeShare and Merge take only the answers of a Shard tool, say which
+// answer does not decode, and a share's stop is only a capped grep's at a
+// path that was UTF-8.
 func TestMergeRefuses(t *testing.T) {
 	if _, err := Merge(proto.Grep, []byte(`{"pattern":"x"}`), proto.Limits{}, nil); err == nil {
 		t.Error("merged the answers of grep, not of a shard tool")
 	}
-	_, err := Merge(proto.GlobShard, []byte(`{"pattern":"*"}`), proto.Limits{}, [][]byte{[]byte(`{}`), []byte(`{`)})
-	if err == nil || !strings.Contains(err.Error(), "malformed answer of glob_shard 1") {
+	if _, err := DecodeShare(proto.Grep, 0, []byte(`{}`)); err == nil {
+		t.Error("decoded an answer of grep as a share")
+	}
+	if _, err := DecodeShare(proto.GlobShard, 1, []byte(`{`)); err == nil || !strings.Contains(err.Error(), "malformed answer of glob_shard 1") {
 		t.Errorf("a malformed second answer: %v", err)
+	}
+	grep, err := DecodeShare(proto.GrepShard, 0, []byte(`{"more":true,"stop_at":"a/b.go"}`))
+	if err != nil || grep.Stop() != "a/b.go" {
+		t.Errorf("a grep share at its cap: stop %q, %v", grep.Stop(), err)
+	}
+	if _, err := Merge(proto.GlobShard, []byte(`{"pattern":"*"}`), proto.Limits{}, []Share{grep}); err == nil {
+		t.Error("merged a grep share as a glob's")
+	}
+	if s, _ := DecodeShare(proto.GrepShard, 0, []byte(`{"more":true,"stop_at":"a/\ufffd.go"}`)); s.Stop() != "" {
+		t.Errorf("a stop at a path that was not UTF-8: %q", s.Stop())
+	}
+	if s, _ := DecodeShare(proto.GrepShard, 0, []byte(`{"stop_at":"a/b.go"}`)); s.Stop() != "" {
+		t.Errorf("a stop from a share that did not reach its cap: %q", s.Stop())
 	}
 }

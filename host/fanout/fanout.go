@@ -64,8 +64,9 @@ func (g *Splitter) Exec(ctx context.Context, req proto.Request) (proto.Response,
 	return g.split(ctx, req, shard)
 }
 
-// split sends req as g.Shards calls of the shard tool and merges their
-// answers (each a share's JSON) with guest/tools' Merge. Where the
+// split sends req as g.Shards calls of the shard tool, decodes each
+// answer as it arrives (guest/tools' DecodeShare) and merges them (Merge)
+// once all have. Where the
 // shard tool can stop early (tools.Stops), the shares share a
 // proto.WalkStop.
 func (g *Splitter) split(ctx context.Context, req proto.Request, shardTool string) (proto.Response, error) {
@@ -80,7 +81,9 @@ func (g *Splitter) split(ctx context.Context, req proto.Request, shardTool strin
 		ctx = proto.WithWalkStop(ctx, &proto.WalkStop{})
 	}
 	resps := make([]proto.Response, g.Shards)
+	shares := make([]tools.Share, g.Shards)
 	errs := make([]error, g.Shards)
+	bad := make([]error, g.Shards) // an answer that did not decode
 	var wg sync.WaitGroup
 	for i := range g.Shards {
 		sub := req
@@ -91,8 +94,13 @@ func (g *Splitter) split(ctx context.Context, req proto.Request, shardTool strin
 		go func() {
 			defer wg.Done()
 			resps[i], errs[i] = g.Next.Exec(ctx, sub)
-			if stops && errs[i] == nil && !resps[i].IsError {
-				proto.WalkStopFrom(ctx).Post(tools.StopOf(shardTool, proto.ShardJSON(resps[i])))
+			if errs[i] != nil || resps[i].IsError {
+				return
+			}
+			// Decoded once, as it arrives: its stop is known now.
+			shares[i], bad[i] = tools.DecodeShare(shardTool, i, proto.ShardJSON(resps[i]))
+			if stops && bad[i] == nil {
+				proto.WalkStopFrom(ctx).Post(shares[i].Stop())
 			}
 		}()
 	}
@@ -102,14 +110,15 @@ func (g *Splitter) split(ctx context.Context, req proto.Request, shardTool strin
 			return proto.Response{}, err
 		}
 	}
-	answers := make([][]byte, g.Shards)
 	for i, r := range resps {
 		if r.IsError {
 			return proto.Response{ID: req.ID, Text: r.Text, IsError: true}, nil
 		}
-		answers[i] = proto.ShardJSON(r)
+		if bad[i] != nil {
+			return proto.Response{}, fmt.Errorf("fanout: %w", bad[i])
+		}
 	}
-	resp, err := tools.Merge(shardTool, req.Args, req.Limits, answers)
+	resp, err := tools.Merge(shardTool, req.Args, req.Limits, shares)
 	if err != nil {
 		return proto.Response{}, fmt.Errorf("fanout: %w", err)
 	}
