@@ -252,16 +252,22 @@ func Open(ctx context.Context, o Options) (sb *Sandbox, err error) {
 	if err != nil {
 		return sb, err
 	}
-	ex, err := isolate.Start(ctx, plan.Mode, cfg, notes)
-	if err != nil {
+	// Until the engine holds it, the proposer (an audit log, say) is
+	// closed here on every failure.
+	closeProposer := func() {
 		if cl, ok := p.(io.Closer); ok {
 			cl.Close()
 		}
+	}
+	ex, err := isolate.Start(ctx, plan.Mode, cfg, notes)
+	if err != nil {
+		closeProposer()
 		return sb, &Error{Kind: NoIsolation, Msg: err.Error()}
 	}
 	eng, err := engine.New(engine.Options{Catalog: cat, Policy: pol, Limits: o.Limits.Guest(), Exec: ex, Proposer: p, Root: cfg.Root, Roots: cfg.Roots, Redactor: red})
 	if err != nil {
 		ex.Close()
+		closeProposer()
 		return sb, err
 	}
 	sb.Engine = eng
