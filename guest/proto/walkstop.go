@@ -5,17 +5,34 @@ import (
 	"sync"
 )
 
-// WalkStop is where the shards of one split grep may stop walking: the
-// file at which a shard that has finished stopped at its cap
-// (GrepShardResult.StopAt). The merged answer is then cut at or before
-// that file (the shard's own hits before it already fill the cap), so
-// no shard's hits past it can be shown, and a shard still walking may
-// stop once it passes it. The host (host/fanout) posts it when a shard
-// answers; the guest asks for it (moat.walk_stop) as it walks. Safe for
+// WalkStop is where the shards of one split grep may stop walking: a file
+// at or before which the merged answer is already cut, so no shard's
+// hits past it can be shown, and a shard still walking may stop once it
+// passes it. Two things make a stop: a shard that finished at its own
+// cap (GrepShardResult.StopAt: its own hits before that file fill the
+// cap), posted by the host (host/fanout) when the shard answers; and the
+// shards' progress as they walk (Report), which Judge turns into a stop
+// once the hits all shards have found before one place fill the cap. The
+// guest reports and asks (moat.walk_stop) as it walks. Safe for
 // concurrent use.
 type WalkStop struct {
 	mu sync.Mutex
 	at string
+	// Judge, if set, is told each shard's progress and answers a stop
+	// that progress makes valid, or "". It is called with the WalkStop's
+	// lock held, so it needs none of its own; set it before the shards
+	// start.
+	Judge func(Progress) string
+}
+
+// Progress is how far one shard of a split grep has walked: every entry
+// before At in walk order is searched (At is the entry it is at), and its
+// answer so far holds Hits hits in Bytes bytes. At "" means the shard's
+// walk ended with all of its share searched.
+type Progress struct {
+	Shard       int
+	At          string
+	Hits, Bytes int
 }
 
 // Post records at, unless a stop is already recorded: any shard's stop is
@@ -35,6 +52,16 @@ func (w *WalkStop) Post(at string) {
 func (w *WalkStop) At() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	return w.at
+}
+
+// Report tells w a shard's progress and answers the stop after it (At).
+func (w *WalkStop) Report(p Progress) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.at == "" && w.Judge != nil {
+		w.at = w.Judge(p)
+	}
 	return w.at
 }
 

@@ -226,6 +226,7 @@ func runGrep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits, shard, shards int) 
 		if err != nil {
 			return nil, fsError(tool, a.Path, err)
 		}
+		g.walkEnded()
 	default:
 		return nil, errorf("not a regular file: %s (%s)", displayPath(a.Path), fileKind(info.Mode()))
 	}
@@ -328,9 +329,10 @@ type grepper struct {
 }
 
 // walkStopper is a file system that knows where a shard's walk may stop
-// (wasifs.FS.WalkStop; proto.WalkStop says why that is safe).
+// (wasifs.FS.WalkStop; proto.WalkStop says why that is safe), told the
+// shard's progress each time it is asked.
 type walkStopper interface {
-	WalkStop() string
+	WalkStop(proto.Progress) string
 }
 
 // walkStopEvery is how many entries a shard walks between two questions
@@ -349,11 +351,25 @@ func (g *grepper) pastStop(p string) bool {
 		if g.sincePoll++; !poll {
 			return false
 		}
-		if g.otherStop = g.stopper.WalkStop(); g.otherStop == "" {
+		if g.otherStop = g.stopper.WalkStop(g.progress(p)); g.otherStop == "" {
 			return false
 		}
 	}
 	return walkOrder(p, g.otherStop) > 0
+}
+
+// progress is the shard's progress at p: every entry before it searched.
+func (g *grepper) progress(p string) proto.Progress {
+	return proto.Progress{Shard: g.shard, At: p, Hits: g.hits, Bytes: g.bytes}
+}
+
+// walkEnded tells the stopper, if any, that the shard's walk ended with
+// all of its share searched, so that it no longer holds the others'
+// stop back.
+func (g *grepper) walkEnded() {
+	if g.stopper != nil && g.otherStop == "" && !g.more && !g.late {
+		g.stopper.WalkStop(g.progress(""))
+	}
 }
 
 // search greps one file and, if it has hits and is not binary, adds its

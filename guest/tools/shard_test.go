@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/moatdev/moat/guest/proto"
@@ -61,6 +62,15 @@ func testShardedGrepEqualsOne(t *testing.T, fsys fs.FS) {
 				for _, backward := range []bool{false, true} {
 					if got := runShardsStopped(t, fsys, args, lim, n, backward); got.Text != one.Text || got.IsError != one.IsError {
 						t.Fatalf("%s %+v with %d shards stopping early (the last first: %v):\n%s\nwant:\n%s", args, lim, n, backward, got.Text, one.Text)
+					}
+				}
+				orders := []string{"at once", "in turn", "last first"}
+				if n > 3 {
+					orders = orders[:1] // the same walks as with 3, a third of the time
+				}
+				for _, order := range orders {
+					if got, _ := runShardsJudged(t, fsys, args, lim, n, order); got.Text != one.Text || got.IsError != one.IsError {
+						t.Fatalf("%s %+v with %d shards stopped by their progress (%s):\n%s\nwant:\n%s", args, lim, n, order, got.Text, one.Text)
 					}
 				}
 				if args == `{"pattern":"hit"}` && lim.MaxResults == 0 && !strings.HasSuffix(got.Text, "\n[d3/.gitignore is larger than 256 KiB: only its first 256 KiB of rules were applied]\n[d5/s1/.gitignore is larger than 256 KiB: only its first 256 KiB of rules were applied]") {
@@ -162,7 +172,134 @@ type stopFS struct {
 	at string
 }
 
-func (s stopFS) WalkStop() string { return s.at }
+func (s stopFS) WalkStop(proto.Progress) string { return s.at }
+
+// judgedFS is a file system whose walkStopper reports to w, as the
+// guest's moat.walk_stop reports to the host's proto.WalkStop.
+type judgedFS struct {
+	fs.FS
+	w *proto.WalkStop
+}
+
+func (j judgedFS) WalkStop(p proto.Progress) string { return j.w.Report(p) }
+
+// runShardsJudged is runShards for grep with the shards' progress judged
+// by StopJudge as host/fanout does (and a share's own stop posted when it
+// answers): the shards in turn, the last first, or all at once; it
+// answers the merged answer and the shares.
+func runShardsJudged(t *testing.T, fsys fs.FS, args string, lim proto.Limits, n int, order string) (proto.Response, []proto.GrepShardResult) {
+	t.Helper()
+	w := &proto.WalkStop{Judge: StopJudge(proto.GrepShard, []byte(args), lim, n)}
+	shards := make([]proto.GrepShardResult, n)
+	resps := make([]proto.Response, n)
+	run := func(s int) {
+		a := fmt.Sprintf(`{"shard":%d,"shards":%d,%s`, s, n, args[1:])
+		resps[s] = Run(judgedFS{fsys, w}, proto.Request{Tool: proto.GrepShard, Args: json.RawMessage(a), Limits: lim})
+		if resps[s].IsError {
+			return
+		}
+		if sh, err := DecodeShare(proto.GrepShard, s, proto.ShardJSON(resps[s])); err == nil {
+			w.Post(sh.Stop())
+		}
+	}
+	switch order {
+	case "at once":
+		var wg sync.WaitGroup
+		for s := range n {
+			wg.Go(func() { run(s) })
+		}
+		wg.Wait()
+	case "last first":
+		for s := n - 1; s >= 0; s-- {
+			run(s)
+		}
+	default:
+		for s := range n {
+			run(s)
+		}
+	}
+	for s, r := range resps {
+		if r.IsError {
+			return r, nil
+		}
+		if err := json.Unmarshal(proto.ShardJSON(r), &shards[s]); err != nil {
+			t.Fatalf("shard %d of %d answered %q: %v", s, n, r.Text, err)
+		}
+	}
+	return MergeGrep(json.RawMessage(args), lim, shards), shards
+}
+
+// TestStopJudgeStopsTheWalk: the shards' progress stops a shard's walk
+// where the others' hits before it fill the answer, though its own hits
+// do not fill its cap, and the answer is one instance's.
+func TestStopJudgeStopsTheWalk(t *testing.T) {
+	root := t.TempDir()
+	for i := range 400 {
+		dir := filepath.Join(root, fmt.Sprintf("d%02d", i%20), fmt.Sprintf("s%d", i%4))
+		os.MkdirAll(dir, 0o755)
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%03d.txt", i)), []byte("hit\n"), 0o644)
+	}
+	const args = `{"pattern":"hit","max_results":30}`
+	one := Run(os.DirFS(root), proto.Request{Tool: proto.Grep, Args: json.RawMessage(args)})
+	got, shards := runShardsJudged(t, os.DirFS(root), args, proto.Limits{}, 2, "in turn")
+	if got.Text != one.Text {
+		t.Fatalf("got:\n%s\nwant:\n%s", got.Text, one.Text)
+	}
+	// The first shard fills its own cap (30 hits); the second is stopped
+	// by the first's progress before its own hits reach 30, near where
+	// the merged answer is cut.
+	if last := shards[1]; !last.More || len(last.Parts) >= 30 || len(last.Parts) == 0 {
+		t.Fatalf("the second shard searched %d files (more %v, stopped at %q): not stopped by the first's progress", len(last.Parts), last.More, last.StopAt)
+	}
+	if !shards[0].More || len(shards[0].Parts) != 30 {
+		t.Fatalf("the first shard: %d parts, more %v", len(shards[0].Parts), shards[0].More)
+	}
+}
+
+// TestStopJudge: the stop is the least place a shard still walking has
+// reached, once the hits (or bytes) every shard reported before it pass
+// the cap; a shard not heard from holds it back, one whose walk ended
+// does not, and a path that was not UTF-8 is no place.
+func TestStopJudge(t *testing.T) {
+	if StopJudge(proto.GlobShard, []byte(`{"pattern":"*"}`), proto.Limits{}, 2) != nil {
+		t.Fatal("a judge for a glob's shares, which never stop early")
+	}
+	j := StopJudge(proto.GrepShard, []byte(`{"pattern":"x","max_results":7}`), proto.Limits{}, 2)
+	steps := []struct {
+		p    proto.Progress
+		want string
+	}{
+		{proto.Progress{Shard: 0, At: "a/x", Hits: 3}, ""},    // shard 1 not heard from
+		{proto.Progress{Shard: 1, At: "b", Hits: 5}, ""},      // before a/x: 3 (shard 1 has no report there)
+		{proto.Progress{Shard: 0, At: "a-z", Hits: 6}, ""},    // before a-z (the least place): 6
+		{proto.Progress{Shard: 1, At: "c/\xff", Hits: 9}, ""}, // not UTF-8: ignored
+		{proto.Progress{Shard: 9, At: "z", Hits: 99}, ""},     // no such shard
+	}
+	for i, s := range steps {
+		if got := j(s.p); got != s.want {
+			t.Fatalf("step %d %+v: stop %q, want %q", i, s.p, got, s.want)
+		}
+	}
+	// Least place now: b (shard 1's), before which shard 0 reported
+	// 6 at a-z, shard 1 5 at b: 11 > 7.
+	if got := j(proto.Progress{Shard: 0, At: "c", Hits: 7}); got != "b" {
+		t.Fatalf("stop %q, want b", got)
+	}
+	// A shard whose walk ended no longer holds the place back.
+	j = StopJudge(proto.GrepShard, []byte(`{"pattern":"x"}`), proto.Limits{MaxResults: 4}, 2)
+	j(proto.Progress{Shard: 0, At: "a", Hits: 0})
+	j(proto.Progress{Shard: 1, At: "b", Hits: 5})
+	if got := j(proto.Progress{Shard: 0, At: "", Hits: 0}); got != "b" {
+		t.Fatalf("after shard 0 ended: stop %q, want b", got)
+	}
+	// Bytes fill the answer too.
+	j = StopJudge(proto.GrepShard, []byte(`{"pattern":"x"}`), proto.Limits{}, 2)
+	j(proto.Progress{Shard: 1, At: "a", Hits: 0, Bytes: 1})
+	j(proto.Progress{Shard: 0, At: "m", Hits: 1, Bytes: proto.MaxGrepBytes})
+	if got := j(proto.Progress{Shard: 1, At: "n", Hits: 1, Bytes: 2}); got != "m" {
+		t.Fatalf("bytes past the cap: stop %q, want m", got)
+	}
+}
 
 // runShardsStopped is runShards for grep with each shard told where the
 // shards before it stopped at their cap (the first such stop), as the

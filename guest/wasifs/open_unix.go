@@ -110,7 +110,7 @@ func skipFiles(list []fs.DirEntry, skipFile func(string) bool) []fs.DirEntry {
 }
 
 // walkStop is WalkStop natively: no host posts a stop.
-func (f *FS) walkStop() string { return "" }
+func (f *FS) walkStop(proto.Progress) string { return "" }
 
 // readFiles is ReadFiles natively, each file opened and read in turn with
 // os, to the same rules as the host's moat.read_files.

@@ -380,18 +380,20 @@ func (f *FS) readFiles(dir string, names []string, buf []byte, sizes []int32) in
 
 //go:wasmimport moat walk_stop
 //go:noescape
-func hostWalkStop(buf *byte, bufLen uint32) uint32
+func hostWalkStop(at *byte, atLen uint32, shard uint32, hits, bytes uint64, buf *byte, bufLen uint32) uint32
 
-// walkStop is WalkStop in one host call (moat.walk_stop), which answers
-// the stop's length and writes it into buf when it fits.
-func (f *FS) walkStop() string {
+// walkStop is WalkStop in one host call (moat.walk_stop), which takes the
+// progress and answers the stop's length, writing it into buf when it
+// fits.
+func (f *FS) walkStop(p proto.Progress) string {
 	var small [256]byte
-	n := hostWalkStop(&small[0], uint32(len(small)))
+	at := unsafe.StringData(p.At) // nil for "": the walk ended
+	n := hostWalkStop(at, uint32(len(p.At)), uint32(p.Shard), uint64(p.Hits), uint64(p.Bytes), &small[0], uint32(len(small)))
 	if n <= uint32(len(small)) {
 		return string(small[:n])
 	}
 	big := make([]byte, n)
-	if hostWalkStop(&big[0], n) != n {
+	if hostWalkStop(at, uint32(len(p.At)), uint32(p.Shard), uint64(p.Hits), uint64(p.Bytes), &big[0], n) != n {
 		return "" // cannot happen: a stop, once posted, stays
 	}
 	return string(big)

@@ -274,11 +274,11 @@ func joinName(dir, name string) string {
 	return dir + "/" + name
 }
 
-// WalkStop is where the walk of a shard of a split grep may stop
-// (proto.WalkStop: the file at which a finished shard reached its cap),
-// "" for none yet; where the guest runs it is one host call
-// (moat.walk_stop), and natively there is never one.
-func (f *FS) WalkStop() string { return f.walkStop() }
+// WalkStop tells the host how far the walk of a shard of a split grep
+// has come (p) and answers where it may stop (proto.WalkStop), "" for
+// none yet; where the guest runs it is one host call (moat.walk_stop),
+// and natively there is never one.
+func (f *FS) WalkStop(p proto.Progress) string { return f.walkStop(p) }
 
 // errNotDescribed is Attrs' error: the host did not describe the path
 // (it does not exist, is denied or leads out of the root), which the

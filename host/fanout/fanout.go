@@ -77,8 +77,9 @@ func (g *Splitter) split(ctx context.Context, req proto.Request, shardTool strin
 	stops := tools.Stops(shardTool)
 	if stops {
 		// The first share to finish with a stop lets those still
-		// walking stop past it.
-		ctx = proto.WithWalkStop(ctx, &proto.WalkStop{})
+		// walking stop past it, and so does the shares' progress as
+		// they walk, once the hits before one place fill the answer.
+		ctx = proto.WithWalkStop(ctx, &proto.WalkStop{Judge: tools.StopJudge(shardTool, req.Args, req.Limits, g.Shards)})
 	}
 	resps := make([]proto.Response, g.Shards)
 	shares := make([]tools.Share, g.Shards)

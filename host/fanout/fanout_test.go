@@ -196,6 +196,57 @@ func TestWalkStopThroughRunner(t *testing.T) {
 	}
 }
 
+// TestWalkStopProgressThroughRunner: a shard's walk reports its progress
+// to the call's proto.WalkStop (moat.walk_stop) as it walks, in walk
+// order, its hits so far with each place, and that its walk ended; and
+// a stop its Judge makes stops the walk there.
+func TestWalkStopProgressThroughRunner(t *testing.T) {
+	ctx := context.Background()
+	r := guestRunner(t, 1)
+	defer r.Close()
+	req := proto.Request{ID: 1, Tool: proto.GrepShard, Args: json.RawMessage(`{"pattern":"hit","shard":1,"shards":2}`)}
+	shard := func(w *proto.WalkStop) proto.GrepShardResult {
+		t.Helper()
+		resp, err := r.Exec(proto.WithWalkStop(ctx, w), req)
+		if err != nil || resp.IsError {
+			t.Fatalf("%+v %v", resp, err)
+		}
+		var res proto.GrepShardResult
+		if err := json.Unmarshal(proto.ShardJSON(resp), &res); err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	var got []proto.Progress
+	all := shard(&proto.WalkStop{Judge: func(p proto.Progress) string { got = append(got, p); return "" }})
+	hits := 0
+	for _, p := range all.Parts {
+		hits += p.Hits
+	}
+	if len(got) < 3 {
+		t.Fatalf("%d reports: %+v", len(got), got)
+	}
+	for i, p := range got {
+		if p.Shard != 1 || i > 0 && p.At != "" && (p.At <= got[i-1].At || p.Hits < got[i-1].Hits) {
+			t.Fatalf("report %d out of order: %+v", i, got)
+		}
+	}
+	if end := got[len(got)-1]; end.At != "" || end.Hits != hits || all.More {
+		t.Fatalf("the last report %+v, want the walk's end with %d hits (more %v)", end, hits, all.More)
+	}
+	// A stop the judge makes at the second report's place.
+	at := got[1].At
+	stopped := shard(&proto.WalkStop{Judge: func(p proto.Progress) string {
+		if p.At == at {
+			return at
+		}
+		return ""
+	}})
+	if !stopped.More || stopped.StopAt <= at {
+		t.Fatalf("stopped at %q (more %v), want past %q", stopped.StopAt, stopped.More, at)
+	}
+}
+
 // guestRunner is a runner of parallel real guest instances over tree(t);
 // it skips a -short run, which does not compile the guest.
 func guestRunner(t *testing.T, parallel int) *runner.Runner {

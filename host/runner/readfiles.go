@@ -47,15 +47,15 @@ const maxReadFilesNames = 256
 // instantiated without it. The functions serve the filesystem that
 // [WithMount] put in the context the guest runs under.
 func InstantiateHost(ctx context.Context, rt wazero.Runtime) error {
-	i32 := api.ValueTypeI32
+	i32, i64 := api.ValueTypeI32, api.ValueTypeI64
 	_, err := rt.NewHostModuleBuilder(HostModule).
 		NewFunctionBuilder().
 		WithGoModuleFunction(api.GoModuleFunc(readFiles), []api.ValueType{i32, i32, i32, i32, i32, i32, i32, i32}, []api.ValueType{i32}).
 		WithParameterNames("dir", "dir_len", "names", "names_len", "buf", "buf_len", "sizes", "count").
 		Export(readFilesName).
 		NewFunctionBuilder().
-		WithGoModuleFunction(api.GoModuleFunc(walkStop), []api.ValueType{i32, i32}, []api.ValueType{i32}).
-		WithParameterNames("buf", "buf_len").
+		WithGoModuleFunction(api.GoModuleFunc(walkStop), []api.ValueType{i32, i32, i32, i64, i64, i32, i32}, []api.ValueType{i32}).
+		WithParameterNames("at", "at_len", "shard", "hits", "bytes", "buf", "buf_len").
 		Export(walkStopName).
 		NewFunctionBuilder().
 		WithGoModuleFunction(api.GoModuleFunc(stat), []api.ValueType{i32, i32, i32}, []api.ValueType{i32}).

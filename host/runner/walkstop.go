@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"math"
 	"sync/atomic"
 
 	"github.com/tetratelabs/wazero/api"
@@ -9,14 +10,17 @@ import (
 	"github.com/moatdev/moat/guest/proto"
 )
 
-// moat.walk_stop tells a shard's walk where it may stop (proto.WalkStop):
+// moat.walk_stop tells a shard's walk where it may stop (proto.WalkStop),
+// told how far the shard has come (proto.Progress):
 //
-//	walk_stop(buf, buf_len) -> n
+//	walk_stop(at, at_len, shard, hits, bytes, buf, buf_len) -> n
 //
-// It returns the length of the stop's path, 0 for none, and writes the
-// path into buf (guest memory) when it fits. A call that is not a shard
-// of a split grep, or memory out of the guest's bounds, has none, so the
-// guest then walks as far as its own caps say.
+// at is the entry the walk is at (at_len 0: the walk ended with all of
+// the shard's share searched), hits and bytes are i64s. It returns the
+// length of the stop's path, 0 for none, and writes the path into buf
+// (guest memory) when it fits. A call that is not a shard of a split
+// grep, or memory out of the guest's bounds, has none, so the guest then
+// walks as far as its own caps say.
 const walkStopName = "walk_stop"
 
 // walkStopKey is the context key of the calling instance's current stop,
@@ -30,22 +34,36 @@ func withWalkStop(ctx context.Context, cur *atomic.Pointer[proto.WalkStop]) cont
 }
 
 func walkStop(ctx context.Context, mod api.Module, stack []uint64) {
-	buf, size := api.DecodeU32(stack[0]), api.DecodeU32(stack[1])
+	atPtr, atLen := api.DecodeU32(stack[0]), api.DecodeU32(stack[1])
+	shard, hits, bytes := api.DecodeU32(stack[2]), stack[3], stack[4]
+	buf, size := api.DecodeU32(stack[5]), api.DecodeU32(stack[6])
 	stack[0] = 0
 	cur, _ := ctx.Value(walkStopKey{}).(*atomic.Pointer[proto.WalkStop])
 	if cur == nil {
 		return
 	}
 	w := cur.Load()
-	if w == nil {
+	if w == nil || mod.Memory() == nil {
 		return
 	}
-	at := w.At()
+	// Counts past what an int32 holds are not progress a guest makes.
+	if hits > math.MaxInt32 || bytes > math.MaxInt32 {
+		return
+	}
+	p := proto.Progress{Shard: int(shard), Hits: int(hits), Bytes: int(bytes)}
+	if atLen > 0 {
+		at, ok := mod.Memory().Read(atPtr, atLen)
+		if !ok {
+			return
+		}
+		p.At = string(at)
+	}
+	at := w.Report(p)
 	if at == "" || uint64(len(at)) > uint64(size) {
 		stack[0] = api.EncodeU32(uint32(len(at)))
 		return
 	}
-	if mod.Memory() == nil || !mod.Memory().Write(buf, []byte(at)) {
+	if !mod.Memory().Write(buf, []byte(at)) {
 		return
 	}
 	stack[0] = api.EncodeU32(uint32(len(at)))
