@@ -315,6 +315,7 @@ type nameRules struct {
 // then; one with no wildcard at all is compared without doublestar.
 type pathRule struct {
 	pat, last string
+	anyDepth  string // "**/" + pat, made once
 	literal   bool
 }
 
@@ -331,7 +332,7 @@ func (rs *ruleSet) add(pat string) error {
 	switch {
 	case strings.Contains(n, "/"):
 		last := n[strings.LastIndexByte(n, '/')+1:]
-		r := pathRule{pat: n, literal: !meta(n)}
+		r := pathRule{pat: n, anyDepth: "**/" + n, literal: !meta(n)}
 		if meta(last) {
 			rs.paths = append(rs.paths, r)
 			break
@@ -400,8 +401,9 @@ func (rs *ruleSet) match(base string, full func() string) (string, bool) {
 			return p[1], true
 		}
 	}
+	// Every pattern was validated when added: not again for each name.
 	for _, g := range rs.globs {
-		if ok, _ := doublestar.Match(g, base); ok {
+		if doublestar.MatchUnvalidated(g, base) {
 			return g, true
 		}
 	}
@@ -418,10 +420,7 @@ func (rs *ruleSet) match(base string, full func() string) (string, bool) {
 				}
 				continue
 			}
-			if ok, _ := doublestar.Match(r.pat, f); ok {
-				return r.pat, true
-			}
-			if ok, _ := doublestar.Match("**/"+r.pat, f); ok {
+			if doublestar.MatchUnvalidated(r.pat, f) || doublestar.MatchUnvalidated(r.anyDepth, f) {
 				return r.pat, true
 			}
 		}
