@@ -335,12 +335,15 @@ func (c *Catalog) Validate(name string, raw json.RawMessage) (*Tool, json.RawMes
 		}
 		return nil, nil, invalid("%s arguments are not valid JSON: %v", name, err)
 	}
-	for _, k := range sortedKeys(plain) {
-		if err := t.props[k].Validate(plain[k]); err != nil {
-			return nil, nil, invalid("%s", fieldMessage(k, t.Schema.Properties[k], plain[k], obj[k]))
+	// The whole object, as the schema states it; only when it fails is
+	// each argument validated alone, for a message that names the first
+	// wrong one (an object that passes has every argument valid).
+	if err := t.resolved.Validate(plain); err != nil {
+		for _, k := range sortedKeys(plain) {
+			if err := t.props[k].Validate(plain[k]); err != nil {
+				return nil, nil, invalid("%s", fieldMessage(k, t.Schema.Properties[k], plain[k], obj[k]))
+			}
 		}
-	}
-	if err := t.resolved.Validate(plain); err != nil { // the whole object, as the schema states it
 		return nil, nil, invalid("%s arguments do not match its schema: %v", name, err)
 	}
 	// JSON Schema's "integer" has no upper bound, but the argument structs

@@ -38,3 +38,19 @@ func TestValidateMessages(t *testing.T) {
 		t.Errorf("valid grep refused or changed: %s %v", canon, err)
 	}
 }
+
+// BenchmarkValidate: a valid call's arguments, as every call's are
+// checked before the guest runs it.
+func BenchmarkValidate(b *testing.B) {
+	c, err := New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	args := json.RawMessage(`{"pattern":"func main","path":"src","glob":"*.go","ignore_case":true,"max_results":50}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := c.Validate("grep", args); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
