@@ -28,6 +28,9 @@ func BenchmarkSessionManyHits(b *testing.B) {
 		{"dotstar 2000", `{"pattern":".*","max_results":2000}`},
 		{"dotstar 100", `{"pattern":".*"}`},
 		{"hex40 2000", `{"pattern":"[0-9a-f]{40}","max_results":2000}`},
+		{"hex0x 2000", `{"pattern":"0x[0-9a-fA-F]{8,}","max_results":2000}`},
+		{"upper12 2000", `{"pattern":"[A-Z_]{12,}","max_results":2000}`},
+		{"err 2000", `{"pattern":"err","max_results":2000}`},
 		{"caret count runtime", `{"pattern":"^","path":"runtime","output_mode":"count","max_results":2000}`},
 		{"istrasse count", `{"pattern":"(?i)traße","output_mode":"count","max_results":2000}`},
 	} {
