@@ -168,7 +168,7 @@ func run() int {
 	treeScale := flag.Float64("tree-scale", 1, "size of the generated tree: 1 is 200,000 source files and a folder of 100,000 empty files; 0.05 runs quickly")
 	only := flag.String("rows", "", "measure only the rows whose name matches this regexp (default: all; the rows after the grep rows run when it matches \"one-shot latency, per-call overhead, memory\")")
 	baseMoat := flag.String("base-moat", "", "a moat `binary` (the build before a change) to time beside this checkout's in the mcp per-call rows")
-	noGNU := flag.Bool("no-gnu-grep", false, "leave GNU grep out of the cliff rows (it takes tens of seconds on some)")
+	noGNU := flag.Bool("no-gnu-grep", false, "leave GNU grep out of the cliff and session rows (it takes tens of seconds on some)")
 	flag.Parse()
 	rowRE, err := regexp.Compile(*only)
 	if err != nil {
@@ -291,7 +291,7 @@ func run() int {
 
 	// 1b'. The classes of many hits, long answers, folded letters and
 	// keyword lists, in a session beside ripgrep (-rows 'session: ').
-	sess, err := sessionRows(tmp, src, cache, *runs, want)
+	sess, err := sessionRows(tmp, src, cache, *runs, want, !*noGNU)
 	if err != nil {
 		return fail(err)
 	}

@@ -76,13 +76,16 @@ func (c sessionClass) name() string {
 }
 
 // sessionRows measures every session class whose row name want takes:
-// each round one call in the session and one ripgrep run, in turn, after
-// a first call (the one that finds the secrets of every file it reads)
-// that is not counted; medians, with the range of the session's calls.
-func sessionRows(tmp, src, cache string, runs int, want func(string) bool) ([]row, error) {
+// each round one call in the session and one run of each comparison
+// (ripgrep; for content rows ripgrep asked for moat's answer too; GNU
+// grep when gnu), in turn, after a first call (the one that finds the
+// secrets of every file it reads) that is not counted; medians, with the
+// range of the session's calls.
+func sessionRows(tmp, src, cache string, runs int, want func(string) bool, gnu bool) ([]row, error) {
 	var rows []row
 	engines := map[string]*engine.Engine{} // by root
 	rg, rgErr := exec.LookPath("rg")
+	grep, grepErr := exec.LookPath("grep")
 	for _, c := range sessionClasses() {
 		name := c.name()
 		if !want(name) {
@@ -125,7 +128,7 @@ func sessionRows(tmp, src, cache string, runs int, want func(string) bool) ([]ro
 			target = filepath.Join(src, c.path)
 		}
 		args, _ := json.Marshal(a)
-		var others [][]string
+		var others []comparison
 		if rgErr == nil {
 			// ripgrep's own size limits raised, so that it takes the lists.
 			argv := append([]string{rg, "--no-messages", "--regex-size-limit", "1G", "--dfa-size-limit", "1G"}, flags...)
@@ -136,10 +139,22 @@ func sessionRows(tmp, src, cache string, runs int, want func(string) bool) ([]ro
 				// the first 2000 in walk order (--sort path, which makes
 				// ripgrep search on one thread).
 				sorted := append(slices.Clone(argv[:1]), append([]string{"--sort", "path"}, argv[1:]...)...)
-				others = [][]string{{"sh", "-c", shellJoin(argv) + " | head -n 2000"}, {"sh", "-c", shellJoin(sorted) + " | head -n 2000"}}
+				others = append(others, comparison{name: "ripgrep " + strings.Join(flags, " "), argv: headed(argv)},
+					comparison{name: "ripgrep --sort path (the same 2000 lines)", argv: headed(sorted)})
 			} else {
-				others = [][]string{argv}
+				others = append(others, comparison{name: "ripgrep " + strings.Join(flags, " "), argv: argv})
 			}
+		}
+		if grepErr == nil && gnu {
+			// GNU grep with Perl syntax, the nearest to RE2's ((?i), \b,
+			// classes); it reads every file, ignored or not, and answers
+			// lines in the order it walks.
+			letters := "r" + strings.ReplaceAll(strings.Join(flags, ""), "-", "") + "P"
+			argv := []string{grep, "-" + letters, "-e", c.pat, target}
+			if c.content {
+				argv = headed(argv)
+			}
+			others = append(others, comparison{name: "GNU grep -" + letters, argv: argv, capped: true})
 		}
 		in, lo, hi, o, refused, err := sessionEngineCall(e, args, runs, others)
 		if err != nil {
@@ -150,30 +165,59 @@ func sessionRows(tmp, src, cache string, runs int, want func(string) bool) ([]ro
 			continue
 		}
 		rng := fmt.Sprintf("%s (%s-%s)", ms(in), ms(lo), ms(hi))
-		switch len(o) {
-		case 0:
+		if len(others) == 0 {
 			rows = append(rows, row{name, rng, "", ""})
-		case 2:
-			rows = append(rows, row{name + ", vs ripgrep " + strings.Join(flags, " "), rng, ms(o[0]), fmt.Sprintf("%.2fx", ratio(in, o[0]))},
-				row{"  vs ripgrep --sort path (the same 2000 lines)", rng, ms(o[1]), fmt.Sprintf("%.2fx", ratio(in, o[1]))})
-		default:
-			rows = append(rows, row{name + ", vs ripgrep " + strings.Join(flags, " "), rng, ms(o[0]), fmt.Sprintf("%.2fx", ratio(in, o[0]))})
 		}
-		for _, r := range rows[len(rows)-max(len(o), 1):] {
+		for i, c := range others {
+			n := "  vs " + c.name
+			if i == 0 {
+				n = name + ", vs " + c.name
+			}
+			switch o[i] {
+			case gaveUp:
+				rows = append(rows, row{n, rng, fmt.Sprintf("over %v", sessionCap), fmt.Sprintf("under %.2fx", ratio(in, sessionCap))})
+			case 0:
+				rows = append(rows, row{n, rng, "failed", "(it refused the pattern)"})
+			default:
+				rows = append(rows, row{n, rng, ms(o[i]), fmt.Sprintf("%.2fx", ratio(in, o[i]))})
+			}
+		}
+		for _, r := range rows[len(rows)-max(len(others), 1):] {
 			fmt.Fprintf(os.Stderr, "moat-bench:   %s %s %s\n", r.moat, r.other, r.ratio)
 		}
 	}
 	return rows, nil
 }
 
+// A comparison is a command timed beside a session row. A capped one
+// (GNU grep, which backtracks on some patterns and refuses others) is
+// stopped at sessionCap and may fail; ripgrep's may not.
+type comparison struct {
+	name   string
+	argv   []string
+	capped bool
+}
+
+// sessionCap bounds each run of a capped comparison.
+const sessionCap = 20 * time.Second
+
+// headed is argv's output cut at the first 2000 lines, as moat's content
+// rows ask for.
+func headed(argv []string) []string {
+	return []string{"sh", "-c", shellJoin(argv) + " | head -n 2000"}
+}
+
 // sessionEngineCall times one grep through e beside each of others, in
 // turn, for runs rounds after one not counted: the session call's median,
-// fastest and slowest, and each other's median; or the error it answered
+// fastest and slowest, and each other's median (gaveUp for a capped one
+// that outran its cap, 0 for one that failed); or the error it answered
 // (a pattern refused), the first 120 bytes of it.
-func sessionEngineCall(e *engine.Engine, args []byte, runs int, others [][]string) (med, lo, hi time.Duration, otherMed []time.Duration, refused string, err error) {
+func sessionEngineCall(e *engine.Engine, args []byte, runs int, others []comparison) (med, lo, hi time.Duration, otherMed []time.Duration, refused string, err error) {
 	ctx := context.Background()
 	var in []time.Duration
 	out := make([][]time.Duration, len(others))
+	dropped := make([]time.Duration, len(others)) // gaveUp or failed (0), once it is
+	done := make([]bool, len(others))
 	for i := 0; i <= runs; i++ {
 		t := time.Now()
 		res := e.Call(ctx, proto.Grep, args)
@@ -181,12 +225,30 @@ func sessionEngineCall(e *engine.Engine, args []byte, runs int, others [][]strin
 		if res.IsError {
 			return 0, 0, 0, nil, res.Text[:min(len(res.Text), 120)], nil
 		}
-		for k, other := range others {
-			s, err := once("", other)
-			if err != nil {
-				return 0, 0, 0, nil, "", err
+		for k, c := range others {
+			if done[k] {
+				continue
 			}
-			if i > 0 {
+			if !c.capped {
+				s, err := once("", c.argv)
+				if err != nil {
+					return 0, 0, 0, nil, "", err
+				}
+				if i > 0 {
+					out[k] = append(out[k], s.wall)
+				}
+				continue
+			}
+			cctx, cancel := context.WithTimeout(ctx, sessionCap)
+			s, err := onceCtx(cctx, "", c.argv)
+			over := cctx.Err() != nil
+			cancel()
+			switch {
+			case over:
+				done[k], dropped[k] = true, gaveUp
+			case err != nil:
+				done[k] = true
+			case i > 0:
 				out[k] = append(out[k], s.wall)
 			}
 		}
@@ -195,7 +257,11 @@ func sessionEngineCall(e *engine.Engine, args []byte, runs int, others [][]strin
 		}
 	}
 	slices.Sort(in)
-	for _, o := range out {
+	for k, o := range out {
+		if done[k] {
+			otherMed = append(otherMed, dropped[k])
+			continue
+		}
 		slices.Sort(o)
 		otherMed = append(otherMed, o[len(o)/2])
 	}
