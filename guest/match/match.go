@@ -122,6 +122,16 @@ type Matcher struct {
 	dfaLen, dfaEnd int
 	// pieces holds the matchers of Piece, by notBegin + 2*notEnd.
 	pieces [4]*Matcher
+	// rev, when set, decides lines of revMin bytes or more by the reverse
+	// inner literal strategy (revinner.go); revMin is revMinLine unless
+	// set (tests use it on short lines). revLine, revLen and revAt
+	// remember the line it last decided matches, in the call of Next that
+	// returned it, and where the occurrence of its literal that is part of
+	// a match starts, for Start.
+	rev           *revInner
+	revMin        int
+	revLine       *byte
+	revLen, revAt int
 }
 
 // MaxProgInsts bounds the program a pattern compiles to: the memory it
@@ -197,6 +207,7 @@ func Compile(pattern string, ignoreCase bool) (*Matcher, error) {
 	if prog != nil {
 		m.dfa = newDFA(prog)
 		m.progLen = len(prog.Inst)
+		m.rev, m.revMin = newRevInner(stripDotStar(tree)), revMinLine
 	}
 	m.pre = newPrefilter(tree)
 	m.minLen = minBytes(tree)
@@ -263,6 +274,9 @@ func (m *Matcher) SetStop(stop func() bool) {
 	m.stop = stop
 	if m.dfa != nil {
 		m.dfa.stop = stop
+	}
+	if m.rev != nil {
+		m.rev.setStop(stop)
 	}
 }
 
@@ -417,14 +431,7 @@ func (m *Matcher) Start(line []byte) int {
 		// DFA finds where the first match ends, and regexp looks for its
 		// start in a window around that. This is a hint for showing the
 		// match, exact when the match is shorter than startWindow.
-		var end, res int
-		if len(line) == m.dfaLen && &line[0] == m.dfaLine {
-			end, res = m.dfaEnd, dfaMatch // as first would find it again
-		} else {
-			m.dfa.noFail = true
-			end, res = m.dfa.first(line)
-			m.dfa.noFail = false
-		}
+		end, res := m.firstEnd(line)
 		switch res {
 		case dfaStopped:
 			m.stopped = true
@@ -444,6 +451,63 @@ func (m *Matcher) Start(line []byte) int {
 	return -1
 }
 
+// firstEnd returns where dfa.first(line) finds the first match of a
+// nonempty line, and dfaMatch, or dfaNoMatch or dfaStopped: remembered
+// from the Next that returned the line, or found by the reverse inner
+// literal strategy (revEnd), or by the DFA over the whole line.
+func (m *Matcher) firstEnd(line []byte) (int, int) {
+	if len(line) == m.dfaLen && &line[0] == m.dfaLine {
+		return m.dfaEnd, dfaMatch // as first would find it again
+	}
+	if m.rev != nil && len(line) >= m.revMin {
+		at, res := m.revAt, dfaMatch
+		if len(line) != m.revLen || &line[0] != m.revLine {
+			at, res = m.rev.decide(line)
+		}
+		if res == dfaMatch {
+			at, res = m.revEnd(line, at)
+		}
+		if res != dfaFailed {
+			return at, res
+		}
+	}
+	m.dfa.noFail = true
+	end, res := m.dfa.first(line)
+	m.dfa.noFail = false
+	return end, res
+}
+
+// revEnd returns what dfa.first(line) returns for a line in which the
+// first occurrence of the reverse inner literal that is part of a match
+// is at o, reading only from where that match can start, or dfaFailed
+// when it cannot tell. Every match of the line holds an occurrence at o
+// or after, and those through o start at or after q (revInner.start):
+// first run from q finds the end of the first of them, which is the first
+// match's end unless a match through a later occurrence ends before it.
+// Such a match ends at that occurrence's end or after, and first reports
+// a match at most a rune (utf8.UTFMax bytes) before its end; so when no
+// occurrence ends within end+utf8.UTFMax, the end found is first's.
+// Without assertions in the pattern (revInner's condition), first from q
+// runs exactly the threads that start at q or after, and q, where a
+// backward scan stopped, is a rune boundary.
+func (m *Matcher) revEnd(line []byte, o int) (int, int) {
+	q, res := m.rev.start(line, o)
+	if res == dfaStopped {
+		return 0, res
+	}
+	m.dfa.noFail = true
+	end, res := m.dfa.first(line[q:])
+	m.dfa.noFail = false
+	if res != dfaMatch {
+		return 0, res // dfaStopped; dfaNoMatch cannot happen
+	}
+	end += q
+	if hi := min(len(line), end+utf8.UTFMax); o+1 < hi && m.rev.lit.index(line[o+1:hi]) >= 0 {
+		return 0, dfaFailed
+	}
+	return end, dfaMatch
+}
+
 // nonGreedy makes every repetition in re prefer fewer.
 func nonGreedy(re *syntax.Regexp) *syntax.Regexp {
 	for _, sub := range re.Sub {
@@ -460,7 +524,7 @@ func nonGreedy(re *syntax.Regexp) *syntax.Regexp {
 // match, end excluding the '\n'. buf holds whole lines; text after its last
 // '\n' is a line when it is not empty. ok is false when no line matches.
 func (m *Matcher) Next(buf []byte) (start, end int, ok bool) {
-	m.dfaLine = nil
+	m.dfaLine, m.revLine = nil, nil
 	if m.literal != nil {
 		i := m.literal.index(buf)
 		if i < 0 {
@@ -551,6 +615,18 @@ func (m *Matcher) lineMatches(line []byte) bool {
 			return longestRun(line) >= m.dotRunes
 		}
 		return utf8.RuneCount(line) >= m.dotRunes // an invalid byte is a rune, U+FFFD, as for regexp
+	}
+	if m.rev != nil && len(line) >= m.revMin {
+		switch at, res := m.rev.decide(line); res {
+		case dfaMatch:
+			m.revLine, m.revLen, m.revAt = &line[0], len(line), at
+			return true
+		case dfaNoMatch:
+			return false
+		case dfaStopped:
+			m.stopped = true
+			return false
+		}
 	}
 	if m.dfa != nil && m.dfa.failures < maxFailures {
 		end, res := m.dfa.matchLineAt(line)
