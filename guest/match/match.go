@@ -132,6 +132,9 @@ type Matcher struct {
 	revMin        int
 	revLine       *byte
 	revLen, revAt int
+	// preRev: the prefilter looks for rev's literal and nothing else, so
+	// where it found a candidate line is where the literal first occurs.
+	preRev bool
 }
 
 // MaxProgInsts bounds the program a pattern compiles to: the memory it
@@ -210,6 +213,7 @@ func Compile(pattern string, ignoreCase bool) (*Matcher, error) {
 		m.rev, m.revMin = newRevInner(stripDotStar(tree)), revMinLine
 	}
 	m.pre = newPrefilter(tree)
+	m.preRev = m.rev != nil && m.pre != nil && m.pre.same(m.rev.lit)
 	m.minLen = minBytes(tree)
 	if n, ok := dotRunes(tree); ok && n > 0 {
 		m.dotRunes, m.minLen = n, n
@@ -462,7 +466,7 @@ func (m *Matcher) firstEnd(line []byte) (int, int) {
 	if m.rev != nil && len(line) >= m.revMin {
 		at, res := m.revAt, dfaMatch
 		if len(line) != m.revLen || &line[0] != m.revLine {
-			at, res = m.rev.decide(line)
+			at, res = m.rev.decide(line, 0)
 		}
 		if res == dfaMatch {
 			at, res = m.revEnd(line, at)
@@ -588,7 +592,11 @@ func (m *Matcher) nextCandidate(buf []byte) (int, int, bool) {
 			return s, e, true
 		}
 		next := min(e+1, len(buf))
-		if m.lineMatches(buf[s:e]) {
+		first := 0 // where the line's first occurrence of rev's literal may be
+		if m.preRev {
+			first = from + i - s
+		}
+		if m.lineMatches(buf[s:e], first) {
 			m.judgePrefilter(next-from, e-s) // the next call scans if it said so
 			return s, e, true
 		}
@@ -604,9 +612,11 @@ func (m *Matcher) nextCandidate(buf []byte) (int, int, bool) {
 	return 0, 0, false
 }
 
-// lineMatches decides one line (no '\n' in it): the DFA, unless it has
-// failed too often in this buffer, else decideLine.
-func (m *Matcher) lineMatches(line []byte) bool {
+// lineMatches decides one line (no '\n' in it): the reverse inner literal
+// strategy on a long line (its literal does not occur before offset
+// first), the DFA, unless it has failed too often in this buffer, else
+// decideLine.
+func (m *Matcher) lineMatches(line []byte, first int) bool {
 	if len(line) < m.minLen {
 		return false
 	}
@@ -617,7 +627,7 @@ func (m *Matcher) lineMatches(line []byte) bool {
 		return utf8.RuneCount(line) >= m.dotRunes // an invalid byte is a rune, U+FFFD, as for regexp
 	}
 	if m.rev != nil && len(line) >= m.revMin {
-		switch at, res := m.rev.decide(line); res {
+		switch at, res := m.rev.decide(line, first); res {
 		case dfaMatch:
 			m.revLine, m.revLen, m.revAt = &line[0], len(line), at
 			return true
@@ -711,7 +721,7 @@ func (m *Matcher) scanLines(buf []byte) (int, int, bool) {
 			e += s
 		}
 		if e-s >= m.minLen {
-			if m.lineMatches(buf[s:e]) {
+			if m.lineMatches(buf[s:e], 0) {
 				return s, e, true
 			}
 			if m.stopped {

@@ -123,7 +123,7 @@ func checkRevInner(t testing.TB, pattern string, ignoreCase bool, text []byte) {
 		ref, _ := Compile(pattern, ignoreCase)
 		ref.dfa.noFail = true
 		for _, l := range bytes.Split(text, []byte("\n")) {
-			at, res := m.rev.decide(l)
+			at, res := m.rev.decide(l, 0)
 			switch {
 			case res == dfaFailed:
 				continue
@@ -637,6 +637,9 @@ func TestReverseInner(t *testing.T) {
 			if !ic && (m.rev != nil) != c.applies {
 				t.Errorf("%s: strategy applies %v, want %v", c.pattern, m.rev != nil, c.applies)
 			}
+			if c.pattern == `"id":[0-9]+,"last":true` && !m.preRev {
+				t.Errorf("%s: the prefilter's finds are not taken as the literal's", c.pattern)
+			}
 			check(t, c.pattern, ic, text)
 			check(t, c.pattern, ic, long)
 			if m.rev == nil {
@@ -673,7 +676,7 @@ func TestReverseInnerBounded(t *testing.T) {
 		if err != nil || m.rev == nil {
 			t.Fatalf("%s: %v, strategy %v", c.pattern, err, m.rev != nil)
 		}
-		if _, res := m.rev.decide([]byte(c.line)); res != c.want {
+		if _, res := m.rev.decide([]byte(c.line), 0); res != c.want {
 			t.Errorf("%s on %.20q...: decide = %d, want %d", c.pattern, c.line, res, c.want)
 		}
 		check(t, c.pattern, false, []byte(c.line))

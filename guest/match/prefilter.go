@@ -429,6 +429,18 @@ func newSplitPrefilter(runes []rune) *prefilter {
 	return p
 }
 
+// same reports whether p and q look for the same one literal.
+func (p *prefilter) same(q *prefilter) bool {
+	switch {
+	case p.one != nil && q.one != nil:
+		return bytes.Equal(p.one.pat, q.one.pat)
+	case p.one == nil && q.one == nil && p.ac == nil && q.ac == nil && p.ascii == nil && q.ascii == nil &&
+		len(p.lits) == 1 && len(q.lits) == 1:
+		return p.lits[0].fold == q.lits[0].fold && bytes.Equal(p.lits[0].b, q.lits[0].b)
+	}
+	return false
+}
+
 // foldFinder returns a prefilter that finds one ASCII literal ignoring
 // ASCII case (b is lower-cased in place).
 func foldFinder(b []byte) *prefilter {

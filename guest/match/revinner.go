@@ -188,17 +188,18 @@ func (r *revInner) setStop(stop func() bool) {
 	}
 }
 
-// decide reports whether line (no '\n' in it) holds a match: dfaMatch
-// and the offset of the first occurrence of L that is part of a match,
-// dfaNoMatch, dfaStopped, or dfaFailed when a scan met its bound and the
-// caller must decide the line another way.
-func (r *revInner) decide(line []byte) (int, int) {
+// decide reports whether line (no '\n' in it), in which L does not occur
+// before offset first, holds a match: dfaMatch and the offset of the
+// first occurrence of L that is part of a match, dfaNoMatch, dfaStopped,
+// or dfaFailed when a scan met its bound and the caller must decide the
+// line another way.
+func (r *revInner) decide(line []byte, first int) (int, int) {
 	if !r.build() {
 		return 0, dfaFailed
 	}
 	bound := 0                 // backward scans stop here: the bytes before it were read already
 	budget := len(line) + 1024 // bytes the forward scans may read in all
-	for from := 0; from < len(line); {
+	for from := first; from < len(line); {
 		i := r.lit.index(line[from:])
 		if i < 0 {
 			return 0, dfaNoMatch
