@@ -115,7 +115,7 @@ func checkRevInner(t testing.TB, pattern string, ignoreCase bool, text []byte) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m.revMin = 0
+		m.revMin, m.rev.spacing = 0, 0
 		re := m.Regexp()
 		if got, want := gotLines(t, m, text), refLines(re, text); !slices.Equal(got, want) {
 			t.Errorf("pattern %q (ignore case %v), reverse inner literal on every line of %q:\n got lines %v\nwant lines %v", pattern, ignoreCase, text, got, want)
@@ -645,6 +645,7 @@ func TestReverseInner(t *testing.T) {
 			if m.rev == nil {
 				continue
 			}
+			m.rev.spacing = 0 // dense literals too
 			old, _ := Compile(c.pattern, ic)
 			old.rev = nil
 			for _, l := range bytes.Split(long, []byte("\n")) {
@@ -659,25 +660,33 @@ func TestReverseInner(t *testing.T) {
 // TestReverseInnerBounded: where a backward scan would read bytes an
 // earlier one read (many occurrences in a long run of what the pattern's
 // part before its literal repeats), the strategy gives up for the DFA of
-// the whole pattern instead, and likewise past the forward scans' budget.
+// the whole pattern instead, and likewise past the forward scans' budget,
+// and where its literal occurs every few bytes.
 func TestReverseInnerBounded(t *testing.T) {
 	for _, c := range []struct {
 		pattern, line string
-		want          int
+		want          int  // without the test of density
+		dense         bool // the literal comes every few bytes
 	}{
-		{`x[a-z ]*abc`, strings.Repeat("abc ", 300), dfaFailed},
-		{`x[a-z ]*abc`, strings.Repeat("abc;", 300), dfaNoMatch},
-		{`x[a-z ]*abc`, "x" + strings.Repeat("abc ", 300), dfaMatch},
-		{`abc[a-z ]*x`, strings.Repeat("abc ", 300), dfaFailed},
-		{`abc[a-z ]*x`, strings.Repeat("abc;", 300), dfaNoMatch},
-		{`"id":[0-9]+,"last":true`, strings.Repeat(`{"id":1,"last":false},`, 300) + `{"id":2,"last":true}`, dfaMatch},
+		{`x[a-z ]*abc`, strings.Repeat("abc ", 300), dfaFailed, true},
+		{`x[a-z ]*abc`, strings.Repeat("abc;", 300), dfaNoMatch, true},
+		{`x[a-z ]*abc`, "x" + strings.Repeat("abc ", 300), dfaMatch, false},
+		{`abc[a-z ]*x`, strings.Repeat("abc ", 300), dfaFailed, true},
+		{`abc[a-z ]*x`, strings.Repeat("abc;", 300), dfaNoMatch, true},
+		{`abc[a-z ]*x`, strings.Repeat("abc;"+strings.Repeat(" ", 200), 300), dfaNoMatch, false},
+		{`"id":[0-9]+,"last":true`, strings.Repeat(`{"id":1,"last":false},`, 300) + `{"id":2,"last":true}`, dfaMatch, false},
 	} {
 		m, err := Compile(c.pattern, false)
 		if err != nil || m.rev == nil {
 			t.Fatalf("%s: %v, strategy %v", c.pattern, err, m.rev != nil)
 		}
+		m.rev.spacing = 0
 		if _, res := m.rev.decide([]byte(c.line), 0); res != c.want {
 			t.Errorf("%s on %.20q...: decide = %d, want %d", c.pattern, c.line, res, c.want)
+		}
+		m.rev.spacing = revSpacing
+		if _, res := m.rev.decide([]byte(c.line), 0); res != dfaFailed && c.dense {
+			t.Errorf("%s on %.20q...: decide = %d, want %d (the literal's occurrences are dense)", c.pattern, c.line, res, dfaFailed)
 		}
 		check(t, c.pattern, false, []byte(c.line))
 	}
