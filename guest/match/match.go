@@ -28,6 +28,18 @@
 //     state cache fills it is cleared and the scan goes on; only when that
 //     happens three times in a row too fast (under 10 bytes per state) does
 //     it give up and regexp decide, line by line;
+//   - on a line of 64 KiB or more, a pattern that is a concatenation P L S
+//     around a literal L, with no ^, $, \b or \B anywhere, is decided by
+//     the reverse inner literal strategy of regex-automata's meta engine
+//     (revinner.go): each occurrence of L is checked by an anchored DFA
+//     of P reversed, run backwards from it, and one of S run forwards
+//     from its end, so the text before the match is not run through the
+//     DFA (one line of 50 MB of minified JSON, its match at the end). No
+//     byte is read backwards twice and the forward checks read at most
+//     the line's length in all; past either bound, or where L occurs more
+//     often than every 128 bytes, the DFA decides the line as before.
+//     Start on such a line runs the DFA only from where the first match
+//     can start, and finds what it found before (revEnd says why);
 //   - a large literal set (a keyword list, more than 8 literals) is found
 //     with Aho-Corasick (ac.go), exactly when the pattern is that set and
 //     nothing more, else as a prefilter;
