@@ -653,6 +653,19 @@ func TestReverseInner(t *testing.T) {
 					t.Errorf("%s (ignore case %v): Start on a line of %d bytes = %d, without the strategy %d", c.pattern, ic, len(l), got, want)
 				}
 			}
+			// Start right after the Next that returned the line (which
+			// remembers where the literal's occurrence was).
+			for pos, hits := 0, 0; pos < len(long); hits++ {
+				s, e, ok := m.Next(long[pos:])
+				if !ok {
+					break
+				}
+				l := long[pos+s : pos+e]
+				if got, want := m.Start(l), old.Start(l); got != want {
+					t.Errorf("%s (ignore case %v): Start after Next on hit %d (a line of %d bytes) = %d, without the strategy %d", c.pattern, ic, hits, len(l), got, want)
+				}
+				pos += e + 1
+			}
 		}
 	}
 }
