@@ -2,6 +2,7 @@ package match
 
 import (
 	"bytes"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -143,5 +144,58 @@ func BenchmarkNext(b *testing.B) {
 			}
 			b.ReportMetric(float64(hits), "lines")
 		})
+	}
+}
+
+// jsonLine is one line of minified JSON of about size bytes (an array of
+// records, as cmd/moat-bench's bundle.json), whose last record alone has
+// "last":true.
+func jsonLine(size int) []byte {
+	var b bytes.Buffer
+	b.WriteByte('[')
+	for id := 0; b.Len() < size; id++ {
+		if id > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"id":%d,"name":"Word%d Other%d","tags":["a%d","b"],"value":%d.%06d,"sha":"%016x%016x%08x","ok":%v}`,
+			id, id%97, id%89, id%7, id%1000, id*7919%1000000, uint64(id)*0x9E3779B97F4A7C15, uint64(id)*0xC2B2AE3D27D4EB4F, uint32(id*2654435761), id%3 == 0)
+	}
+	b.WriteString(`,{"id":0,"last":true}]`)
+	return b.Bytes()
+}
+
+// BenchmarkLongLine searches a line of 8 MB of minified JSON (issue 34's
+// "one 50 MB line" rows, smaller): counting (Next) and showing the match
+// (Next, then Start), with the reverse inner literal strategy
+// (revinner.go) and without it (the DFA over the whole line). The first
+// pattern's one match is at the line's end, the second's at its start;
+// the third has none, and its literal occurs every few bytes.
+func BenchmarkLongLine(b *testing.B) {
+	line := jsonLine(8 << 20)
+	for _, p := range []string{`"id":[0-9]+,"last":true`, `"sha":"[0-9a-f]{40}"`, `[A-Z]{3}":`} {
+		hit := p[0] == '"'
+		for _, mode := range []string{"count", "content"} {
+			for _, strategy := range []string{"revinner", "dfa"} {
+				b.Run(fmt.Sprintf("%s/%s/%s", p, mode, strategy), func(b *testing.B) {
+					m, err := Compile(p, false)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if strategy == "dfa" {
+						m.rev = nil
+					}
+					b.SetBytes(int64(len(line)))
+					for b.Loop() {
+						s, e, ok := m.Next(line)
+						if ok != hit || ok && (s != 0 || e != len(line)) {
+							b.Fatalf("Next = %d, %d, %v", s, e, ok)
+						}
+						if ok && mode == "content" && m.Start(line[s:e]) < 0 {
+							b.Fatal("no start")
+						}
+					}
+				})
+			}
+		}
 	}
 }

@@ -62,6 +62,11 @@ type dfa struct {
 	// noFail makes the DFA go on clearing its cache however often it
 	// fills, for a line too long for regexp to decide in bounded time.
 	noFail bool
+	// anchored makes the DFA match only from where its scan starts (it
+	// does not take the Prog's start again at every rune): a state with no
+	// thread left is transDead. The reverse inner literal strategy's
+	// scans (revinner.go) are anchored.
+	anchored bool
 	// stop, when set, is called every stopEvery states built and at every
 	// clear; when it returns true the scan ends with dfaStopped.
 	stop    func() bool
@@ -91,6 +96,7 @@ const (
 	transUnknown = -1
 	transMatch   = -2
 	transSlow    = -4 // a byte beyond ASCII: decode the rune
+	transDead    = -5 // an anchored DFA has no thread left
 	// tagAccel marks an entry leading to a state that may skip ahead.
 	tagAccel = 1 << 30
 	// In a row's acceleration entry: not computed yet, or not accelerable.
@@ -372,6 +378,9 @@ func (d *dfa) step(off int32, r rune) int32 {
 		}
 	}
 	if r == endOfLine {
+		if d.anchored {
+			return transDead
+		}
 		return d.lineStart
 	}
 	next := &d.set2
@@ -385,11 +394,16 @@ func (d *dfa) step(off int32, r rune) int32 {
 			}
 		}
 	}
-	d.addThread(next, uint32(d.prog.Start), 0, false)
+	if !d.anchored {
+		d.addThread(next, uint32(d.prog.Start), 0, false)
+	}
 	for _, pc := range next.dense {
 		if d.prog.Inst[pc].Op == syntax.InstMatch {
 			return transMatch
 		}
+	}
+	if len(next.dense) == 0 && d.anchored {
+		return transDead
 	}
 	var flags uint8
 	if d.usesWord && syntax.IsWordChar(r) {

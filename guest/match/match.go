@@ -28,6 +28,18 @@
 //     state cache fills it is cleared and the scan goes on; only when that
 //     happens three times in a row too fast (under 10 bytes per state) does
 //     it give up and regexp decide, line by line;
+//   - on a line of 64 KiB or more, a pattern that is a concatenation P L S
+//     around a literal L, with no ^, $, \b or \B anywhere, is decided by
+//     the reverse inner literal strategy of regex-automata's meta engine
+//     (revinner.go): each occurrence of L is checked by an anchored DFA
+//     of P reversed, run backwards from it, and one of S run forwards
+//     from its end, so the text before the match is not run through the
+//     DFA (one line of 50 MB of minified JSON, its match at the end). No
+//     byte is read backwards twice and the forward checks read at most
+//     the line's length in all; past either bound, or where L occurs more
+//     often than every 128 bytes, the DFA decides the line as before.
+//     Start on such a line runs the DFA only from where the first match
+//     can start, and finds what it found before (revEnd says why);
 //   - a large literal set (a keyword list, more than 8 literals) is found
 //     with Aho-Corasick (ac.go), exactly when the pattern is that set and
 //     nothing more, else as a prefilter;
@@ -122,6 +134,19 @@ type Matcher struct {
 	dfaLen, dfaEnd int
 	// pieces holds the matchers of Piece, by notBegin + 2*notEnd.
 	pieces [4]*Matcher
+	// rev, when set, decides lines of revMin bytes or more by the reverse
+	// inner literal strategy (revinner.go); revMin is revMinLine unless
+	// set (tests use it on short lines). revLine, revLen and revAt
+	// remember the line it last decided matches, in the call of Next that
+	// returned it, and where the occurrence of its literal that is part of
+	// a match starts, for Start.
+	rev           *revInner
+	revMin        int
+	revLine       *byte
+	revLen, revAt int
+	// preRev: the prefilter looks for rev's literal and nothing else, so
+	// where it found a candidate line is where the literal first occurs.
+	preRev bool
 }
 
 // MaxProgInsts bounds the program a pattern compiles to: the memory it
@@ -197,8 +222,10 @@ func Compile(pattern string, ignoreCase bool) (*Matcher, error) {
 	if prog != nil {
 		m.dfa = newDFA(prog)
 		m.progLen = len(prog.Inst)
+		m.rev, m.revMin = newRevInner(stripDotStar(tree)), revMinLine
 	}
 	m.pre = newPrefilter(tree)
+	m.preRev = m.rev != nil && m.pre != nil && m.pre.same(m.rev.lit)
 	m.minLen = minBytes(tree)
 	if n, ok := dotRunes(tree); ok && n > 0 {
 		m.dotRunes, m.minLen = n, n
@@ -263,6 +290,9 @@ func (m *Matcher) SetStop(stop func() bool) {
 	m.stop = stop
 	if m.dfa != nil {
 		m.dfa.stop = stop
+	}
+	if m.rev != nil {
+		m.rev.setStop(stop)
 	}
 }
 
@@ -417,14 +447,7 @@ func (m *Matcher) Start(line []byte) int {
 		// DFA finds where the first match ends, and regexp looks for its
 		// start in a window around that. This is a hint for showing the
 		// match, exact when the match is shorter than startWindow.
-		var end, res int
-		if len(line) == m.dfaLen && &line[0] == m.dfaLine {
-			end, res = m.dfaEnd, dfaMatch // as first would find it again
-		} else {
-			m.dfa.noFail = true
-			end, res = m.dfa.first(line)
-			m.dfa.noFail = false
-		}
+		end, res := m.firstEnd(line)
 		switch res {
 		case dfaStopped:
 			m.stopped = true
@@ -444,6 +467,63 @@ func (m *Matcher) Start(line []byte) int {
 	return -1
 }
 
+// firstEnd returns where dfa.first(line) finds the first match of a
+// nonempty line, and dfaMatch, or dfaNoMatch or dfaStopped: remembered
+// from the Next that returned the line, or found by the reverse inner
+// literal strategy (revEnd), or by the DFA over the whole line.
+func (m *Matcher) firstEnd(line []byte) (int, int) {
+	if len(line) == m.dfaLen && &line[0] == m.dfaLine {
+		return m.dfaEnd, dfaMatch // as first would find it again
+	}
+	if m.rev != nil && len(line) >= m.revMin {
+		at, res := m.revAt, dfaMatch
+		if len(line) != m.revLen || &line[0] != m.revLine {
+			at, res = m.rev.decide(line, 0)
+		}
+		if res == dfaMatch {
+			at, res = m.revEnd(line, at)
+		}
+		if res != dfaFailed {
+			return at, res
+		}
+	}
+	m.dfa.noFail = true
+	end, res := m.dfa.first(line)
+	m.dfa.noFail = false
+	return end, res
+}
+
+// revEnd returns what dfa.first(line) returns for a line in which the
+// first occurrence of the reverse inner literal that is part of a match
+// is at o, reading only from where that match can start, or dfaFailed
+// when it cannot tell. Every match of the line holds an occurrence at o
+// or after, and those through o start at or after q (revInner.start):
+// first run from q finds the end of the first of them, which is the first
+// match's end unless a match through a later occurrence ends before it.
+// Such a match ends at that occurrence's end or after, and first reports
+// a match at most a rune (utf8.UTFMax bytes) before its end; so when no
+// occurrence ends within end+utf8.UTFMax, the end found is first's.
+// Without assertions in the pattern (revInner's condition), first from q
+// runs exactly the threads that start at q or after, and q, where a
+// backward scan stopped, is a rune boundary.
+func (m *Matcher) revEnd(line []byte, o int) (int, int) {
+	q, res := m.rev.start(line, o)
+	if res == dfaStopped {
+		return 0, res
+	}
+	m.dfa.noFail = true
+	end, res := m.dfa.first(line[q:])
+	m.dfa.noFail = false
+	if res != dfaMatch {
+		return 0, res // dfaStopped; dfaNoMatch cannot happen
+	}
+	end += q
+	if hi := min(len(line), end+utf8.UTFMax); o+1 < hi && m.rev.lit.index(line[o+1:hi]) >= 0 {
+		return 0, dfaFailed
+	}
+	return end, dfaMatch
+}
+
 // nonGreedy makes every repetition in re prefer fewer.
 func nonGreedy(re *syntax.Regexp) *syntax.Regexp {
 	for _, sub := range re.Sub {
@@ -460,7 +540,7 @@ func nonGreedy(re *syntax.Regexp) *syntax.Regexp {
 // match, end excluding the '\n'. buf holds whole lines; text after its last
 // '\n' is a line when it is not empty. ok is false when no line matches.
 func (m *Matcher) Next(buf []byte) (start, end int, ok bool) {
-	m.dfaLine = nil
+	m.dfaLine, m.revLine = nil, nil
 	if m.literal != nil {
 		i := m.literal.index(buf)
 		if i < 0 {
@@ -524,7 +604,11 @@ func (m *Matcher) nextCandidate(buf []byte) (int, int, bool) {
 			return s, e, true
 		}
 		next := min(e+1, len(buf))
-		if m.lineMatches(buf[s:e]) {
+		first := 0 // where the line's first occurrence of rev's literal may be
+		if m.preRev {
+			first = from + i - s
+		}
+		if m.lineMatches(buf[s:e], first) {
 			m.judgePrefilter(next-from, e-s) // the next call scans if it said so
 			return s, e, true
 		}
@@ -540,9 +624,11 @@ func (m *Matcher) nextCandidate(buf []byte) (int, int, bool) {
 	return 0, 0, false
 }
 
-// lineMatches decides one line (no '\n' in it): the DFA, unless it has
-// failed too often in this buffer, else decideLine.
-func (m *Matcher) lineMatches(line []byte) bool {
+// lineMatches decides one line (no '\n' in it): the reverse inner literal
+// strategy on a long line (its literal does not occur before offset
+// first), the DFA, unless it has failed too often in this buffer, else
+// decideLine.
+func (m *Matcher) lineMatches(line []byte, first int) bool {
 	if len(line) < m.minLen {
 		return false
 	}
@@ -551,6 +637,18 @@ func (m *Matcher) lineMatches(line []byte) bool {
 			return longestRun(line) >= m.dotRunes
 		}
 		return utf8.RuneCount(line) >= m.dotRunes // an invalid byte is a rune, U+FFFD, as for regexp
+	}
+	if m.rev != nil && len(line) >= m.revMin {
+		switch at, res := m.rev.decide(line, first); res {
+		case dfaMatch:
+			m.revLine, m.revLen, m.revAt = &line[0], len(line), at
+			return true
+		case dfaNoMatch:
+			return false
+		case dfaStopped:
+			m.stopped = true
+			return false
+		}
 	}
 	if m.dfa != nil && m.dfa.failures < maxFailures {
 		end, res := m.dfa.matchLineAt(line)
@@ -635,7 +733,7 @@ func (m *Matcher) scanLines(buf []byte) (int, int, bool) {
 			e += s
 		}
 		if e-s >= m.minLen {
-			if m.lineMatches(buf[s:e]) {
+			if m.lineMatches(buf[s:e], 0) {
 				return s, e, true
 			}
 			if m.stopped {

@@ -83,6 +83,9 @@ func check(t testing.TB, pattern string, ignoreCase bool, text []byte) {
 	for _, l := range bytes.Split(text, []byte("\n")) {
 		w := -1
 		if loc := m.Regexp().FindIndex(l); loc != nil {
+			if len(l) > maxRegexpLine && loc[1]-loc[0] >= startWindow {
+				continue // Start is a hint there (see Start); TestReverseInner holds it to what it was
+			}
 			w = loc[0]
 		}
 		if s := m.Start(l); s != w {
@@ -91,6 +94,53 @@ func check(t testing.TB, pattern string, ignoreCase bool, text []byte) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("pattern %q (ignore case %v) on %q:\n got lines %v\nwant lines %v", pattern, ignoreCase, text, got, want)
+	}
+	if m.rev != nil {
+		checkRevInner(t, pattern, ignoreCase, text)
+	}
+}
+
+// checkRevInner holds the reverse inner literal strategy (revinner.go),
+// used on lines of any length, to regexp on every line of text, and of
+// text made one line when it is short enough for regexp to decide
+// quickly; and it holds revEnd, where it answers, to dfa.first over the
+// whole line.
+func checkRevInner(t testing.TB, pattern string, ignoreCase bool, text []byte) {
+	texts := [][]byte{text}
+	if len(text) <= 64<<10 {
+		texts = append(texts, bytes.ReplaceAll(text, []byte("\n"), []byte(" ")))
+	}
+	for _, text := range texts {
+		m, err := Compile(pattern, ignoreCase)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.revMin, m.rev.spacing = 0, 0
+		re := m.Regexp()
+		if got, want := gotLines(t, m, text), refLines(re, text); !slices.Equal(got, want) {
+			t.Errorf("pattern %q (ignore case %v), reverse inner literal on every line of %q:\n got lines %v\nwant lines %v", pattern, ignoreCase, text, got, want)
+		}
+		ref, _ := Compile(pattern, ignoreCase)
+		ref.dfa.noFail = true
+		for _, l := range bytes.Split(text, []byte("\n")) {
+			at, res := m.rev.decide(l, 0)
+			switch {
+			case res == dfaFailed:
+				continue
+			case res != dfaMatch && res != dfaNoMatch:
+				t.Fatalf("pattern %q: decide(%q) = %d", pattern, l, res)
+			case (res == dfaMatch) != re.Match(l):
+				t.Errorf("pattern %q (ignore case %v): decide(%q) = %d, regexp says %v", pattern, ignoreCase, l, res, re.Match(l))
+			}
+			if res != dfaMatch || len(l) == 0 {
+				continue
+			}
+			end, eres := m.revEnd(l, at)
+			wend, wres := ref.dfa.first(l)
+			if eres != dfaFailed && (eres != wres || end != wend) {
+				t.Errorf("pattern %q (ignore case %v): revEnd(%q, %d) = %d, %d; first finds %d, %d", pattern, ignoreCase, l, at, end, eres, wend, wres)
+			}
+		}
 	}
 }
 
@@ -255,6 +305,17 @@ func FuzzMatchesRegexp(f *testing.F) {
 			f.Add(p, false, tricky)
 			f.Add(p, true, cliffText)
 		}
+	}
+	// Patterns around an inner literal, with assertions next to it or not
+	// (see revPatterns; check runs the reverse inner literal strategy on
+	// every line, and on the text made one line).
+	rt := string(revText())
+	for _, c := range revPatterns {
+		f.Add(c.pattern, false, rt[:min(len(rt), 3000)])
+		f.Add(c.pattern, true, "abc abc abc x"+strings.Repeat("yz abc ", 20)+"\nLIT lit\n")
+	}
+	for _, p := range []string{`\bLIT[0-9]`, `LIT\b`, `^[a-z ]*LIT`, `[a-z ]*LIT$`, `x\B[a-z]*abc`} {
+		f.Add(p, false, "x LIT1 aLIT2 LIT3b\nabc LIT\n"+strings.Repeat("abc ", 50)+"xabc\n")
 	}
 	f.Fuzz(func(t *testing.T, pattern string, ignoreCase bool, text string) {
 		if len(pattern) > 200 || len(text) > 4000 {
@@ -517,5 +578,129 @@ func TestDenseAcceleration(t *testing.T) {
 		for _, p := range []string{`"id":[0-9]+,"last":true`, `"nam[e]":"Zz`, `"ok":true\},\{"id":[0-9]*7,`, `é"`, `:"é`, `"u":"é[0-9]+"\}`, `"ok":(true|false)\},\{"id":[0-9]+,"n`, `\bW9\b`, `"id":1234[0-9],`} {
 			check(t, p, false, []byte(text))
 		}
+	}
+}
+
+// revPatterns are patterns around an inner literal (revinner.go), with
+// whether the reverse inner literal strategy applies to them (without
+// (?i)): not with an assertion anywhere, nor without a literal worth
+// searching for (a, b: bytes too common).
+var revPatterns = []struct {
+	pattern string
+	applies bool
+}{
+	{`"id":[0-9]+,"last":true`, true}, {`a[0-9]*b`, false}, {`q[0-9]*z`, true}, {`x.*yz`, true}, {`(foo|bar)[0-9]+baz`, true},
+	{`[a-z ]*LIT`, true}, {`x[a-z ]*abc`, true}, {`[a-z]+abc[a-z]+`, true}, {`(?i)x[a-z]*ABC\d`, true},
+	{`é+ab\x{FFFD}c.é`, true}, {`[^a]ab[^c]`, true}, {`(abc)+abc`, true}, {`(?:ab|a)bcd(?:e|ef)?`, true},
+	{`[a-z]{2,5}zz[0-9]{3}`, true}, {`.*x.*yz.*`, true}, {`(x.*yz)`, true}, {`\pL{2}ασ\pN`, true},
+	// A match through a later occurrence that starts before the first
+	// one's and ends before it (revEnd); occurrences that overlap.
+	{`(bLaLc|a)L(.*8|[0-9])`, true}, {`(ab|cd)abab[YZ]`, true},
+	{`\bfoo[0-9]+bar`, false}, {`^x.*yz`, false}, {`x.*yz$`, false}, {`a\Bbcd`, false},
+	{`abc`, false}, {`a|bcd`, false}, {`[a-z]+`, false}, {`x*`, false},
+}
+
+// revText holds lines for revPatterns: many occurrences of their literals
+// with and without matches around them, long runs that a backward scan
+// would read again and again (`x[a-z ]*abc` over "abc abc abc"), invalid
+// UTF-8 and runes beyond ASCII next to the literals.
+func revText() []byte {
+	var b strings.Builder
+	b.WriteString(`[{"id":1,"ok":true},{"id":2,"last":false},{"id":,"last":true},{"id":12,"last":true},{"x":3}]` + "\n")
+	b.WriteString(strings.Repeat("abc ", 300) + "xabc x abc\n")
+	b.WriteString(strings.Repeat("abc ", 300) + "\n")
+	b.WriteString("x" + strings.Repeat("yz", 200) + " zz yz x a12b ab a b a0b q12z qz q z\n")
+	b.WriteString(strings.Repeat("foo12 bar baz ", 40) + "bar7baz\n")
+	b.WriteString("hello LIT and lit LIT LIT\n")
+	b.WriteString("xqqABC1 xABc XABC9 ab\xffc é éab\uFFFDcxé ab\xffc\xe9é\n")
+	b.WriteString("abcabcabc abcabc abc dabcd qqzz123 zzz12 fooz1bar foo12bar\n")
+	b.WriteString("ababcdef abcde ΑΛαβασ1 φφασ٣ ασ\n")
+	b.WriteString("bLaLcL1zz8 cdabababZ\nbLaLcL1zz8\ncdabababZ\n")
+	b.WriteString(strings.Repeat("zz1 ", 200) + "ab" + strings.Repeat("zz", 100) + "123\n")
+	return []byte(b.String())
+}
+
+// TestReverseInner holds the reverse inner literal strategy to regexp on
+// lines of every length (check, through checkRevInner), and on lines past
+// revMinLine, where it is used by default, holds Start to what it was
+// without the strategy.
+func TestReverseInner(t *testing.T) {
+	text := revText()
+	long := bytes.Repeat(bytes.ReplaceAll(text, []byte("\n"), []byte(" ")), revMinLine/len(text)+1)
+	long = append(append(long, text...), long...) // long lines with short ones between
+	for _, c := range revPatterns {
+		for _, ic := range []bool{false, true} {
+			m, err := Compile(c.pattern, ic)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ic && (m.rev != nil) != c.applies {
+				t.Errorf("%s: strategy applies %v, want %v", c.pattern, m.rev != nil, c.applies)
+			}
+			if c.pattern == `"id":[0-9]+,"last":true` && !m.preRev {
+				t.Errorf("%s: the prefilter's finds are not taken as the literal's", c.pattern)
+			}
+			check(t, c.pattern, ic, text)
+			check(t, c.pattern, ic, long)
+			if m.rev == nil {
+				continue
+			}
+			m.rev.spacing = 0 // dense literals too
+			old, _ := Compile(c.pattern, ic)
+			old.rev = nil
+			for _, l := range bytes.Split(long, []byte("\n")) {
+				if got, want := m.Start(l), old.Start(l); got != want {
+					t.Errorf("%s (ignore case %v): Start on a line of %d bytes = %d, without the strategy %d", c.pattern, ic, len(l), got, want)
+				}
+			}
+			// Start right after the Next that returned the line (which
+			// remembers where the literal's occurrence was).
+			for pos, hits := 0, 0; pos < len(long); hits++ {
+				s, e, ok := m.Next(long[pos:])
+				if !ok {
+					break
+				}
+				l := long[pos+s : pos+e]
+				if got, want := m.Start(l), old.Start(l); got != want {
+					t.Errorf("%s (ignore case %v): Start after Next on hit %d (a line of %d bytes) = %d, without the strategy %d", c.pattern, ic, hits, len(l), got, want)
+				}
+				pos += e + 1
+			}
+		}
+	}
+}
+
+// TestReverseInnerBounded: where a backward scan would read bytes an
+// earlier one read (many occurrences in a long run of what the pattern's
+// part before its literal repeats), the strategy gives up for the DFA of
+// the whole pattern instead, and likewise past the forward scans' budget,
+// and where its literal occurs every few bytes.
+func TestReverseInnerBounded(t *testing.T) {
+	for _, c := range []struct {
+		pattern, line string
+		want          int  // without the test of density
+		dense         bool // the literal comes every few bytes
+	}{
+		{`x[a-z ]*abc`, strings.Repeat("abc ", 300), dfaFailed, true},
+		{`x[a-z ]*abc`, strings.Repeat("abc;", 300), dfaNoMatch, true},
+		{`x[a-z ]*abc`, "x" + strings.Repeat("abc ", 300), dfaMatch, false},
+		{`abc[a-z ]*x`, strings.Repeat("abc ", 300), dfaFailed, true},
+		{`abc[a-z ]*x`, strings.Repeat("abc;", 300), dfaNoMatch, true},
+		{`abc[a-z ]*x`, strings.Repeat("abc;"+strings.Repeat(" ", 200), 300), dfaNoMatch, false},
+		{`"id":[0-9]+,"last":true`, strings.Repeat(`{"id":1,"last":false},`, 300) + `{"id":2,"last":true}`, dfaMatch, false},
+	} {
+		m, err := Compile(c.pattern, false)
+		if err != nil || m.rev == nil {
+			t.Fatalf("%s: %v, strategy %v", c.pattern, err, m.rev != nil)
+		}
+		m.rev.spacing = 0
+		if _, res := m.rev.decide([]byte(c.line), 0); res != c.want {
+			t.Errorf("%s on %.20q...: decide = %d, want %d", c.pattern, c.line, res, c.want)
+		}
+		m.rev.spacing = revSpacing
+		if _, res := m.rev.decide([]byte(c.line), 0); res != dfaFailed && c.dense {
+			t.Errorf("%s on %.20q...: decide = %d, want %d (the literal's occurrences are dense)", c.pattern, c.line, res, dfaFailed)
+		}
+		check(t, c.pattern, false, []byte(c.line))
 	}
 }

@@ -374,22 +374,26 @@ func setCost(set []lit) int {
 // finds exactly: without U+FFFD (which also matches invalid bytes), and
 // when folded, of ASCII runes whose case variants are all ASCII.
 func searchable(runes []rune, fold bool) lit {
-	var best, cur []rune
-	for _, r := range runes {
+	a, b := searchableRun(runes, fold)
+	return lit{b: []byte(string(runes[a:b])), fold: fold}
+}
+
+// searchableRun returns the bounds [a,b) in runes of searchable's part:
+// the first of the longest runs that bytewise search finds exactly.
+func searchableRun(runes []rune, fold bool) (a, b int) {
+	start := 0
+	for i, r := range runes {
 		ok := r != utf8.RuneError && r != '\n'
 		if fold {
 			ok = ok && r < utf8.RuneSelf && asciiOrbit(r)
 		}
-		if ok {
-			cur = append(cur, r)
-			if len(cur) > len(best) {
-				best = cur
-			}
-		} else {
-			cur = nil
+		if !ok {
+			start = i + 1
+		} else if i+1-start > b-a {
+			a, b = start, i+1
 		}
 	}
-	return lit{b: []byte(string(best)), fold: fold}
+	return a, b
 }
 
 // newSplitPrefilter returns, for a folded ASCII literal with too many
@@ -418,21 +422,39 @@ func newSplitPrefilter(runes []rune) *prefilter {
 	if forms <= maxLits {
 		return nil
 	}
-	l := plit{b: []byte(string(runes)), fold: true}
+	p := &prefilter{ascii: foldFinder([]byte(string(runes)))}
+	for _, r := range rare {
+		p.rare = append(p.rare, newFinder([]byte(string(r))))
+	}
+	return p
+}
+
+// same reports whether p and q look for the same one literal.
+func (p *prefilter) same(q *prefilter) bool {
+	switch {
+	case p.one != nil && q.one != nil:
+		return bytes.Equal(p.one.pat, q.one.pat)
+	case p.one == nil && q.one == nil && p.ac == nil && q.ac == nil && p.ascii == nil && q.ascii == nil &&
+		len(p.lits) == 1 && len(q.lits) == 1:
+		return p.lits[0].fold == q.lits[0].fold && bytes.Equal(p.lits[0].b, q.lits[0].b)
+	}
+	return false
+}
+
+// foldFinder returns a prefilter that finds one ASCII literal ignoring
+// ASCII case (b is lower-cased in place).
+func foldFinder(b []byte) *prefilter {
+	l := plit{b: b, fold: true}
 	for i, c := range l.b {
 		l.b[i] = lower(c)
 		if foldRank(l.b[i], true) < foldRank(l.b[l.off], true) {
 			l.off = i
 		}
 	}
-	ascii := &prefilter{lits: []plit{l}}
-	ascii.addScan(l.b[l.off])
-	ascii.addScan(upper(l.b[l.off]))
-	ascii.initSkip()
-	p := &prefilter{ascii: ascii}
-	for _, r := range rare {
-		p.rare = append(p.rare, newFinder([]byte(string(r))))
-	}
+	p := &prefilter{lits: []plit{l}}
+	p.addScan(l.b[l.off])
+	p.addScan(upper(l.b[l.off]))
+	p.initSkip()
 	return p
 }
 
