@@ -124,6 +124,10 @@ type findings struct {
 	// now is the clock a finding's start is read from (time.Now; a
 	// test's own, to place a file's times against it).
 	now func() time.Time
+	// made are the files remembered whole since the last fresh, in the
+	// order remembered (findcache.go), some perhaps twice or no longer
+	// in m.
+	made []fileKey
 }
 
 // memo is what was found in a file: all of it, or (partial) in its first
@@ -155,10 +159,43 @@ func (s *findings) put(k fileKey, v memo, start time.Time) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.remember(k, v)
+	if !v.partial {
+		s.made = append(s.made, k)
+	}
+}
+
+// remember is put without its checks; s.mu is held.
+func (s *findings) remember(k fileKey, v memo) {
 	if len(s.m) >= maxRemembered {
 		clear(s.m)
+		s.made = s.made[:0]
 	}
 	s.m[k] = v
+}
+
+// recall remembers v, found in the file k by another FS (findcache.go),
+// which put's checks admitted there.
+func (s *findings) recall(k fileKey, v memo) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.remember(k, v)
+}
+
+// fresh appends the files remembered whole since the last call, each
+// once, with root as their root's place, to out.
+func (s *findings) fresh(root int, out []entry) []entry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	done := make(map[fileKey]bool, len(s.made))
+	for _, k := range s.made {
+		if v, ok := s.m[k]; ok && !v.partial && !done[k] {
+			done[k] = true
+			out = append(out, entry{root: root, key: k, found: v.found})
+		}
+	}
+	s.made = nil
+	return out
 }
 
 // fileKey is a file's identity and state, and the name it was opened by.
