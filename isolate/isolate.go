@@ -149,7 +149,7 @@ type local struct {
 	r *runner.Runner
 }
 
-func (l local) Fresh() confine.Findings   { return l.r.Fresh() }
+func (l local) Fresh() confine.Findings    { return l.r.Fresh() }
 func (l local) Recall(fd confine.Findings) { l.r.Recall(fd) }
 
 // memory is an executor whose view's findings another process keeps
