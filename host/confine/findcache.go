@@ -248,13 +248,14 @@ func decodeEntries(b []byte) ([]entry, error) {
 }
 
 // CacheName is the name of the findings cache file of a sandbox of dirs
-// (their paths and labels, in order) whose files red finds in, in the
-// program of the given build (its build ID): the hex of a hash of all of
-// them and of the cache's version, which the file holds too. build must
+// (their paths and labels, in order) whose files are found in by the
+// rules of the given digest (redact.Redactor's Digest), in the program
+// of the given build (its build ID): the hex of a hash of all of them
+// and of the cache's version, which the file holds too. build must
 // change with any change of the program's code; "" is no build known,
 // and so no name ("": no cache).
-func CacheName(red *redact.Redactor, build string, dirs []Dir) string {
-	if red == nil || build == "" {
+func CacheName(rules [32]byte, build string, dirs []Dir) string {
+	if build == "" {
 		return ""
 	}
 	h := sha256.New()
@@ -264,7 +265,6 @@ func CacheName(red *redact.Redactor, build string, dirs []Dir) string {
 	}
 	put(cacheMagic)
 	h.Write([]byte{cacheVersion})
-	rules := red.Digest()
 	h.Write(rules[:])
 	put(build)
 	for _, d := range dirs {

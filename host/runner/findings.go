@@ -17,7 +17,7 @@ func FindingsName(cfg Config) string {
 	if cfg.CacheDir == "" || cfg.NoRedact {
 		return ""
 	}
-	return confine.CacheName(redact.New(), buildID(), cfg.Dirs())
+	return confine.CacheName(redact.New().Digest(), buildID(), cfg.Dirs())
 }
 
 // buildID is this program's Go build ID, the linker's hash of what it was
