@@ -34,7 +34,9 @@ import (
 // inode, size, modification and change times, and its name, which decides
 // its shape) for the FS's life, so a session's second grep over a tree
 // does not look again at files that did not change: a write changes the
-// change time, and the gate's writes make a new inode.
+// change time, and the gate's writes make a new inode. What an FS found
+// can be kept past its life, in the findings cache (findcache.go: Fresh,
+// Recall), for a later process.
 //
 // Only a file that is settled is remembered: both its times at least
 // racyMargin older than the finding began (findings.put). The kernel
