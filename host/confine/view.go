@@ -49,7 +49,8 @@ import (
 // so that a file server whose clock is behind this machine's by less
 // than that stamps no racy file as settled. What no time shows is not
 // caught: a write through a shared mapping to a page already written
-// since the file's times were set, or a file system that keeps no times.
+// since the file's times were set, or a file system whose times stay
+// put (one that keeps no change time at all, 0, is never settled).
 
 // viewInMemory is the largest file read whole into memory for its view.
 const viewInMemory = 1 << 20
@@ -209,10 +210,12 @@ type fileKey struct {
 
 // settled reports whether the file's times are both at least racyMargin
 // older than start: a write after start, stamped by the kernel's coarse
-// clock, cannot carry them.
+// clock, cannot carry them. A change time at or before the epoch, which
+// no write can give (no call sets it), is a file system that keeps none:
+// nothing there is settled.
 func (k fileKey) settled(start time.Time) bool {
 	before := start.Add(-racyMargin).UnixNano()
-	return k.mtime < before && k.ctime < before
+	return k.mtime < before && k.ctime < before && k.ctime > 0
 }
 
 // view is h (a regular file, opened as rel and described by fi) as the
