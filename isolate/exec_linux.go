@@ -239,6 +239,18 @@ type childExec struct {
 
 var _ engine.Executor = (*childExec)(nil)
 
+// newChildExec is the executor of children of plan, which keeps the
+// findings cache at findings ("": none) for them: it reads it now.
+func newChildExec(plan Plan, findings string) *childExec {
+	e := &childExec{h: hello{Plan: plan}, findings: findings}
+	if findings != "" {
+		if fd, err := confine.LoadCache(findings); err == nil && fd.Len() > 0 {
+			e.recall, _ = fd.MarshalBinary()
+		}
+	}
+	return e
+}
+
 // Exec sends req to the child. If the child dies during the call it is
 // restarted and the call retried once; a second death is ErrChildDied.
 func (e *childExec) Exec(ctx context.Context, req proto.Request) (proto.Response, error) {
@@ -338,12 +350,7 @@ func startChild(ctx context.Context, cfg runner.Config) (engine.Executor, error)
 	if err != nil {
 		return nil, err
 	}
-	e := &childExec{h: hello{Plan: plan}, findings: cfg.FindingsPath()}
-	if e.findings != "" {
-		if fd, err := confine.LoadCache(e.findings); err == nil && fd.Len() > 0 {
-			e.recall, _ = fd.MarshalBinary()
-		}
-	}
+	e := newChildExec(plan, cfg.FindingsPath())
 	c, err := spawn(ctx, e.h)
 	if err != nil {
 		var se *StepError
