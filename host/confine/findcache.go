@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 
@@ -228,7 +229,7 @@ func decodeEntries(b []byte) ([]entry, error) {
 			rb := d.bytes(maxRuleName)
 			start := d.uvarint(k.size)
 			length := d.uvarint(k.size)
-			if d.err != nil || len(rb) == 0 || start < end || length == 0 || start+length > k.size {
+			if d.err != nil || len(rb) == 0 || start < end || length == 0 || start+length > k.size || start+length > math.MaxInt {
 				return nil, errCache
 			}
 			rule, ok := rules[string(rb)]
