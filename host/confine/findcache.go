@@ -26,7 +26,9 @@ import (
 // (device, inode, size, modification and change times in ns, and the
 // name it was opened by, which decides its shape), its root's place
 // among the sandbox's, and what was found in it. Only what findings.put
-// remembers is kept: a settled file, found in to its end.
+// remembers is kept: a settled file, found in to its end. The file is
+// cacheMagic, cacheVersion, the key (32 bytes), the entries
+// (appendEntries) and the SHA-256 of all that.
 //
 // A file that says "no secret here" where there is one would serve the
 // secret, so the cache is trusted as the compile cache next to it is
