@@ -137,9 +137,19 @@ func runChild(ctx context.Context, in *os.File, outf *os.File, build runnerFunc)
 				touched = &confine.Touches{}
 				callCtx = confine.WithObserver(ctx, touched)
 			}
+			mem, _ := rn.(memory)
+			var fd confine.Findings
+			if mem != nil && len(req.Recall) > 0 && fd.UnmarshalBinary(req.Recall) == nil {
+				mem.Recall(fd)
+			}
 			resp, err := rn.Exec(callCtx, req.Request)
 			if touched != nil {
 				rep.Touched = touched.List()
+			}
+			if mem != nil && req.Report {
+				if fd := mem.Fresh(); fd.Len() > 0 {
+					rep.Found, _ = fd.MarshalBinary()
+				}
 			}
 			rep.Resp = resp
 			if err != nil {

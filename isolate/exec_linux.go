@@ -46,6 +46,8 @@ type child struct {
 	// keyringErr is why the forking thread could not join a fresh
 	// session keyring (a container whose seccomp profile forbids keyctl).
 	keyringErr error
+	// recalled: the findings cache went with a call (request.Recall).
+	recalled bool
 }
 
 // spawn starts the child for plan and reads its ready line.
@@ -165,12 +167,13 @@ func (c *child) send(v any) error {
 
 // roundTrip sends one request and reads its reply. A cancelled ctx kills
 // the child: a call cannot be taken back from the guest any other way.
-func (c *child) roundTrip(ctx context.Context, req proto.Request) (reply, error) {
+func (c *child) roundTrip(ctx context.Context, req request) (reply, error) {
 	stop := context.AfterFunc(ctx, c.kill)
 	defer stop()
 	var rep reply
 	obs := confine.ObserverFrom(ctx)
-	if err := c.send(request{Request: req, Observe: obs != nil}); err != nil {
+	req.Observe = obs != nil
+	if err := c.send(req); err != nil {
 		return rep, err
 	}
 	line, err := c.out.ReadBytes('\n')
@@ -222,12 +225,31 @@ func (c *child) deathError(during string, err error) error {
 // serialised, a dead child restarted once per call.
 type childExec struct {
 	h      hello
-	mu     sync.Mutex // guards c and closed; held for a whole call
+	mu     sync.Mutex // guards c, closed and found; held for a whole call
 	c      *child
 	closed bool
+	// findings is the findings cache's path ("": none), which the parent
+	// keeps for the child: what it held when the session started
+	// (recall, encoded) goes to each child with its first call, and what
+	// the children found in the calls (found) is added to it at Close.
+	findings string
+	recall   []byte
+	found    confine.Findings
 }
 
 var _ engine.Executor = (*childExec)(nil)
+
+// newChildExec is the executor of children of plan, which keeps the
+// findings cache at findings ("": none) for them: it reads it now.
+func newChildExec(plan Plan, findings string) *childExec {
+	e := &childExec{h: hello{Plan: plan}, findings: findings}
+	if findings != "" {
+		if fd, err := confine.LoadCache(findings); err == nil && fd.Len() > 0 {
+			e.recall, _ = fd.MarshalBinary()
+		}
+	}
+	return e
+}
 
 // Exec sends req to the child. If the child dies during the call it is
 // restarted and the call retried once; a second death is ErrChildDied.
@@ -246,7 +268,19 @@ func (e *childExec) Exec(ctx context.Context, req proto.Request) (proto.Response
 			}
 			e.c = c
 		}
-		rep, err := e.c.roundTrip(ctx, req)
+		r := request{Request: req, Report: e.findings != ""}
+		if !e.c.recalled {
+			r.Recall, e.c.recalled = e.recall, true
+		}
+		rep, err := e.c.roundTrip(ctx, r)
+		if err == nil && len(rep.Found) > 0 && e.findings != "" {
+			// The child's findings are trusted as its answers are: it
+			// reads the files themselves.
+			var fd confine.Findings
+			if fd.UnmarshalBinary(rep.Found) == nil {
+				e.found.Add(fd)
+			}
+		}
 		if err == nil {
 			if rep.Restart {
 				e.c.stop()
@@ -272,10 +306,17 @@ func (e *childExec) Exec(ctx context.Context, req proto.Request) (proto.Response
 func (e *childExec) Close() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.closed {
+		return nil
+	}
 	e.closed = true
 	if e.c != nil {
 		e.c.stop()
 		e.c = nil
+	}
+	if e.findings != "" {
+		confine.SaveCache(e.findings, e.found) // a cache: one not saved is found in again
+		e.found = confine.Findings{}
 	}
 	return nil
 }
@@ -309,7 +350,7 @@ func startChild(ctx context.Context, cfg runner.Config) (engine.Executor, error)
 	if err != nil {
 		return nil, err
 	}
-	e := &childExec{h: hello{Plan: plan}}
+	e := newChildExec(plan, cfg.FindingsPath())
 	c, err := spawn(ctx, e.h)
 	if err != nil {
 		var se *StepError

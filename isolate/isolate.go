@@ -41,6 +41,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/moatdev/moat/host/confine"
 	"github.com/moatdev/moat/host/engine"
 	"github.com/moatdev/moat/host/fanout"
 	"github.com/moatdev/moat/host/runner"
@@ -137,7 +138,25 @@ func newRunner(ctx context.Context, cfg runner.Config) (engine.Executor, error) 
 	if err != nil {
 		return nil, err
 	}
-	return fanout.New(r, r.Parallel()), nil
+	return local{Executor: fanout.New(r, r.Parallel()), r: r}, nil
+}
+
+// local is the runner in this process, its calls fanned out. The
+// isolated child's view remembers what its parent's findings cache holds
+// (Recall) and tells what it found (Fresh).
+type local struct {
+	engine.Executor
+	r *runner.Runner
+}
+
+func (l local) Fresh() confine.Findings    { return l.r.Fresh() }
+func (l local) Recall(fd confine.Findings) { l.r.Recall(fd) }
+
+// memory is an executor whose view's findings another process keeps
+// (local).
+type memory interface {
+	Fresh() confine.Findings
+	Recall(confine.Findings)
 }
 
 // reasonText strips the sentinel's own prefix so a message does not say

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -452,7 +453,7 @@ func startReal(t *testing.T, cfg runner.Config) *childExec {
 		t.Fatal(err)
 	}
 	plan.Env = append(plan.Env, "MOAT_TEST_REAL_RUNNER=1")
-	e := &childExec{h: hello{Plan: plan}}
+	e := newChildExec(plan, cfg.FindingsPath())
 	c, err := spawn(context.Background(), e.h)
 	if err != nil {
 		t.Fatal(err)
@@ -510,6 +511,50 @@ func TestRealRunnerIsolated(t *testing.T) {
 				t.Errorf("tool process's / holds %v (%v)", names, err)
 			}
 		})
+	}
+}
+
+// TestFindingsCacheIsolated: the parent keeps the findings cache for
+// the child, which never touches it. What the child found in a first
+// session is written when the session closes; a second session's child
+// gets it with its first call, and so does a child restarted in it, and
+// neither finds in a file again: the cache is not written again (the
+// same file, not one renamed over it). The root is Go's own errors
+// package, whose files are long settled (the racy rule remembers
+// nothing written in the last 2 s).
+func TestFindingsCacheIsolated(t *testing.T) {
+	needUserns(t)
+	root := filepath.Join(runtime.GOROOT(), "src", "errors")
+	cfg := runner.Config{Root: root, CacheDir: testCache(t)}
+	cfg.Findings = runner.FindingsName(cfg)
+	path := cfg.FindingsPath()
+	if path == "" {
+		t.Skip("no build ID to key the findings cache by")
+	}
+	os.Remove(path) // a run before this one's
+	grep := func(ex *childExec) {
+		if r := call(t, ex, proto.Grep, `{"pattern":"zzqqxx_nohit","output_mode":"count"}`); r.IsError {
+			t.Fatalf("grep: %+v", r)
+		}
+	}
+	first := startReal(t, cfg)
+	grep(first)
+	must(t, first.Close())
+	fd, err := confine.LoadCache(path)
+	if err != nil || fd.Len() == 0 {
+		t.Fatalf("the first session kept %d files' findings (%v)", fd.Len(), err)
+	}
+	before, err := os.Stat(path)
+	must(t, err)
+	second := startReal(t, cfg)
+	grep(second)
+	syscall.Kill(second.pid(), syscall.SIGKILL)
+	grep(second) // in a new child
+	must(t, second.Close())
+	after, err := os.Stat(path)
+	must(t, err)
+	if !os.SameFile(before, after) || !after.ModTime().Equal(before.ModTime()) {
+		t.Error("the second session found in files again: the cache was written again")
 	}
 }
 

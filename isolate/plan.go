@@ -144,6 +144,10 @@ func NewPlan(cfg runner.Config, uid, gid int) (Plan, error) {
 		p.Landlock = append(p.Landlock, InsideCache)
 		rc.CacheDir = InsideCache
 	}
+	// The parent keeps the findings cache: it sends the child what it
+	// holds with the first call and takes what the child found from each
+	// answer (request.Recall, reply.Found).
+	rc.Findings = ""
 	p.Runner = rc
 	return p, nil
 }

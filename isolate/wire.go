@@ -42,6 +42,13 @@ type request struct {
 	// Observe asks for the paths the call opened, listed and described,
 	// in reply.Touched (a recording's --record-files).
 	Observe bool `json:"observe,omitempty"`
+	// Recall is findings for the child's view to remember before the
+	// call (confine.Findings' MarshalBinary): the findings cache the
+	// parent read, sent with each child's first call.
+	Recall []byte `json:"recall,omitempty"`
+	// Report asks for what the child's view found during the call, in
+	// reply.Found, for the findings cache the parent keeps.
+	Report bool `json:"report,omitempty"`
 }
 
 // reply answers one request. Err is a runner failure (the guest could not
@@ -57,6 +64,9 @@ type reply struct {
 	// parent only passes these paths on: whoever takes files from them
 	// (host/recording) reads each through its own confined view again.
 	Touched []confine.Touch `json:"touched,omitempty"`
+	// Found is what the child's view found during the call, when the
+	// request asked (Report): confine.Findings' MarshalBinary.
+	Found []byte `json:"found,omitempty"`
 }
 
 // probeSpec asks the child to try escapes instead of serving calls: the

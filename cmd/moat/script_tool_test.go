@@ -91,6 +91,24 @@ func fileCmds() map[string]func(ts *testscript.TestScript, neg bool, args []stri
 			ts.Check(os.MkdirAll(filepath.Dir(ts.MkAbs(name)), 0o755))
 			ts.Check(os.WriteFile(ts.MkAbs(name), []byte(args[1]+"\n"), 0o644))
 		},
+		// rewrite NAME TEXT: TEXT written over NAME's first bytes in place
+		// (the same file, its size kept if TEXT is no longer), and its
+		// access and modification times put back: a change that only
+		// the change time shows.
+		"rewrite": func(ts *testscript.TestScript, neg bool, args []string) {
+			if len(args) != 2 {
+				ts.Fatalf("usage: rewrite NAME TEXT")
+			}
+			p := ts.MkAbs(args[0])
+			fi, err := os.Stat(p)
+			ts.Check(err)
+			f, err := os.OpenFile(p, os.O_WRONLY, 0)
+			ts.Check(err)
+			_, err = f.WriteAt([]byte(args[1]), 0)
+			ts.Check(err)
+			ts.Check(f.Close())
+			ts.Check(os.Chtimes(p, fi.ModTime(), fi.ModTime()))
+		},
 		// hardlink OLD NEW: a second name for the same file.
 		"hardlink": func(ts *testscript.TestScript, neg bool, args []string) {
 			if len(args) != 2 {

@@ -135,6 +135,7 @@ func (o *Options) Resolve() (Plan, error) {
 	if len(dirs) > 1 {
 		cfg.Root, cfg.Roots = "", dirs
 	}
+	cfg.Findings = runner.FindingsName(cfg)
 	return Plan{Runner: cfg, Mode: mode}, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/tetratelabs/wazero/sys"
 
@@ -33,10 +34,30 @@ import (
 // inode, size, modification and change times, and its name, which decides
 // its shape) for the FS's life, so a session's second grep over a tree
 // does not look again at files that did not change: a write changes the
-// change time, and the gate's writes make a new inode.
+// change time, and the gate's writes make a new inode. What an FS found
+// can be kept past its life, in the findings cache (findcache.go: Fresh,
+// Recall), for a later process.
+//
+// Only a file that is settled is remembered: both its times at least
+// racyMargin older than the finding began (findings.put). The kernel
+// stamps a write with a coarse clock (a tick of the scheduler, up to
+// 10 ms), so a file written twice within one tick, to the same size,
+// keeps its identity: had the first content been remembered, the second,
+// a secret, say, would be served as it is (git's "racily clean" index
+// entry). A file written since, or in the future, is found in each time
+// it is opened, until it settles. The margin is 2 s rather than a tick
+// so that a file server whose clock is behind this machine's by less
+// than that stamps no racy file as settled. What no time shows is not
+// caught: a write through a shared mapping to a page already written
+// since the file's times were set, or a file system whose times stay
+// put (one that keeps no change time at all, 0, is never settled).
 
 // viewInMemory is the largest file read whole into memory for its view.
 const viewInMemory = 1 << 20
+
+// racyMargin is how much older than the finding a file's times must be
+// for its findings to be remembered (findings.put).
+const racyMargin = 2 * time.Second
 
 // maxRemembered bounds the files whose findings an FS remembers; past it
 // the memory starts again empty. A file with more than
@@ -53,7 +74,7 @@ func (f *FS) SetRedactor(r *redact.Redactor) {
 		s.SetRedactor(r)
 	}
 	f.red = r
-	f.seen = &findings{m: map[fileKey]memo{}}
+	f.seen = &findings{m: map[fileKey]memo{}, now: time.Now}
 	f.bufs = &viewBufs{}
 }
 
@@ -103,6 +124,13 @@ func (v *viewBufs) put(b []byte) {
 type findings struct {
 	mu sync.Mutex
 	m  map[fileKey]memo
+	// now is the clock a finding's start is read from (time.Now; a
+	// test's own, to place a file's times against it).
+	now func() time.Time
+	// made are the files remembered whole since the last fresh, in the
+	// order remembered (findcache.go), some perhaps twice or no longer
+	// in m.
+	made []fileKey
 }
 
 // memo is what was found in a file: all of it, or (partial) in its first
@@ -122,23 +150,72 @@ func (s *findings) get(k fileKey) (memo, bool) {
 	return v, ok
 }
 
-func (s *findings) put(k fileKey, v memo) {
+// put remembers v, what was found in the file k from the time start on
+// (read before any of its bytes), unless the file is not settled (the
+// doc at the top): either of its times less than racyMargin before start.
+func (s *findings) put(k fileKey, v memo, start time.Time) {
 	if len(v.found) > maxRememberedFindings {
 		return // found in again: a file made of secrets takes no more memory than while it is open
 	}
+	if !k.settled(start) {
+		return // found in again when next opened
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.remember(k, v)
+	if !v.partial {
+		s.made = append(s.made, k)
+	}
+}
+
+// remember is put without its checks; s.mu is held.
+func (s *findings) remember(k fileKey, v memo) {
 	if len(s.m) >= maxRemembered {
 		clear(s.m)
+		s.made = s.made[:0]
 	}
 	s.m[k] = v
+}
+
+// recall remembers v, found in the file k by another FS (findcache.go),
+// which put's checks admitted there.
+func (s *findings) recall(k fileKey, v memo) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.remember(k, v)
+}
+
+// fresh appends the files remembered whole since the last call, each
+// once, with root as their root's place, to out.
+func (s *findings) fresh(root int, out []entry) []entry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	done := make(map[fileKey]bool, len(s.made))
+	for _, k := range s.made {
+		if v, ok := s.m[k]; ok && !v.partial && !done[k] {
+			done[k] = true
+			out = append(out, entry{root: root, key: k, found: v.found})
+		}
+	}
+	s.made = nil
+	return out
 }
 
 // fileKey is a file's identity and state, and the name it was opened by.
 type fileKey struct {
 	dev, ino, size uint64
-	mtime, ctime   int64
+	mtime, ctime   int64 // ns since the epoch
 	name           string
+}
+
+// settled reports whether the file's times are both at least racyMargin
+// older than start: a write after start, stamped by the kernel's coarse
+// clock, cannot carry them. A change time at or before the epoch, which
+// no write can give (no call sets it), is a file system that keeps none:
+// nothing there is settled.
+func (k fileKey) settled(start time.Time) bool {
+	before := start.Add(-racyMargin).UnixNano()
+	return k.mtime < before && k.ctime < before && k.ctime > 0
 }
 
 // view is h (a regular file, opened as rel and described by fi) as the
@@ -156,6 +233,7 @@ func (f *FS) view(h handle, rel string, fi fs.FileInfo) (handle, error) {
 	}
 	found := m.found
 	size := fi.Size()
+	start := f.seen.now() // before any byte is read
 	if size <= viewInMemory {
 		var data []byte
 		var err error
@@ -178,7 +256,7 @@ func (f *FS) view(h handle, rel string, fi fs.FileInfo) (handle, error) {
 		if !known || m.partial {
 			found = f.red.FindFile(rel, data)
 			if keyed && int64(n) == size {
-				f.seen.put(key, memo{found: found})
+				f.seen.put(key, memo{found: found}, start)
 			}
 		}
 		h.Close()
@@ -216,7 +294,7 @@ func (f *FS) view(h handle, rel string, fi fs.FileInfo) (handle, error) {
 		sp.sc = f.red.NewScanner(rel, h, size)
 	}
 	if keyed {
-		sp.remember = func(v memo) { f.seen.put(key, v) }
+		sp.remember = func(v memo) { f.seen.put(key, v, start) }
 	}
 	return sp, nil
 }

@@ -98,3 +98,29 @@ func TestShortcutsAgree(t *testing.T) {
 		t.Errorf("only %d findings: %v", len(got), got)
 	}
 }
+
+// TestDigest: the digest is the same for the same rules, and changes
+// with any rule's data and with the global allowlist.
+func TestDigest(t *testing.T) {
+	base := func() ([]ruleData, allowData) { return append(gitleaksRules(), configRules()...), globalAllow() }
+	rules, global := base()
+	want := New().Digest()
+	if got := newRedactor(rules, global).Digest(); got != want {
+		t.Fatal("the same rules, another digest")
+	}
+	for name, change := range map[string]func(r []ruleData, g *allowData){
+		"a regex":         func(r []ruleData, g *allowData) { r[3].regex += "x" },
+		"a keyword":       func(r []ruleData, g *allowData) { r[3].keywords = append(r[3].keywords, "x") },
+		"an entropy":      func(r []ruleData, g *allowData) { r[3].entropy += 0.5 },
+		"a rule left out": func(r []ruleData, g *allowData) { r[len(r)-1] = r[0] },
+		"a stopword":      func(r []ruleData, g *allowData) { g.stopwords = append(g.stopwords, "x") },
+	} {
+		r, g := base()
+		r = append([]ruleData(nil), r...)
+		r[3].keywords = append([]string(nil), r[3].keywords...)
+		change(r, &g)
+		if newRedactor(r, g).Digest() == want {
+			t.Errorf("%s changed, the digest did not", name)
+		}
+	}
+}

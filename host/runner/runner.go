@@ -105,6 +105,14 @@ type Config struct {
 	// finds in the whole file replaced by "[redacted: RULE-ID]", so no
 	// tool reads, matches or counts a secret's bytes.
 	NoRedact bool
+	// Findings names the findings cache file (host/confine LoadCache;
+	// FindingsName makes the name) in CacheDir's findings folder: read
+	// when the runner opens, so a file found in by an earlier process and
+	// not changed since is not found in again, and written back with what
+	// the runner found when it closes. "" (and NoRedact, and no CacheDir):
+	// no findings cache. The isolated child has none: its parent keeps
+	// it (Recall, Fresh).
+	Findings string `json:",omitempty"`
 	// HeapLimit, when not 0, is a soft limit in bytes on the Go memory of
 	// the process the runner runs in (debug.SetMemoryLimit), set by Open:
 	// for a process that makes one call and ends (moat tool), in which
@@ -113,6 +121,14 @@ type Config struct {
 	// it the collector runs as GOGC says; near it, more often. 0 leaves
 	// the process's limit as it is.
 	HeapLimit int64
+}
+
+// FindingsPath is the findings cache file's path: "" for none.
+func (c Config) FindingsPath() string {
+	if c.Findings == "" || c.CacheDir == "" || c.NoRedact {
+		return ""
+	}
+	return filepath.Join(c.CacheDir, "findings", c.Findings)
 }
 
 // Dirs are the sandbox's roots: Roots, or the one root Root names.
@@ -341,6 +357,11 @@ func Open(m *Module, cfg Config) (*Runner, error) {
 	}
 	if !cfg.NoRedact {
 		cfs.SetRedactor(redact.New())
+		if p := cfg.FindingsPath(); p != "" {
+			if fd, err := confine.LoadCache(p); err == nil {
+				cfs.Recall(fd)
+			}
+		}
 	}
 	if cfg.HeapLimit > 0 {
 		debug.SetMemoryLimit(cfg.HeapLimit)
@@ -351,6 +372,14 @@ func Open(m *Module, cfg Config) (*Runner, error) {
 	}
 	return &Runner{cfg: cfg, fs: cfs, mod: m, withTimeout: context.WithTimeout, slots: make(chan struct{}, p)}, nil
 }
+
+// Fresh is what the runner's view found since the last call, for a
+// findings cache another process keeps (Config.Findings).
+func (r *Runner) Fresh() confine.Findings { return r.fs.Fresh() }
+
+// Recall makes the runner's view remember fd, from a findings cache
+// another process keeps.
+func (r *Runner) Recall(fd confine.Findings) { r.fs.Recall(fd) }
 
 // Resolver is the path resolver in use.
 func (r *Runner) Resolver() confine.Kind { return r.fs.Kind() }
@@ -587,6 +616,9 @@ func (r *Runner) Close() error {
 	idle := r.idle
 	r.idle = nil
 	r.mu.Unlock()
+	if p := r.cfg.FindingsPath(); p != "" {
+		confine.SaveCache(p, r.fs.Fresh()) // a cache: one not saved is found in again
+	}
 	for _, in := range idle {
 		r.kill(in)
 	}
