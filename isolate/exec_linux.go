@@ -229,10 +229,12 @@ type childExec struct {
 	c      *child
 	closed bool
 	// findings is the findings cache's path ("": none), which the parent
-	// keeps for the child: what it held when the session started
-	// (recall, encoded) goes to each child with its first call, and what
-	// the children found in the calls (found) is added to it at Close.
+	// keeps for the child: what it held (recall, encoded, once loaded)
+	// goes to each child with its first call that reads a tree's files
+	// (recallFor), and what the children found in the calls (found) is
+	// added to it at Close.
 	findings string
+	loaded   bool
 	recall   []byte
 	found    confine.Findings
 }
@@ -240,15 +242,29 @@ type childExec struct {
 var _ engine.Executor = (*childExec)(nil)
 
 // newChildExec is the executor of children of plan, which keeps the
-// findings cache at findings ("": none) for them: it reads it now.
+// findings cache at findings ("": none) for them. The cache is read at
+// the first call that reads a tree's files (a grep, proto.ReadsFiles and
+// WalksTree: recallFor), not before: a call that reads one file would
+// spend longer reading it than finding in that file.
 func newChildExec(plan Plan, findings string) *childExec {
-	e := &childExec{h: hello{Plan: plan}, findings: findings}
-	if findings != "" {
-		if fd, err := confine.LoadCache(findings); err == nil && fd.Len() > 0 {
+	return &childExec{h: hello{Plan: plan}, findings: findings}
+}
+
+// recallFor is the findings cache, encoded, to send with req to a child
+// that has not had it: read once, at the first call that walks a tree
+// reading its files; nil for other calls and where there is none. e.mu
+// is held.
+func (e *childExec) recallFor(req proto.Request) []byte {
+	if e.findings == "" || !proto.ToolIs(req.Tool, proto.ReadsFiles|proto.WalksTree) {
+		return nil
+	}
+	if !e.loaded {
+		e.loaded = true
+		if fd, err := confine.LoadCache(e.findings); err == nil && fd.Len() > 0 {
 			e.recall, _ = fd.MarshalBinary()
 		}
 	}
-	return e
+	return e.recall
 }
 
 // Exec sends req to the child. If the child dies during the call it is
@@ -270,7 +286,8 @@ func (e *childExec) Exec(ctx context.Context, req proto.Request) (proto.Response
 		}
 		r := request{Request: req, Report: e.findings != ""}
 		if !e.c.recalled {
-			r.Recall, e.c.recalled = e.recall, true
+			r.Recall = e.recallFor(req)
+			e.c.recalled = r.Recall != nil
 		}
 		rep, err := e.c.roundTrip(ctx, r)
 		if err == nil && len(rep.Found) > 0 && e.findings != "" {
@@ -314,7 +331,8 @@ func (e *childExec) Close() error {
 		e.c.stop()
 		e.c = nil
 	}
-	if e.findings != "" {
+	if e.findings != "" && e.loaded {
+		// Written back only by a session that read it (recallFor).
 		confine.SaveCache(e.findings, e.found) // a cache: one not saved is found in again
 		e.found = confine.Findings{}
 	}

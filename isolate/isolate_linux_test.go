@@ -537,6 +537,15 @@ func TestFindingsCacheIsolated(t *testing.T) {
 			t.Fatalf("grep: %+v", r)
 		}
 	}
+	// A session that only reads one file neither reads nor writes it.
+	once := startReal(t, cfg)
+	if r := call(t, once, proto.ReadFile, `{"path":"errors.go"}`); r.IsError {
+		t.Fatalf("read_file: %+v", r)
+	}
+	must(t, once.Close())
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatalf("a session of one read_file wrote the findings cache (%v)", err)
+	}
 	first := startReal(t, cfg)
 	grep(first)
 	must(t, first.Close())

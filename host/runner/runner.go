@@ -107,9 +107,10 @@ type Config struct {
 	NoRedact bool
 	// Findings names the findings cache file (host/confine LoadCache;
 	// FindingsName makes the name) in CacheDir's findings folder: read
-	// when the runner opens, so a file found in by an earlier process and
-	// not changed since is not found in again, and written back with what
-	// the runner found when it closes. "" (and NoRedact, and no CacheDir):
+	// at the first call that reads a tree's files (a grep), so a file
+	// found in by an earlier process and not changed since is not found
+	// in again, and written back with what the runner found when it
+	// closes, if it was read. "" (and NoRedact, and no CacheDir):
 	// no findings cache. The isolated child has none: its parent keeps
 	// it (Recall, Fresh).
 	Findings string `json:",omitempty"`
@@ -323,6 +324,12 @@ type Runner struct {
 	idle    []*instance // running, waiting for a call
 	retired []*instance // killed, perhaps still finishing a computation
 	done    bool
+
+	// findingsOnce reads the findings cache at the first call that
+	// reads a tree (recallFindings); findingsRead says it was, so that
+	// Close writes it back.
+	findingsOnce sync.Once
+	findingsRead atomic.Bool
 }
 
 // New compiles the guest (or loads it from the cache) and opens the root.
@@ -357,11 +364,6 @@ func Open(m *Module, cfg Config) (*Runner, error) {
 	}
 	if !cfg.NoRedact {
 		cfs.SetRedactor(redact.New())
-		if p := cfg.FindingsPath(); p != "" {
-			if fd, err := confine.LoadCache(p); err == nil {
-				cfs.Recall(fd)
-			}
-		}
 	}
 	if cfg.HeapLimit > 0 {
 		debug.SetMemoryLimit(cfg.HeapLimit)
@@ -371,6 +373,23 @@ func Open(m *Module, cfg Config) (*Runner, error) {
 		p = min(runtime.NumCPU(), maxParallel)
 	}
 	return &Runner{cfg: cfg, fs: cfs, mod: m, withTimeout: context.WithTimeout, slots: make(chan struct{}, p)}, nil
+}
+
+// recallFindings reads the findings cache (Config.Findings) into the
+// runner's view at the first call that reads a tree's files (a grep or
+// its shard: proto.ReadsFiles and WalksTree), once: a call that reads one
+// file would spend longer reading the cache than finding in that file.
+func (r *Runner) recallFindings(tool string) {
+	p := r.cfg.FindingsPath()
+	if p == "" || r.findingsRead.Load() || !proto.ToolIs(tool, proto.ReadsFiles|proto.WalksTree) {
+		return
+	}
+	r.findingsOnce.Do(func() {
+		if fd, err := confine.LoadCache(p); err == nil {
+			r.fs.Recall(fd)
+		}
+		r.findingsRead.Store(true)
+	})
 }
 
 // Fresh is what the runner's view found since the last call, for a
@@ -452,6 +471,7 @@ func (r *Runner) Exec(ctx context.Context, req proto.Request) (proto.Response, e
 	if err != nil {
 		return proto.Response{}, err
 	}
+	r.recallFindings(req.Tool)
 	ctx, cancel := r.withTimeout(ctx, r.cfg.Timeout)
 	defer cancel()
 	// The guest stops its own work before this deadline (proto.Limits.TimeLimit),
@@ -616,7 +636,8 @@ func (r *Runner) Close() error {
 	idle := r.idle
 	r.idle = nil
 	r.mu.Unlock()
-	if p := r.cfg.FindingsPath(); p != "" {
+	if p := r.cfg.FindingsPath(); p != "" && r.findingsRead.Load() {
+		// Written back only by a runner that read it (recallFindings).
 		confine.SaveCache(p, r.fs.Fresh()) // a cache: one not saved is found in again
 	}
 	for _, in := range idle {
