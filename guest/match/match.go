@@ -17,7 +17,11 @@
 //     or Boyer-Moore-Horspool over the set when those bytes are common,
 //     picks candidate lines. (A word-at-a-time test of two bytes per
 //     literal was tried and dropped: Go's wasm code for it ran at half
-//     Horspool's speed in wazero.) A plain literal needs nothing more;
+//     Horspool's speed in wazero.) A plain literal needs nothing more.
+//     A pattern with no literal may still require a run of ASCII byte
+//     classes (`[A-Z_]{12,}`: twelve of [A-Z_]; classseq.go), found
+//     Horspool's way, skipping up to the run's length a step where the
+//     DFA steps every byte, and exactly when the pattern is that run;
 //   - a lazy DFA of its own (dfa.go), built state by state from the
 //     compiled syntax.Prog, says whether a line matches, one table lookup
 //     per ASCII byte. It steps over runes decoded the way regexp decodes
@@ -198,7 +202,7 @@ func Compile(pattern string, ignoreCase bool) (*Matcher, error) {
 		m.dfa = newDFA(prog)
 		m.progLen = len(prog.Inst)
 	}
-	m.pre = newPrefilter(tree)
+	m.pre = withSeq(tree, newPrefilter(tree))
 	m.minLen = minBytes(tree)
 	if n, ok := dotRunes(tree); ok && n > 0 {
 		m.dotRunes, m.minLen = n, n
@@ -492,7 +496,7 @@ const preDense = 2
 // prefilter: it reports whether Next should scan with the DFA from now on.
 // Other prefilters skip text much faster than the DFA and stay.
 func (m *Matcher) judgePrefilter(advanced, lineBytes int) bool {
-	if m.pre.ac == nil || m.pre.exact || m.dfa == nil {
+	if m.pre.ac == nil && m.pre.seq == nil || m.pre.exact || m.dfa == nil {
 		return false
 	}
 	m.preSeen += advanced

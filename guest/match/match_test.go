@@ -245,7 +245,9 @@ func FuzzMatchesRegexp(f *testing.F) {
 	// The hex and counted classes of issue 34, and the regexes over one
 	// line of minified JSON.
 	json := `[{"id":1,"sha":"3f786850e387550fdab836ed7e6dc881de23001b","ok":true},{"id":2,"last":true}]` + "\n2024-01-31 MAX_LINE_BYTES \\x1b 0xDEADBEEF1\n"
-	for _, p := range []string{`\b[0-9]{4}-[0-9]{2}-[0-9]{2}\b`, `[A-Z_]{12,}`, `\\x[0-9a-f]{2}`, `"id":[0-9]+,"last":true`, `"sha":"[0-9a-f]{40}"`} {
+	for _, p := range []string{`\b[0-9]{4}-[0-9]{2}-[0-9]{2}\b`, `[A-Z_]{12,}`, `\\x[0-9a-f]{2}`, `"id":[0-9]+,"last":true`, `"sha":"[0-9a-f]{40}"`,
+		// Runs of byte classes (classSeq).
+		`[a-z]{5}`, `[A-Z]+[0-9]{4}`, `[a-f0-9]{16,} `, `[0-9]{4}$`, `\b[A-Z_]{6}`, `(?i)ab[a-z]{3}`} {
 		f.Add(p, false, json)
 		f.Add(p, true, tricky)
 	}

@@ -27,6 +27,8 @@ type prefilter struct {
 	rare  []*finder
 	// ac finds a large set (more than maxLits literals) instead.
 	ac *acMatcher
+	// seq finds a run of byte classes instead (withSeq).
+	seq *classSeq
 	// exact says every occurrence of a literal is a match: the pattern is
 	// the set of literals, nothing more.
 	exact bool
@@ -243,6 +245,9 @@ func (p *prefilter) index(b []byte) int {
 	}
 	if p.ascii != nil {
 		return p.splitIndex(b)
+	}
+	if p.seq != nil {
+		return p.seq.index(b)
 	}
 	var pos [maxScanBytes]int
 	misses := 0

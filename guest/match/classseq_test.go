@@ -1,0 +1,104 @@
+package match
+
+import (
+	"math/rand/v2"
+	"regexp/syntax"
+	"strings"
+	"testing"
+)
+
+// TestClassSeqIndex compares classSeq.index with trying every offset, for
+// random runs of classes over random text of a few bytes.
+func TestClassSeqIndex(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const alphabet = "ab-0Z\n"
+	for round := 0; round < 3000; round++ {
+		classes := make([]byteClass, 1+rng.IntN(9))
+		for j := range classes {
+			for _, c := range []byte(alphabet) {
+				classes[j][c] = rng.IntN(3) == 0
+			}
+		}
+		q := newClassSeq(classes)
+		text := make([]byte, rng.IntN(60))
+		for i := range text {
+			text[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		want := -1
+		for s := 0; s+len(classes) <= len(text) && want < 0; s++ {
+			want = s
+			for j := range classes {
+				if !classes[j][text[s+j]] {
+					want = -1
+					break
+				}
+			}
+		}
+		if got := q.index(text); got != want {
+			t.Fatalf("classes %v over %q: index %d, want %d", classes, text, got, want)
+		}
+	}
+}
+
+// TestSeqOf pins the run of byte classes found in a pattern: its length,
+// and whether the pattern is that run and nothing more (exact).
+func TestSeqOf(t *testing.T) {
+	for _, c := range []struct {
+		pattern string
+		n       int
+		exact   bool
+	}{
+		{`[A-Z_]{12,}`, 12, true},
+		{`[0-9a-f]{40}`, 40, true},
+		{`[0-9]{4}-[0-9]{2}-[0-9]{2}`, 10, true},
+		{`\b[0-9]{4}-[0-9]{2}-[0-9]{2}\b`, 10, false},
+		{`x[0-9]+y`, 2, false},          // x[0-9] and [0-9]y
+		{`[A-Z]+[0-9]{4}`, 5, false},    // [A-Z][0-9]{4}, but a match starts before it
+		{`[a-z]{3}.[0-9]{5}`, 5, false}, // '.' matches any rune
+		{`(?i)ab[a-z]{3}`, 2, false},    // the folded class holds K and ſ
+		{`(?i)sk[0-9]{3}`, 3, false},    // s and k have forms beyond ASCII
+		{`[a-c]{70}`, maxSeq, false},    // cut to maxSeq
+		{`(ab){2}[0-9]{2,}x`, 6, false}, // abab[0-9][0-9], then [0-9][0-9]x
+		{`ab(c|d)[0-9]{4}`, 7, true},    // (c|d) is the class [c-d]
+		{`ab(c|de)[0-9]{4}`, 4, false},
+		{`é[0-9]{4}`, 4, false},
+		{`^[0-9]{4}$`, 4, false},
+		{`[0-9]{2}x*`, 2, true},
+	} {
+		tree, err := syntax.Parse(c.pattern, syntax.Perl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := seqOf(trimEnd(withoutNewlines(tree)))
+		if len(s.best) != c.n || (s.fixed && !s.asserts) != c.exact {
+			t.Errorf("%s: run of %d (exact %v), want %d (exact %v)", c.pattern, len(s.best), s.fixed && !s.asserts, c.n, c.exact)
+		}
+	}
+}
+
+// TestSeqPrefilter checks patterns whose prefilter is a run of byte
+// classes against regexp, with runs at the ends of lines and of a long
+// line (where Start asks the prefilter), cut by newlines and invalid
+// bytes, and many runs too short.
+func TestSeqPrefilter(t *testing.T) {
+	text := "ABCDEFGHIJK_ short\nABCDEFGHIJKL at start\nend ABCDEFGHIJKL\nAB_CD\xffEFGHIJKLMN\nABCDEF\nGHIJKLMN\n" +
+		"2024-01-31 x\n2024-01-3\n12024-01-311\nab-12-34 0000-00-00\n\u212aABCDEFGHIJKLM \u017fTRASSE_STRASSE\n" +
+		strings.Repeat("ABCDEFGHIJK a", 400) + "ZZZZZZZZZZZZZZ\n" + strings.Repeat("0123456789abcdef ", 10) + "\n" +
+		strings.Repeat("deadbeef", 5) + "\nsk123 SK123 \u017f\u212a123\n"
+	// A literal ('-', "sk") is looked for instead where there is one.
+	for p, seq := range map[string]bool{`[A-Z_]{12,}`: true, `[0-9]{4}-[0-9]{2}-[0-9]{2}`: false, `\b[0-9]{4}-[0-9]{2}-[0-9]{2}\b`: false,
+		`[0-9a-f]{40}`: true, `[A-Z]+[0-9]{4}`: true, `(?i)[a-z]{12}`: false, `(?i)sk[0-9]{3}`: false, `[A-Z]{6}$`: true,
+		`^[A-Z]{6}`: true, `[a-f0-9]{16,} `: true} {
+		m, err := Compile(p, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := m.pre != nil && m.pre.seq != nil; got != seq {
+			t.Errorf("%s: run prefilter %v, want %v", p, got, seq)
+		}
+		for _, ic := range []bool{false, true} {
+			check(t, p, ic, []byte(text))
+			check(t, p, ic, []byte(strings.ReplaceAll(text, "\n", "\r\n")))
+		}
+	}
+}
