@@ -317,7 +317,7 @@ func (p *prefilter) loneByte() bool {
 	if p.one != nil {
 		return len(p.one.pat) == 1
 	}
-	return p.ac == nil && p.ascii == nil && p.seq == nil && len(p.lits) == 1 && len(p.lits[0].b) == 1
+	return p.ac == nil && p.fold == nil && p.seq == nil && len(p.lits) == 1 && len(p.lits[0].b) == 1
 }
 
 // byteShare estimates the share of text that c's bytes make up, taking a

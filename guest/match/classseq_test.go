@@ -2,6 +2,7 @@ package match
 
 import (
 	"math/rand/v2"
+	"regexp"
 	"regexp/syntax"
 	"strings"
 	"testing"
@@ -99,6 +100,41 @@ func TestSeqPrefilter(t *testing.T) {
 		for _, ic := range []bool{false, true} {
 			check(t, p, ic, []byte(text))
 			check(t, p, ic, []byte(strings.ReplaceAll(text, "\n", "\r\n")))
+		}
+	}
+}
+
+// TestFoldLitIndex compares foldLit.index with regexp's leftmost match of
+// the folded literal, over random text of pieces of its forms (the Kelvin
+// sign, the long s, both cases), parts of them (invalid UTF-8) and other
+// bytes, long enough to pass the scan's unrolled loop and its end.
+func TestFoldLitIndex(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	pieces := []string{"k", "K", "\u212a", "s", "S", "\u017f", "e", "L", "v", "I", "n", "a", "o",
+		"\xc5", "\xbf", "\xe2\x84", "\xaa", "x", " ", "\n", "kelvin", "as\u017fe", "\u00df"}
+	for _, lit := range []string{"kelvin", "assess", "kkskSK", "ssss", "todo", "elvis", "Kas\u017fa"} {
+		tree, err := syntax.Parse(lit, syntax.Perl|syntax.FoldCase)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := newFoldLit(tree.Rune)
+		if f == nil {
+			t.Fatalf("%s: no foldLit", lit)
+		}
+		re := regexp.MustCompile("(?i)" + regexp.QuoteMeta(lit))
+		for round := 0; round < 2000; round++ {
+			var b strings.Builder
+			for k := rng.IntN(40); k > 0; k-- {
+				b.WriteString(pieces[rng.IntN(len(pieces))])
+			}
+			text := []byte(b.String())
+			want := -1
+			if loc := re.FindIndex(text); loc != nil {
+				want = loc[0]
+			}
+			if got := f.index(text); got != want {
+				t.Fatalf("%s (back %v) in %q: index %d, want %d", lit, f.back, text, got, want)
+			}
 		}
 	}
 }

@@ -18,6 +18,10 @@
 //     picks candidate lines. (A word-at-a-time test of two bytes per
 //     literal was tried and dropped: Go's wasm code for it ran at half
 //     Horspool's speed in wazero.) A plain literal needs nothing more.
+//     A case-folded ASCII literal (`(?i)kelvin`) is found in one pass
+//     with its forms beyond ASCII (the Kelvin sign, the long s), whose
+//     bytes at each offset the run search below takes as its classes,
+//     each window found then compared rune by rune (foldlit.go).
 //     A pattern with no literal may still require a run of ASCII byte
 //     classes (`[A-Z_]{12,}`: twelve of [A-Z_]; classseq.go), found
 //     Horspool's way, skipping up to the run's length a step where the
