@@ -12,7 +12,7 @@ import (
 // pattern holds one of its literals. It is exact about the literals and
 // says nothing about the rest of the pattern; the DFA and regexp decide.
 //
-// Each literal is found by scanning (bytes.IndexByte) for its rarest byte,
+// Each literal is found by scanning (indexByte) for its rarest byte,
 // both cases of it for a case-folded literal, and comparing the whole
 // literal around each occurrence. A case-folded literal keeps only runes
 // whose case variants are all ASCII: 'k' also matches the Kelvin sign
@@ -294,7 +294,7 @@ func (p *prefilter) index(b []byte) int {
 }
 
 func indexFrom(b []byte, from int, c byte) int {
-	i := bytes.IndexByte(b[from:], c)
+	i := indexByte(b[from:], c)
 	if i < 0 {
 		return -1
 	}
