@@ -78,18 +78,21 @@ func TestSeqOf(t *testing.T) {
 }
 
 // TestSeqPrefilter checks patterns whose prefilter is a run of byte
-// classes against regexp, with runs at the ends of lines and of a long
+// classes (or a folded literal's) against regexp, with runs at the ends of lines and of a long
 // line (where Start asks the prefilter), cut by newlines and invalid
 // bytes, and many runs too short.
 func TestSeqPrefilter(t *testing.T) {
 	text := "ABCDEFGHIJK_ short\nABCDEFGHIJKL at start\nend ABCDEFGHIJKL\nAB_CD\xffEFGHIJKLMN\nABCDEF\nGHIJKLMN\n" +
 		"2024-01-31 x\n2024-01-3\n12024-01-311\nab-12-34 0000-00-00\n\u212aABCDEFGHIJKLM \u017fTRASSE_STRASSE\n" +
-		strings.Repeat("ABCDEFGHIJK a", 400) + "ZZZZZZZZZZZZZZ\n" + strings.Repeat("0123456789abcdef ", 10) + "\n" +
+		strings.Repeat("ABCDEFGHIJK a", 400) + "ZZZZZZZZZZZZZZ a\u017f\u017fESS \u212aelVIN\n" + strings.Repeat("0123456789abcdef ", 10) + "\n" +
 		strings.Repeat("deadbeef", 5) + "\nsk123 SK123 \u017f\u212a123\n"
 	// A literal ('-', "sk") is looked for instead where there is one.
 	for p, seq := range map[string]bool{`[A-Z_]{12,}`: true, `[0-9]{4}-[0-9]{2}-[0-9]{2}`: false, `\b[0-9]{4}-[0-9]{2}-[0-9]{2}\b`: false,
 		`[0-9a-f]{40}`: true, `[A-Z]+[0-9]{4}`: true, `(?i)[a-z]{12}`: false, `(?i)sk[0-9]{3}`: false, `[A-Z]{6}$`: true,
-		`^[A-Z]{6}`: true, `[a-f0-9]{16,} `: true} {
+		`^[A-Z]{6}`: true, `[a-f0-9]{16,} `: true,
+		// Folded literals (foldLit), exact: on the long line Start asks
+		// the prefilter.
+		`(?i)kelvin`: false, `(?i)assess`: false, `(?i)zzzzzz`: false} {
 		m, err := Compile(p, false)
 		if err != nil {
 			t.Fatal(err)
