@@ -296,28 +296,77 @@ const maxSeqShare = 0.5
 
 // withSeq returns the prefilter for re: p (its literals' prefilter, or
 // nil), or one that finds a run of byte classes every match holds
-// (seqOf) when p is nil or a lone byte and the run is long enough to skip
-// well. That prefilter is exact when re is the run and nothing more (its
-// last repetition counted to its least, trimEnd): no assertion, no other
-// part.
+// (seqOf). Without p, the run is looked for alone when it is long enough
+// and its last class rare enough to skip well; that prefilter is exact
+// when re is the run and nothing more (its last repetition counted to its
+// least, trimEnd): no assertion, no other part. When p looks for one
+// literal that every run holds at the same offset (the '-' of
+// `\b[0-9]{4}-[0-9]{2}-[0-9]{2}\b`), each occurrence of it is kept only
+// where the run holds it (runAround): most occurrences of a common byte
+// then cost a few bytes' comparison, not a line for the DFA.
 func withSeq(re *syntax.Regexp, p *prefilter) *prefilter {
-	if p != nil && !p.loneByte() {
+	if p != nil && (p.one == nil || p.exact) {
 		return p
 	}
 	s := seqOf(trimEnd(re))
 	run := s.best
-	if p != nil || len(run) < minSeq || byteShare(&run[len(run)-1]) > maxSeqShare {
+	if len(run) < minSeq {
 		return p
+	}
+	if p != nil {
+		if j := litAt(run, p.one.pat); j >= 0 {
+			return &prefilter{one: p.one, seq: newClassSeq(run), seqAt: j}
+		}
+		return p
+	}
+	if byteShare(&run[len(run)-1]) > maxSeqShare {
+		return nil
 	}
 	return &prefilter{seq: newClassSeq(run), exact: s.fixed && !s.asserts}
 }
 
-// loneByte reports whether p looks for one literal of one byte.
-func (p *prefilter) loneByte() bool {
-	if p.one != nil {
-		return len(p.one.pat) == 1
+// litAt returns the first offset in run whose classes are lit's bytes,
+// each class that one byte alone, or -1.
+func litAt(run []byteClass, lit []byte) int {
+	for j := 0; j+len(lit) <= len(run); j++ {
+		ok := true
+		for k, c := range lit {
+			var one byteClass
+			one[c] = true
+			ok = ok && run[j+k] == one
+		}
+		if ok {
+			return j
+		}
 	}
-	return p.ac == nil && p.fold == nil && p.seq == nil && len(p.lits) == 1 && len(p.lits[0].b) == 1
+	return -1
+}
+
+// runAround returns where the first run of p.seq starts that holds p's
+// literal at p.seqAt, or -1: every run holds it there, so each run is
+// found at an occurrence of the literal.
+func (p *prefilter) runAround(b []byte) int {
+	q := p.seq
+	for from := 0; ; {
+		i := p.one.index(b[from:])
+		if i < 0 {
+			return -1
+		}
+		if s := from + i - p.seqAt; s >= 0 && s+q.n <= len(b) && q.at(b[s:]) {
+			return s
+		}
+		from += i + 1
+	}
+}
+
+// at reports whether b starts with a run.
+func (q *classSeq) at(b []byte) bool {
+	for j := range q.n {
+		if q.shift[j<<8|int(b[j])] != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // byteShare estimates the share of text that c's bytes make up, taking a

@@ -82,12 +82,15 @@ func TestSeqOf(t *testing.T) {
 // line (where Start asks the prefilter), cut by newlines and invalid
 // bytes, and many runs too short.
 func TestSeqPrefilter(t *testing.T) {
-	text := "ABCDEFGHIJK_ short\nABCDEFGHIJKL at start\nend ABCDEFGHIJKL\nAB_CD\xffEFGHIJKLMN\nABCDEF\nGHIJKLMN\n" +
+	text := "-01-31 2024-01-31\n- -- 1-2 9999-99-9 -2024-01-31- 12:3 12:34 x-12 x-123 ab-1\n" +
+		strings.Repeat("-", 100) + "1999-12-31\\x1g\\x1f\n" + "ABCDEFGHIJK_ short\nABCDEFGHIJKL at start\nend ABCDEFGHIJKL\nAB_CD\xffEFGHIJKLMN\nABCDEF\nGHIJKLMN\n" +
 		"2024-01-31 x\n2024-01-3\n12024-01-311\nab-12-34 0000-00-00\n\u212aABCDEFGHIJKLM \u017fTRASSE_STRASSE\n" +
 		strings.Repeat("ABCDEFGHIJK a", 400) + "ZZZZZZZZZZZZZZ a\u017f\u017fESS \u212aelVIN\n" + strings.Repeat("0123456789abcdef ", 10) + "\n" +
-		strings.Repeat("deadbeef", 5) + "\nsk123 SK123 \u017f\u212a123\n"
-	// A literal ('-', "sk") is looked for instead where there is one.
-	for p, seq := range map[string]bool{`[A-Z_]{12,}`: true, `[0-9]{4}-[0-9]{2}-[0-9]{2}`: false, `\b[0-9]{4}-[0-9]{2}-[0-9]{2}\b`: false,
+		strings.Repeat("deadbeef", 5) + "\nsk123 SK123 \u017f\u212a123\n2024-02-29"
+	// A literal ("sk") is looked for instead where there is one, or with
+	// the run where the run holds it ('-', "x-", ':': runAround).
+	for p, seq := range map[string]bool{`[A-Z_]{12,}`: true, `[0-9]{4}-[0-9]{2}-[0-9]{2}`: true, `\b[0-9]{4}-[0-9]{2}-[0-9]{2}\b`: true,
+		`x-[0-9]{3}`: true, `[0-9]{2}:[0-9]{2}\b`: true, `\\x[0-9a-f]{2}`: true, `[a-z]+-[0-9]`: false,
 		`[0-9a-f]{40}`: true, `[A-Z]+[0-9]{4}`: true, `(?i)[a-z]{12}`: false, `(?i)sk[0-9]{3}`: false, `[A-Z]{6}$`: true,
 		`^[A-Z]{6}`: true, `[a-f0-9]{16,} `: true,
 		// Folded literals (foldLit), exact: on the long line Start asks

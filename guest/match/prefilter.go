@@ -22,8 +22,10 @@ type prefilter struct {
 	one *finder // the only literal, when it is not case-folded
 	// ac finds a large set (more than maxLits literals) instead.
 	ac *acMatcher
-	// seq finds a run of byte classes instead (withSeq).
-	seq *classSeq
+	// seq finds a run of byte classes instead (withSeq); with one, the
+	// runs that hold one's literal at offset seqAt.
+	seq   *classSeq
+	seqAt int
 	// fold finds a case-folded literal, all its forms in one pass.
 	fold *foldLit
 	// exact says every occurrence of a literal is a match: the pattern is
@@ -237,6 +239,9 @@ func upper(c byte) byte {
 // literals, or -1.
 func (p *prefilter) index(b []byte) int {
 	if p.one != nil {
+		if p.seq != nil {
+			return p.runAround(b)
+		}
 		return p.one.index(b)
 	}
 	if p.ac != nil {
