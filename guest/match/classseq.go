@@ -125,11 +125,6 @@ func longest(runs ...[]byteClass) []byteClass {
 	return best
 }
 
-// join returns a followed by b.
-func join(a, b []byteClass) []byteClass {
-	return append(slices.Clip(a), b...)
-}
-
 // runeByteClass is the class of bytes a rune of a literal matches, when
 // that is a set of ASCII bytes (folded: both cases of an ASCII letter
 // whose case variants are all ASCII).
@@ -195,27 +190,31 @@ func seqOf(re *syntax.Regexp) seqInfo {
 		return repeatSeq(seqOf(re.Sub[0]), re.Min, re.Max)
 	case syntax.OpConcat:
 		out := seqInfo{fixed: true}
-		var cur []byteClass // the run that ends where the parts so far end
+		// cur is the run that ends where the parts so far end, appended
+		// to in place and cut to its last maxSeq classes when it passes
+		// twice that (a pattern of thousands of parts costs each part
+		// little).
+		var cur []byteClass
 		for _, sub := range re.Sub {
 			s := seqOf(sub)
 			out.asserts = out.asserts || s.asserts
 			if s.fixed {
-				cur = join(cur, s.all)
-				if len(cur) > maxSeq {
+				cur = append(cur, s.all...)
+				if len(cur) > 2*maxSeq {
 					if out.fixed {
-						out.fixed, out.pre = false, cur[:maxSeq]
+						out.fixed, out.pre = false, slices.Clone(cur[:maxSeq])
 					}
-					out.best = longest(out.best, cur[:maxSeq])
-					cur = cur[len(cur)-maxSeq:]
+					out.best = longest(out.best, slices.Clone(cur[:maxSeq]))
+					cur = append(cur[:0], cur[len(cur)-maxSeq:]...)
 				}
 				continue
 			}
-			run := join(cur, s.pre)
+			run := append(slices.Clone(cur), s.pre...)
 			if out.fixed {
 				out.fixed, out.pre = false, run
 			}
 			out.best = longest(out.best, run, s.best)
-			cur = s.suf
+			cur = append(cur[:0], s.suf...)
 		}
 		if out.fixed {
 			return fixedSeq(cur, out.asserts)
@@ -238,7 +237,7 @@ func repeatSeq(s seqInfo, min, max int) seqInfo {
 	}
 	var all []byteClass
 	for k := 0; k < min && len(all) <= maxSeq; k++ {
-		all = join(all, s.all)
+		all = append(all, s.all...)
 	}
 	out := fixedSeq(all, s.asserts)
 	if max != min {
