@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -116,10 +117,10 @@ func TestSeqPrefilter(t *testing.T) {
 // bytes, long enough to pass the scan's unrolled loop and its end.
 func TestFoldLitIndex(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	pieces := []string{"k", "K", "\u212a", "s", "S", "\u017f", "e", "L", "v", "I", "n", "a", "o",
+	pieces := []string{"k", "K", "\u212a", "s", "S", "\u017f", "e", "L", "v", "I", "n", "a", "o", "d", "T", ".", "-", "ve", "LV", "a.v",
 		"\xc5", "\xbf", "\xe2\x84", "\xaa", "x", " ", "\n", "kelvin", "as\u017fe", "\u00df"}
-	for _, lit := range []string{"kelvin", "assess", "kkskSK", "ssss", "todo", "elvis", "Kas\u017fa"} {
-		tree, err := syntax.Parse(lit, syntax.Perl|syntax.FoldCase)
+	for _, lit := range []string{"kelvin", "assess", "kkskSK", "ssss", "todo", "elvis", "Kas\u017fa", "a.v-i", "ve.ve"} {
+		tree, err := syntax.Parse(lit, syntax.Perl|syntax.FoldCase|syntax.Literal)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -127,10 +128,17 @@ func TestFoldLitIndex(t *testing.T) {
 		if f == nil {
 			t.Fatalf("%s: no foldLit", lit)
 		}
+		// Both ways of finding it: by a pair of its runes (a forced one
+		// when none is rare enough), and by the run search.
+		pair, bySeq := *f, *f
+		bySeq.pair = nil
+		if pair.pair == nil {
+			pair.pair = newFoldPair(f.forms, 2)
+		}
 		re := regexp.MustCompile("(?i)" + regexp.QuoteMeta(lit))
 		for round := 0; round < 2000; round++ {
 			var b strings.Builder
-			for k := rng.IntN(40); k > 0; k-- {
+			for k := rng.IntN(80); k > 0; k-- {
 				b.WriteString(pieces[rng.IntN(len(pieces))])
 			}
 			text := []byte(b.String())
@@ -138,8 +146,42 @@ func TestFoldLitIndex(t *testing.T) {
 			if loc := re.FindIndex(text); loc != nil {
 				want = loc[0]
 			}
-			if got := f.index(text); got != want {
-				t.Fatalf("%s (back %v) in %q: index %d, want %d", lit, f.back, text, got, want)
+			for _, f := range []*foldLit{&pair, &bySeq} {
+				if got := f.index(text); got != want {
+					t.Fatalf("%s (pair %v, back %v) in %q: index %d, want %d", lit, f.pair != nil, f.back, text, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestFoldPairIndex compares foldPair.index with a byte loop over texts
+// of the pair's bytes, their other case, and the bytes one above them
+// (which raise false flags in the word test, above a true one).
+func TestFoldPairIndex(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, lit := range []string{"lv", "l.", ".v", "-."} {
+		tree, err := syntax.Parse(lit, syntax.Perl|syntax.FoldCase|syntax.Literal)
+		if err != nil {
+			t.Fatal(err)
+		}
+		forms := newFoldLitForms(tree.Rune)
+		p := newFoldPair(forms, 2)
+		alphabet := []byte{lit[0], lit[1], lit[0] ^ 1, lit[1] ^ 1, upper(lit[0]), upper(lit[1]), upper(lit[0]) ^ 1, 'x', 0xff}
+		for round := 0; round < 3000; round++ {
+			text := make([]byte, rng.IntN(120))
+			for i := range text {
+				text[i] = alphabet[rng.IntN(len(alphabet))]
+			}
+			want := -1
+			for i := 0; i+1 < len(text) && want < 0; i++ {
+				if slices.ContainsFunc(forms[0], func(f []byte) bool { return f[0] == text[i] }) &&
+					slices.ContainsFunc(forms[1], func(f []byte) bool { return f[0] == text[i+1] }) {
+					want = i
+				}
+			}
+			if got := p.index(text); got != want {
+				t.Fatalf("%q in %q: index %d, want %d", lit, text, got, want)
 			}
 		}
 	}

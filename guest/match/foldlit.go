@@ -1,7 +1,6 @@
 package match
 
 import (
-	"bytes"
 	"slices"
 	"unicode"
 	"unicode/utf8"
@@ -23,30 +22,26 @@ type foldLit struct {
 	// literal's end is rarer), and a window is compared from its end.
 	back bool
 	// forms holds, for each rune of the literal, the UTF-8 of every rune
-	// of its orbit; no form is a prefix of another.
+	// of its orbit; no form is a prefix (or a suffix) of another.
 	forms [][][]byte
+	// pair, when set, finds the literal instead (foldPair).
+	pair *foldPair
 }
 
 // newFoldLit returns the foldLit of a literal searched for under (?i),
 // or nil when it is too short for the skips to pay, or holds a rune that
 // also matches invalid UTF-8 (U+FFFD) or a newline.
 func newFoldLit(runes []rune) *foldLit {
-	f := &foldLit{}
+	f := &foldLit{forms: newFoldLitForms(runes)}
+	if f.forms == nil {
+		return nil
+	}
 	n := 0
-	for _, r := range runes {
-		if r == utf8.RuneError || r == '\n' || !utf8.ValidRune(r) {
-			return nil
-		}
-		var forms [][]byte
+	for _, forms := range f.forms {
 		shortest := utf8.UTFMax
-		for o := r; ; {
-			forms = append(forms, utf8.AppendRune(nil, o))
-			shortest = min(shortest, utf8.RuneLen(o))
-			if o = unicode.SimpleFold(o); o == r {
-				break
-			}
+		for _, form := range forms {
+			shortest = min(shortest, len(form))
 		}
-		f.forms = append(f.forms, forms)
 		n += shortest
 	}
 	n = min(n, maxSeq)
@@ -61,7 +56,29 @@ func newFoldLit(runes []rune) *foldLit {
 		front = back
 	}
 	f.seq = newClassSeq(front)
+	f.pair = newFoldPair(f.forms, maxPairShare)
 	return f
+}
+
+// newFoldLitForms returns the forms of each rune of a literal under (?i)
+// (foldLit.forms), or nil when a rune also matches invalid UTF-8 (U+FFFD)
+// or is a newline.
+func newFoldLitForms(runes []rune) [][][]byte {
+	var out [][][]byte
+	for _, r := range runes {
+		if r == utf8.RuneError || r == '\n' || !utf8.ValidRune(r) {
+			return nil
+		}
+		var forms [][]byte
+		for o := r; ; {
+			forms = append(forms, utf8.AppendRune(nil, o))
+			if o = unicode.SimpleFold(o); o == r {
+				break
+			}
+		}
+		out = append(out, forms)
+	}
+	return out
 }
 
 // formClasses returns the bytes some form can hold at each of its first
@@ -105,6 +122,9 @@ func reversed(forms [][][]byte) [][][]byte {
 // index returns the offset of the first occurrence of the literal in b, or
 // -1. (Occurrences end in the order they start: one cannot hold another.)
 func (f *foldLit) index(b []byte) int {
+	if f.pair != nil {
+		return f.pairIndex(b)
+	}
 	for from := 0; ; {
 		i := f.seq.index(b[from:])
 		if i < 0 {
@@ -112,44 +132,12 @@ func (f *foldLit) index(b []byte) int {
 		}
 		i += from
 		if !f.back {
-			if f.at(b[i:]) {
+			if f.fwd(b[i:], 0) {
 				return i
 			}
-		} else if s := f.endsAt(b[:i+f.seq.n]); s >= 0 {
+		} else if s := f.bwd(b[:i+f.seq.n], len(f.forms)); s >= 0 {
 			return s
 		}
 		from = i + 1
 	}
-}
-
-// at reports whether b starts with a form of the literal.
-func (f *foldLit) at(b []byte) bool {
-	pos := 0
-next:
-	for _, forms := range f.forms {
-		for _, form := range forms {
-			if bytes.HasPrefix(b[pos:], form) {
-				pos += len(form)
-				continue next
-			}
-		}
-		return false
-	}
-	return true
-}
-
-// endsAt returns where a form of the literal that ends b starts, or -1.
-func (f *foldLit) endsAt(b []byte) int {
-	pos := len(b)
-next:
-	for k := len(f.forms) - 1; k >= 0; k-- {
-		for _, form := range f.forms[k] {
-			if bytes.HasSuffix(b[:pos], form) {
-				pos -= len(form)
-				continue next
-			}
-		}
-		return -1
-	}
-	return pos
 }

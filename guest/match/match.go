@@ -28,8 +28,10 @@
 //     literal's occurrences outside a run are passed over. A case-folded
 //     ASCII literal (`(?i)kelvin`) is found in one pass with its forms
 //     beyond ASCII (the Kelvin sign, the long s): a run search over the
-//     bytes its forms can hold at each offset, each window found compared
-//     rune by rune (foldlit.go);
+//     bytes its forms can hold at each offset, or, where two adjacent
+//     runes that are ASCII in every form are rare ("lv"), a word scan for
+//     that pair, each place found compared rune by rune (foldlit.go,
+//     foldpair.go);
 //   - a lazy DFA of its own (dfa.go), built state by state from the
 //     compiled syntax.Prog, says whether a line matches, one table lookup
 //     per ASCII byte. It steps over runes decoded the way regexp decodes
