@@ -31,6 +31,11 @@ var benchClasses = []struct {
 	// Folded literals whose letters have forms beyond ASCII (issue 34).
 	{"folded-s", `assess`, true},
 	{"folded-k", `kelvin`, true},
+	{"folded-sharp-s", `traße`, true},
+	// The counted classes of issue 34.
+	{"counted-upper", `[A-Z_]{12,}`, false},
+	{"hex-escape", `\\x[0-9a-f]{2}`, false},
+	{"date-word", `\b[0-9]{4}-[0-9]{2}-[0-9]{2}\b`, false},
 }
 
 // benchCorpus is up to 8 MB of Go's own source: the *.go files under
@@ -99,7 +104,8 @@ func TestCorpusMatchesRegexp(t *testing.T) {
 	for _, p := range []string{`(?i)errorf|fatalf`, `^\s*//`, `[A-Z]{3,}`, `\d+\.\d+`, `\w+\s*:=\s*\w+\(`,
 		`(?i)kind`, `\bfunc\b.*\berror\b$`, `[^\x00-\x7f]`, `.{100,}`, `^$`, `"[^"]*"`, `x*`,
 		// The hex and counted classes of issue 34.
-		`0x[0-9a-fA-F]{8,}`, `[0-9a-f]{40}`, `\b[0-9]{4}-[0-9]{2}-[0-9]{2}\b`, `[A-Z_]{12,}`, `\\x[0-9a-f]{2}`} {
+		`0x[0-9a-fA-F]{8,}`, `[0-9a-f]{40}`, `\b[0-9]{4}-[0-9]{2}-[0-9]{2}\b`, `[A-Z_]{12,}`, `\\x[0-9a-f]{2}`,
+		`[a-z]{10}`, `[A-Z]+[0-9]{4}`, `[0-9]{4}$`} {
 		check(t, p, false, text)
 		check(t, p, true, text)
 	}

@@ -5,14 +5,14 @@ import "bytes"
 //go:generate go run genrank.go
 
 // finder searches for one literal. Go's wasm port has no vector
-// instructions and bytes.Index no assembly there, but bytes.IndexByte does
-// have a word-at-a-time loop, several times faster than any byte loop. So
-// the finder scans with IndexByte for the pattern's rarest byte (by
-// byteRank) and checks the whole pattern around each occurrence. When that
-// byte turns out to be common in this text (many occurrences that are not
-// matches), it switches to Boyer-Moore-Horspool, which skips up to
-// len(pattern) bytes per step whatever the text. Patterns shorter than
-// minSkipLen use bytes.Index.
+// instructions and bytes.Index no assembly there, but a scan for one byte
+// a word at a time (indexByte) is several times faster than any byte
+// loop. So the finder scans for the pattern's rarest byte (by byteRank)
+// and checks the whole pattern around each occurrence. When that byte
+// turns out to be common in this text (many occurrences that are not
+// matches), a pattern of minSkipLen bytes or more switches to
+// Boyer-Moore-Horspool, which skips up to len(pattern) bytes per step
+// whatever the text, and a shorter one to bytes.Index.
 type finder struct {
 	pat  []byte
 	rare int // offset in pat of its rarest byte
@@ -21,6 +21,11 @@ type finder struct {
 
 // minSkipLen is the shortest pattern worth the skip table.
 const minSkipLen = 4
+
+// maxShortRank is the most common (by byteRank) a shorter pattern's
+// rarest byte may be for the finder to scan for it: '\\' and '-' are
+// rare enough, letters and '(' are not.
+const maxShortRank = 224
 
 // Switching from the rare-byte scan to Boyer-Moore-Horspool: after
 // rareMinFalse occurrences of the rare byte that were not matches, if they
@@ -33,13 +38,13 @@ const (
 // newFinder prepares the search for pat.
 func newFinder(pat []byte) *finder {
 	f := &finder{pat: pat}
-	if len(pat) < minSkipLen {
-		return f
-	}
 	for i, c := range pat {
 		if byteRank[c] < byteRank[pat[f.rare]] {
 			f.rare = i
 		}
+	}
+	if len(pat) < minSkipLen {
+		return f
 	}
 	last := len(pat) - 1
 	for i := range f.skip {
@@ -54,13 +59,18 @@ func newFinder(pat []byte) *finder {
 // index returns the offset of the first occurrence of the pattern in b, or -1.
 func (f *finder) index(b []byte) int {
 	n := len(f.pat)
-	if n < minSkipLen {
+	if n == 0 {
+		return 0
+	}
+	if n < minSkipLen && int(byteRank[f.pat[f.rare]]) > maxShortRank {
+		// Its rarest byte is common: a call of the word scan for each
+		// occurrence costs more than bytes.Index's own scan.
 		return bytes.Index(b, f.pat)
 	}
 	c := f.pat[f.rare]
 	misses := 0
 	for from := 0; from+n <= len(b); {
-		i := bytes.IndexByte(b[from+f.rare:len(b)-n+f.rare+1], c)
+		i := indexByte(b[from+f.rare:len(b)-n+f.rare+1], c)
 		if i < 0 {
 			return -1
 		}
@@ -69,7 +79,16 @@ func (f *finder) index(b []byte) int {
 			return start
 		}
 		from = start + 1
-		if misses++; misses >= rareMinFalse && misses*rareSpan > from {
+		misses++
+		if n < minSkipLen && misses > 4+from>>4 {
+			// Too short for Horspool: bytes.Index, which gives up its
+			// own byte scan for Rabin-Karp as soon (its measure).
+			if j := bytes.Index(b[from:], f.pat); j >= 0 {
+				return from + j
+			}
+			return -1
+		}
+		if n >= minSkipLen && misses >= rareMinFalse && misses*rareSpan > from {
 			if j := f.horspool(b[from:]); j >= 0 {
 				return from + j
 			}

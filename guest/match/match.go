@@ -12,12 +12,26 @@
 //
 //   - a prefilter: a set of literals one of which every match must contain
 //     (a plain or case-folded literal, the branches of an alternation, the
-//     rarest literal of a concatenation), found with bytes.IndexByte on
-//     each literal's rarest byte (the only scan with assembly under wasm),
-//     or Boyer-Moore-Horspool over the set when those bytes are common,
-//     picks candidate lines. (A word-at-a-time test of two bytes per
-//     literal was tried and dropped: Go's wasm code for it ran at half
-//     Horspool's speed in wazero.) A plain literal needs nothing more;
+//     rarest literal of a concatenation), found by scanning for each
+//     literal's rarest byte, or Boyer-Moore-Horspool over the set when
+//     those bytes are common, picks candidate lines. The byte scan is
+//     indexByte: under wasm a loop in Go over four words a step, about
+//     twice bytes.IndexByte's hand-written wasm (four bytes a step) in
+//     wazero, where a loop's back edge costs more than its arithmetic. (A
+//     test of two bytes per literal, one word a step, was tried and
+//     dropped: it ran at half Horspool's speed.) A plain literal needs
+//     nothing more. A pattern may also require a run of ASCII byte
+//     classes (`[A-Z_]{12,}`: twelve of [A-Z_]; classseq.go): with no
+//     literal it is found Horspool's way, skipping up to the run's length
+//     a step where the DFA steps every byte, exactly when the pattern is
+//     that run; with a literal the run holds (the '-' of a date), the
+//     literal's occurrences outside a run are passed over. A case-folded
+//     ASCII literal (`(?i)kelvin`) is found in one pass with its forms
+//     beyond ASCII (the Kelvin sign, the long s): a run search over the
+//     bytes its forms can hold at each offset, or, where two adjacent
+//     runes that are ASCII in every form are rare ("lv"), a word scan for
+//     that pair, each place found compared rune by rune (foldlit.go,
+//     foldpair.go);
 //   - a lazy DFA of its own (dfa.go), built state by state from the
 //     compiled syntax.Prog, says whether a line matches, one table lookup
 //     per ASCII byte. It steps over runes decoded the way regexp decodes
@@ -54,7 +68,7 @@
 //     regexp) and TestCorpusMatchesRegexp (Go's own source, every
 //     benchmark class) run in `make test`.
 //
-// Why not a DFA for everything: in the guest, IndexByte and Horspool
+// Why not a DFA for everything: in the guest, a byte scan and Horspool
 // skip over text several times faster than any per-byte loop, so the DFA
 // runs only on the lines a prefilter picks, or, for a pattern with no
 // usable literal, over the text with acceleration: a state that loops on
@@ -224,7 +238,7 @@ func Compile(pattern string, ignoreCase bool) (*Matcher, error) {
 		m.progLen = len(prog.Inst)
 		m.rev, m.revMin = newRevInner(stripDotStar(tree)), revMinLine
 	}
-	m.pre = newPrefilter(tree)
+	m.pre = withSeq(tree, newPrefilter(tree))
 	m.preRev = m.rev != nil && m.pre != nil && m.pre.same(m.rev.lit)
 	m.minLen = minBytes(tree)
 	if n, ok := dotRunes(tree); ok && n > 0 {
@@ -572,7 +586,7 @@ const preDense = 2
 // prefilter: it reports whether Next should scan with the DFA from now on.
 // Other prefilters skip text much faster than the DFA and stay.
 func (m *Matcher) judgePrefilter(advanced, lineBytes int) bool {
-	if m.pre.ac == nil || m.pre.exact || m.dfa == nil {
+	if m.pre.ac == nil && m.pre.seq == nil || m.pre.exact || m.dfa == nil {
 		return false
 	}
 	m.preSeen += advanced

@@ -195,40 +195,34 @@ const foldText = "a\u017f\u017fe\u017f\u017f ASSESS\naSsEsS x\nasses\u017f\nasse
 	"s\u212a S\u212a \u017fk SK\nsss \u00df\u017fS \u1e9e\nthe \u212aELVIN sign, kelvin\nsssk \u017f\u017f\u017f\u212a\nnone here\n" +
 	"asses\xc5 asse\xbf \xe2\x84 \u017f"
 
-// TestFoldSplit: a folded ASCII literal with too many forms to list is
-// found as itself ignoring ASCII case, plus its letters' forms beyond
-// ASCII (newSplitPrefilter), and finds what regexp finds.
-func TestFoldSplit(t *testing.T) {
+// TestFoldLit: a folded ASCII literal of four bytes or more is found in
+// one pass over the bytes its forms can hold (newFoldLit), a shorter one
+// or one beyond ASCII as a set of literals, and finds what regexp finds.
+func TestFoldLit(t *testing.T) {
 	for _, c := range []struct {
 		pattern    string
 		ignoreCase bool
-		split      bool
+		kind       string // the prefilter: fold or set
 	}{
-		{`(?i)assess`, false, true}, {`assess`, true, true}, {`(?i)ssss`, false, true}, {`(?i)kkskSK`, false, true},
-		{`(?i)kelvin`, false, false}, {`(?i)sss`, false, false}, {`(?i)SK`, false, false}, {`(?i)ſ`, false, false},
-		{`(?i)aſſeſſ`, false, true}, {`(?i)ass
-ess`, false, false},
+		{`(?i)assess`, false, "fold"}, {`assess`, true, "fold"}, {`(?i)ssss`, false, "fold"}, {`(?i)kkskSK`, false, "fold"},
+		{`(?i)kelvin`, false, "fold"}, {`(?i)sss`, false, "set"}, {`(?i)SK`, false, "set"}, {`(?i)ſ`, false, "set"},
+		{`(?i)aſſeſſ`, false, "fold"}, {`(?i)ass
+ess`, false, "set"}, {`(?i)sks`, false, "set"}, {`(?i)todo`, false, "fold"},
+		{`(?i)traße`, false, "set"}, {`(?i)s.ss`, false, "set"},
 	} {
 		m, err := Compile(c.pattern, c.ignoreCase)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := m.pre != nil && m.pre.ascii != nil; got != c.split {
-			t.Errorf("%s: split prefilter %v, want %v", c.pattern, got, c.split)
+		kind := "set"
+		if m.pre != nil && m.pre.fold != nil {
+			kind = "fold"
+		}
+		if kind != c.kind {
+			t.Errorf("%s: prefilter %s, want %s", c.pattern, kind, c.kind)
 		}
 		for _, text := range []string{foldText, strings.Repeat("x", 300) + foldText, strings.ReplaceAll(foldText, "\n", " ")} {
 			check(t, c.pattern, c.ignoreCase, []byte(text))
-		}
-	}
-	// Around splitWindow's end, a match or a lone long s, after lines of
-	// long s that are not matches, or of nothing to find.
-	for _, line := range []string{"\u017f x\n", "yy x\n"} {
-		for _, hit := range []string{"aSsEsS", "as\u017fes\u017f", "\u017f"} {
-			for at := splitWindow - 8; at <= splitWindow+2; at++ {
-				pad := strings.Repeat(line, splitWindow/5-4) // 5 bytes a line, ending before at
-				text := pad + strings.Repeat("y", at-len(pad)) + hit + " \u017f\nASSESS\n"
-				check(t, `(?i)assess`, false, []byte(text))
-			}
 		}
 	}
 }
@@ -287,15 +281,17 @@ func FuzzMatchesRegexp(f *testing.F) {
 		f.Add(p, true, cliffText+"STRASSE stra\u017fe stra\u00dfe \u212aelvin\n"+strings.Repeat("0123456789abcdef", 3)+"\n")
 	}
 	// Folded literals with many forms (the long s, the Kelvin sign; see
-	// newSplitPrefilter).
-	for _, p := range []string{`(?i)assess`, `(?i)kelvin`, `(?i)ſ`, `(?i)sss`, `(?i)SK`} {
+	// newFoldLit).
+	for _, p := range []string{`(?i)assess`, `(?i)kelvin`, `(?i)ſ`, `(?i)sss`, `(?i)SK`, `(?i)kkskSK`, `(?i)kaſſa`, `(?i)elvis`, `(?i)todo`, `(?i)ssss`} {
 		f.Add(p, false, foldText)
 		f.Add(p, true, foldText[20:])
 	}
 	// The hex and counted classes of issue 34, and the regexes over one
 	// line of minified JSON.
 	json := `[{"id":1,"sha":"3f786850e387550fdab836ed7e6dc881de23001b","ok":true},{"id":2,"last":true}]` + "\n2024-01-31 MAX_LINE_BYTES \\x1b 0xDEADBEEF1\n"
-	for _, p := range []string{`\b[0-9]{4}-[0-9]{2}-[0-9]{2}\b`, `[A-Z_]{12,}`, `\\x[0-9a-f]{2}`, `"id":[0-9]+,"last":true`, `"sha":"[0-9a-f]{40}"`} {
+	for _, p := range []string{`\b[0-9]{4}-[0-9]{2}-[0-9]{2}\b`, `[A-Z_]{12,}`, `\\x[0-9a-f]{2}`, `"id":[0-9]+,"last":true`, `"sha":"[0-9a-f]{40}"`,
+		// Runs of byte classes (classSeq).
+		`[a-z]{5}`, `[A-Z]+[0-9]{4}`, `[a-f0-9]{16,} `, `[0-9]{4}$`, `\b[A-Z_]{6}`, `(?i)ab[a-z]{3}`} {
 		f.Add(p, false, json)
 		f.Add(p, true, tricky)
 	}
@@ -331,7 +327,7 @@ func TestPrefilterLeftmost(t *testing.T) {
 	for _, c := range []struct {
 		pattern string
 		ic      bool
-	}{{`xxxxxA|Bzz`, false}, {`(Errorf|Fatalf)\(`, false}, {`todo|fixme`, true}, {`abcd`, true}, {`ab|cd`, false}} {
+	}{{`xxxxxA|Bzz`, false}, {`(Errorf|Fatalf)\(`, false}, {`todo|fixme`, true}, {`abcd|wxyz`, true}, {`ab|cd`, false}} {
 		m, err := Compile(c.pattern, c.ic)
 		if err != nil || m.pre == nil {
 			t.Fatalf("%s: no prefilter (%v)", c.pattern, err)

@@ -12,7 +12,7 @@ import (
 // pattern holds one of its literals. It is exact about the literals and
 // says nothing about the rest of the pattern; the DFA and regexp decide.
 //
-// Each literal is found by scanning (bytes.IndexByte) for its rarest byte,
+// Each literal is found by scanning (indexByte) for its rarest byte,
 // both cases of it for a case-folded literal, and comparing the whole
 // literal around each occurrence. A case-folded literal keeps only runes
 // whose case variants are all ASCII: 'k' also matches the Kelvin sign
@@ -20,13 +20,14 @@ import (
 // runes) end a literal rather than be compared bytewise.
 type prefilter struct {
 	one *finder // the only literal, when it is not case-folded
-	// split finds a folded ASCII literal with many forms (foldSplit): its
-	// ASCII forms through ascii, its other forms by the rare byte strings
-	// they hold (the Kelvin sign, the long s), looked for in rare.
-	ascii *prefilter
-	rare  []*finder
 	// ac finds a large set (more than maxLits literals) instead.
 	ac *acMatcher
+	// seq finds a run of byte classes instead (withSeq); with one, the
+	// runs that hold one's literal at offset seqAt.
+	seq   *classSeq
+	seqAt int
+	// fold finds a case-folded literal, all its forms in one pass.
+	fold *foldLit
 	// exact says every occurrence of a literal is a match: the pattern is
 	// the set of literals, nothing more.
 	exact bool
@@ -72,9 +73,11 @@ const (
 // newPrefilter returns the prefilter of the (line-rewritten) pattern, or
 // nil when it has no literal worth scanning for.
 func newPrefilter(re *syntax.Regexp) *prefilter {
-	if re.Op == syntax.OpLiteral && re.Flags&syntax.FoldCase != 0 {
-		if p := newSplitPrefilter(re.Rune); p != nil {
-			return p
+	if re.Op == syntax.OpLiteral && re.Flags&syntax.FoldCase != 0 && isASCII([]byte(string(re.Rune))) {
+		// The pattern is a folded ASCII literal: every occurrence is a
+		// match. (A literal beyond ASCII has rare bytes to scan for.)
+		if f := newFoldLit(re.Rune); f != nil {
+			return &prefilter{fold: f, exact: true}
 		}
 	}
 	set, ok := requiredSet(re)
@@ -236,13 +239,19 @@ func upper(c byte) byte {
 // literals, or -1.
 func (p *prefilter) index(b []byte) int {
 	if p.one != nil {
+		if p.seq != nil {
+			return p.runAround(b)
+		}
 		return p.one.index(b)
 	}
 	if p.ac != nil {
 		return p.ac.index(b)
 	}
-	if p.ascii != nil {
-		return p.splitIndex(b)
+	if p.seq != nil {
+		return p.seq.index(b)
+	}
+	if p.fold != nil {
+		return p.fold.index(b)
 	}
 	var pos [maxScanBytes]int
 	misses := 0
@@ -290,7 +299,7 @@ func (p *prefilter) index(b []byte) int {
 }
 
 func indexFrom(b []byte, from int, c byte) int {
-	i := bytes.IndexByte(b[from:], c)
+	i := indexByte(b[from:], c)
 	if i < 0 {
 		return -1
 	}
@@ -396,46 +405,13 @@ func searchableRun(runes []rune, fold bool) (a, b int) {
 	return a, b
 }
 
-// newSplitPrefilter returns, for a folded ASCII literal with too many
-// forms to list (each k and s doubles them: past maxLits, they went to
-// Aho-Corasick, which steps every byte), a prefilter for two kinds of
-// match: those whose runes are all ASCII, found as the literal ignoring
-// ASCII case, and the others, each of which holds a form beyond ASCII of
-// one of its letters (the Kelvin sign, the long s), looked for as it is.
-// It is not exact: those forms are found alone. It is nil for any other
-// literal.
-func newSplitPrefilter(runes []rune) *prefilter {
-	forms := 1
-	var rare []rune
-	for _, r := range runes {
-		if r >= utf8.RuneSelf || r == '\n' {
-			return nil
-		}
-		f := foldForms(r)
-		forms = min(forms*len(f), maxExpand)
-		for _, o := range f[1:] {
-			if !slices.Contains(rare, o) {
-				rare = append(rare, o)
-			}
-		}
-	}
-	if forms <= maxLits {
-		return nil
-	}
-	p := &prefilter{ascii: foldFinder([]byte(string(runes)))}
-	for _, r := range rare {
-		p.rare = append(p.rare, newFinder([]byte(string(r))))
-	}
-	return p
-}
-
 // same reports whether p and q look for the same one literal.
 func (p *prefilter) same(q *prefilter) bool {
 	switch {
 	case p.one != nil && q.one != nil:
 		return bytes.Equal(p.one.pat, q.one.pat)
-	case p.one == nil && q.one == nil && p.ac == nil && q.ac == nil && p.ascii == nil && q.ascii == nil &&
-		len(p.lits) == 1 && len(q.lits) == 1:
+	case p.one == nil && q.one == nil && p.ac == nil && q.ac == nil && p.seq == nil && q.seq == nil &&
+		p.fold == nil && q.fold == nil && len(p.lits) == 1 && len(q.lits) == 1:
 		return p.lits[0].fold == q.lits[0].fold && bytes.Equal(p.lits[0].b, q.lits[0].b)
 	}
 	return false
@@ -456,46 +432,6 @@ func foldFinder(b []byte) *prefilter {
 	p.addScan(upper(l.b[l.off]))
 	p.initSkip()
 	return p
-}
-
-// splitWindow is the first stretch of text a split prefilter searches:
-// each of its searches may run to the stretch's end before the other
-// finds something early (the long s on every line, and the ASCII literal
-// nowhere), so a search from every candidate to the end of the text would
-// make many candidates cost the text's length each. The stretch grows
-// eightfold until something is found.
-const splitWindow = 32 << 10
-
-// splitIndex is index for a split prefilter.
-func (p *prefilter) splitIndex(b []byte) int {
-	maxLen := len(p.ascii.lits[0].b) // the longest: 4 runes or more, a rare form is one
-	for end := min(len(b), splitWindow); ; end = min(len(b), end*8) {
-		at := p.splitFirst(b[:end])
-		if at >= 0 && at+maxLen > end && end < len(b) {
-			// An occurrence cut by end might start before at.
-			at = p.splitFirst(b[:min(len(b), at+maxLen)])
-		}
-		if at >= 0 || end == len(b) {
-			return at
-		}
-	}
-}
-
-// splitFirst is the first of the ASCII literal's occurrences in b and its
-// rare forms', each of the latter looked for only up to where the former
-// was found.
-func (p *prefilter) splitFirst(b []byte) int {
-	at := p.ascii.index(b)
-	for _, f := range p.rare {
-		end := len(b)
-		if at >= 0 {
-			end = min(end, at+len(f.pat)-1)
-		}
-		if j := f.index(b[:end]); j >= 0 && (at < 0 || j < at) {
-			at = j
-		}
-	}
-	return at
 }
 
 // asciiOrbit reports whether every case variant of r is ASCII.

@@ -115,7 +115,7 @@ func newRevInner(re *syntax.Regexp) *revInner {
 	}
 	suf = append(suf, re.Sub[best+1:]...)
 	if len(pre) > 0 {
-		r.pre = reversed(&syntax.Regexp{Op: syntax.OpConcat, Sub: pre})
+		r.pre = reverseRegexp(&syntax.Regexp{Op: syntax.OpConcat, Sub: pre})
 	}
 	if len(suf) > 0 {
 		r.suf = &syntax.Regexp{Op: syntax.OpConcat, Sub: suf}
@@ -138,13 +138,13 @@ func hasAssertion(re *syntax.Regexp) bool {
 	return false
 }
 
-// reversed returns a copy of re that matches the reverse of the strings re
+// reverseRegexp returns a copy of re that matches the reverse of the strings re
 // matches (re holds no empty-width assertion).
-func reversed(re *syntax.Regexp) *syntax.Regexp {
+func reverseRegexp(re *syntax.Regexp) *syntax.Regexp {
 	c := *re
 	c.Sub = make([]*syntax.Regexp, len(re.Sub))
 	for i, sub := range re.Sub {
-		c.Sub[i] = reversed(sub)
+		c.Sub[i] = reverseRegexp(sub)
 	}
 	switch re.Op {
 	case syntax.OpLiteral:

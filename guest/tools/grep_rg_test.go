@@ -44,6 +44,11 @@ func TestGrepAgreesWithRipgrep(t *testing.T) {
 		// minified JSON (dist/data.json).
 		{`0x[0-9a-fA-F]{8,}`, false}, {`\b[0-9]{4}-[0-9]{2}-[0-9]{2}\b`, false}, {`[A-Z_]{12,}`, false}, {`\\x[0-9a-f]{2}`, false},
 		{`"id":[0-9]+,"last":true`, false}, {`"sha":"[0-9a-f]{40}"`, false},
+		// Runs of byte classes and folded literals found in one pass
+		// (guest/match's classSeq and foldLit), over the long lines too.
+		{`[a-z]{5}`, false}, {`[A-Z]+[0-9]{4}`, false}, {`[a-f0-9]{16,}`, false}, {`[A-Z_]{6}$`, false},
+		{`[a-z]{8};`, false}, {`(?i)minified;min`, false}, {`(?i)todo`, false}, {`(?i)elvin`, false},
+		{`(?i)kkskSK`, false}, {`ASSESS`, true},
 	}
 	for seed := uint64(1); seed <= 2; seed++ {
 		root := t.TempDir()
@@ -181,7 +186,8 @@ func writeRgTree(t *testing.T, root string, rng *rand.Rand) map[string]int {
 	}
 	// Letters whose folded forms are beyond ASCII, and hex.
 	write("docs/fold.txt", []byte("Straße\nSTRASSE\nstra\u017fe\nSTRA\u1e9eE\n\u212aelvin\nkelvin KELVIN\ndeadbeef0123 cafe\n0x1F2E3D4C\nmiss\n"+
-		"a\u017f\u017fe\u017f\u017f ASSESS\naSsEsS\nasses\u017f\n\u017f alone\ns\u212a S\u212a \u017fk\nsss \u00df\u017fS\n"))
+		"a\u017f\u017fe\u017f\u017f ASSESS\naSsEsS\nasses\u017f\n\u017f alone\ns\u212a S\u212a \u017fk\nsss \u00df\u017fS\n"+
+		"TODO: todo ToDo \u212a\u212asks\u017f\u212a kks\u212aSK\n"))
 	// One line of minified JSON past the 256 KiB buffer, the record
 	// that ends it alone "last", and a line of the counted classes.
 	rec := `{"id":12,"name":"Caf\u00e9 Hit","sha":"3f786850e387550fdab836ed7e6dc881de23001b","ok":true},`

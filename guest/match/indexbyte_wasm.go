@@ -1,0 +1,4 @@
+package match
+
+// indexByte is bytes.IndexByte, faster under wasm: see indexByteWords.
+func indexByte(b []byte, c byte) int { return indexByteWords(b, c) }
