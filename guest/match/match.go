@@ -7,7 +7,7 @@
 // Third-party engines with a DFA (coregex, measured) disagree with regexp on
 // Unicode classes, case folding, counted repetition and empty matches, and
 // have pathological cases. So this package keeps regexp/syntax as the only
-// parser and compiler and adds three layers, each of which only narrows
+// parser and compiler and adds layers, each of which only narrows
 // where to look:
 //
 //   - a prefilter: a set of literals one of which every match must contain
