@@ -317,6 +317,10 @@ type pathRule struct {
 	pat, last string
 	anyDepth  string // "**/" + pat, made once
 	literal   bool
+	// lastPre and lastSuf are the literal text before the first
+	// wildcard of the last segment and after its last one: a name that
+	// lacks either is not tried with doublestar ("*.conf" needs ".conf").
+	lastPre, lastSuf string
 }
 
 func (rs *ruleSet) add(pat string) error {
@@ -334,6 +338,8 @@ func (rs *ruleSet) add(pat string) error {
 		last := n[strings.LastIndexByte(n, '/')+1:]
 		r := pathRule{pat: n, anyDepth: "**/" + n, literal: !meta(n)}
 		if meta(last) {
+			r.lastPre = last[:strings.IndexAny(last, `*?[{\`)]
+			r.lastSuf = last[strings.LastIndexAny(last, `*?[]{}\`)+1:]
 			rs.paths = append(rs.paths, r)
 			break
 		}
@@ -419,6 +425,9 @@ func (rs *ruleSet) match(base string, full func() string) (string, bool) {
 					return r.pat, true
 				}
 				continue
+			}
+			if len(base) < len(r.lastPre)+len(r.lastSuf) || !strings.HasPrefix(base, r.lastPre) || !strings.HasSuffix(base, r.lastSuf) {
+				continue // its last segment cannot match base
 			}
 			if doublestar.MatchUnvalidated(r.pat, f) || doublestar.MatchUnvalidated(r.anyDepth, f) {
 				return r.pat, true
