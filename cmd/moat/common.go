@@ -41,7 +41,7 @@ func (c *common) registerSandbox(fs *flag.FlagSet, rootDef, rootHelp string, kee
 	fs.Var(rootsFlag{&c.roots, rootDef}, "root", rootHelp)
 	c.lim = limits.Defaults()
 	registerTagged(fs, &c.lim, keep)
-	fs.StringVar(&c.cacheDir, "cache-dir", "", "the `folder` where compiled WebAssembly is cached (default: the user cache dir + /moat)")
+	fs.StringVar(&c.cacheDir, "cache-dir", "", "the `folder` where compiled WebAssembly, and what redaction found in each unchanged file, are cached (default: the user cache dir + /moat)")
 }
 
 // root is the (last) root given, "." for none.
