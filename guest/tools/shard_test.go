@@ -292,6 +292,19 @@ func TestStopJudge(t *testing.T) {
 	if got := j(proto.Progress{Shard: 0, At: "", Hits: 0}); got != "b" {
 		t.Fatalf("after shard 0 ended: stop %q, want b", got)
 	}
+	// Past maxReports a shard's reports are not kept: its place stays
+	// at the last one kept, and holds the stop back there (had the later
+	// ones been kept, shard 1's hits at d/0065537 would make a stop).
+	j = StopJudge(proto.GrepShard, []byte(`{"pattern":"x"}`), proto.Limits{MaxResults: 4}, 2)
+	j(proto.Progress{Shard: 1, At: "a", Hits: 0})
+	for i := range maxReports + 5 {
+		if got := j(proto.Progress{Shard: 0, At: fmt.Sprintf("d/%07d", i), Hits: 0}); got != "" {
+			t.Fatalf("report %d: stop %q with no hits", i, got)
+		}
+	}
+	if got := j(proto.Progress{Shard: 1, At: fmt.Sprintf("d/%07d", maxReports+1), Hits: 9}); got != "" {
+		t.Fatalf("past the bound: stop %q, want none before shard 0's last place kept", got)
+	}
 	// Bytes fill the answer too.
 	j = StopJudge(proto.GrepShard, []byte(`{"pattern":"x"}`), proto.Limits{}, 2)
 	j(proto.Progress{Shard: 1, At: "a", Hits: 0, Bytes: 1})

@@ -38,6 +38,11 @@ func StopJudge(shard string, args []byte, lim proto.Limits, shards int) func(pro
 	return j.judge
 }
 
+// maxReports bounds the reports kept of one shard (one every 16 entries
+// it walks: a million entries), so the host's memory for them is bounded
+// whatever a guest reports.
+const maxReports = 1 << 16
+
 // stopJudge is StopJudge's state: each shard's reports, in walk order.
 type stopJudge struct {
 	max     int
@@ -64,6 +69,9 @@ func (j *stopJudge) judge(p proto.Progress) string {
 		// shares' paths come through JSON (see Share.Stop): not a place
 		// to judge by, nor one to be held back by.
 		return ""
+	case len(r) >= maxReports:
+		// Past the bound a shard's place stays where it was: its stop
+		// comes later or not at all, never too early.
 	case len(r) == 0 || walkOrder(p.At, r[len(r)-1].at) > 0:
 		j.reports[p.Shard] = append(r, progressAt{p.At, p.Hits, p.Bytes})
 	}

@@ -23,6 +23,12 @@ import (
 // walks as far as its own caps say.
 const walkStopName = "walk_stop"
 
+// maxWalkPath bounds the path of a progress report: past the OS's own
+// limit on a path (4096 bytes), with a name's length to spare, so no
+// entry of a walk is longer; a longer one is not copied out of the
+// guest's memory.
+const maxWalkPath = 8 << 10
+
 // walkStopKey is the context key of the calling instance's current stop,
 // set for each call by Exec from the call's context.
 type walkStopKey struct{}
@@ -51,6 +57,9 @@ func walkStop(ctx context.Context, mod api.Module, stack []uint64) {
 		return
 	}
 	p := proto.Progress{Shard: int(shard), Hits: int(hits), Bytes: int(bytes)}
+	if atLen > maxWalkPath {
+		return // no walk's path is this long: not progress, and not copied
+	}
 	if atLen > 0 {
 		at, ok := mod.Memory().Read(atPtr, atLen)
 		if !ok {
