@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"errors"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,8 +13,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/moatdev/moat/host/policy"
 	"github.com/moatdev/moat/host/redact"
@@ -210,26 +207,7 @@ func TestCacheKeyedByIdentity(t *testing.T) {
 	}
 	base := id{7, 42, stamp, stamp, "a.txt"}
 	serve := func(f *FS, file string, k id) string {
-		h, err := os.Open(filepath.Join(dir, file))
-		if err != nil {
-			t.Fatal(err)
-		}
-		fi, err := h.Stat()
-		if err != nil {
-			t.Fatal(err)
-		}
-		info := stampedInfo{FileInfo: fi, st: sys.NewStat_t(fi)}
-		info.st.Dev, info.st.Ino, info.st.Mtim, info.st.Ctim = k.dev, k.ino, k.mtime, k.ctime
-		v, err := f.view(h, k.name, info)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer v.Close()
-		b, err := io.ReadAll(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
+		return serveStamped(t, f, filepath.Join(dir, file), k.name, k.dev, k.ino, k.mtime, k.ctime)
 	}
 	newFS := func() *FS {
 		f := &FS{}

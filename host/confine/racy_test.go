@@ -27,6 +27,32 @@ type stampedInfo struct {
 
 func (s stampedInfo) Sys() any { return &s.st }
 
+// serveStamped opens path and reads it whole through f's view as the file
+// opened by name, its identity stamped (device, inode, both times in ns).
+func serveStamped(t *testing.T, f *FS, path, name string, dev, ino uint64, mtime, ctime int64) string {
+	t.Helper()
+	h, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := h.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := stampedInfo{FileInfo: fi, st: sys.NewStat_t(fi)}
+	info.st.Dev, info.st.Ino, info.st.Mtim, info.st.Ctim = dev, ino, mtime, ctime
+	v, err := f.view(h, name, info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	b, err := io.ReadAll(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 // TestViewRacyNotRemembered: a file whose times are not safely older than
 // the finding (it was written in the same tick as it was read, or just
 // before) is found in again at its next open, so new content that keeps
@@ -71,30 +97,11 @@ func testRacy(t *testing.T, filler, token string) {
 			f.SetRedactor(redact.New())
 			f.seen.now = func() time.Time { return c.now }
 			open := func(name string) string {
-				h, err := os.Open(filepath.Join(dir, name))
-				if err != nil {
-					t.Fatal(err)
-				}
-				fi, err := h.Stat()
-				if err != nil {
-					t.Fatal(err)
-				}
-				info := stampedInfo{FileInfo: fi, st: sys.NewStat_t(fi)}
-				info.st.Dev, info.st.Ino = 7, 42
-				info.st.Mtim, info.st.Ctim = stamp.UnixNano(), stamp.UnixNano()
+				ctime := stamp.UnixNano()
 				if c.noCtime {
-					info.st.Ctim = 0
+					ctime = 0
 				}
-				v, err := f.view(h, "a.txt", info)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer v.Close()
-				b, err := io.ReadAll(v)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return string(b)
+				return serveStamped(t, f, filepath.Join(dir, name), "a.txt", 7, 42, stamp.UnixNano(), ctime)
 			}
 			if got := open("plain"); got != plain {
 				t.Fatalf("the first content: %q", got)
