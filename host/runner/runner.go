@@ -380,8 +380,11 @@ func Open(m *Module, cfg Config) (*Runner, error) {
 // its shard: proto.ReadsFiles and WalksTree), once: a call that reads one
 // file would spend longer reading the cache than finding in that file.
 func (r *Runner) recallFindings(tool string) {
+	if r.findingsRead.Load() {
+		return // the common case, once read: no more to ask
+	}
 	p := r.cfg.FindingsPath()
-	if p == "" || r.findingsRead.Load() || !proto.ToolIs(tool, proto.ReadsFiles|proto.WalksTree) {
+	if p == "" || !proto.ToolIs(tool, proto.ReadsFiles|proto.WalksTree) {
 		return
 	}
 	r.findingsOnce.Do(func() {
