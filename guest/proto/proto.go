@@ -291,6 +291,14 @@ type GrepShardArgs struct {
 	GrepArgs
 	Shard  int `json:"shard"`
 	Shards int `json:"shards"`
+	// Weights are what the host knows of the work in the folders below
+	// the grep's path (tools.Balance, from the Weights of the greps
+	// before): the shards deal the folders out by it, so that each
+	// share's work is about even at every point of the walk, and deal a
+	// heavy folder out finely (its files by their hash, its folders as
+	// units) rather than whole to one. It changes only how the work is
+	// dealt: any Weights give the same merged answer.
+	Weights []FolderWeight `json:"weights,omitempty"`
 }
 
 // GlobShard is one share of a glob split over several guest instances
@@ -333,6 +341,11 @@ type GrepShardResult struct {
 	// StopAt is the file at which the shard stopped, when More: the merge
 	// keeps no note of the walk beyond where one instance would have stopped.
 	StopAt string `json:"stop_at,omitempty"`
+	// Weights are the heaviest folders the shard walked to their end: the
+	// bytes it searched in each (its share, where the folder is split),
+	// for the host to deal the next grep's folders evenly
+	// (GrepShardArgs.Split).
+	Weights []FolderWeight `json:"weights,omitempty"`
 	// Notes are what the shard's walk could not do (an ignore file past its
 	// bounds, a folder it could not read), in walk order, each once;
 	// MoreNotes counts those past the ones kept.
@@ -340,6 +353,16 @@ type GrepShardResult struct {
 	MoreNotes int        `json:"more_notes,omitempty"`
 	// TimeUp is the note of a shard that stopped at its deadline.
 	TimeUp string `json:"time_up,omitempty"`
+}
+
+// FolderWeight is the work a shard did in one folder and all below it:
+// the bytes of the files it searched there, and a few KiB more for each
+// file (opening one costs about that).
+//
+//moat:wire
+type FolderWeight struct {
+	Path  string `json:"path"`
+	Bytes int64  `json:"bytes"`
 }
 
 // GrepNote is one note of a grep_shard (or glob_shard) answer and the path of the walk

@@ -83,6 +83,7 @@ type field struct {
 	i    *int
 	i64  *int64
 	b    *bool
+	fws  *[]FolderWeight
 	set  *bool // when not nil, set true if the member is present
 }
 
@@ -205,6 +206,8 @@ func (d *decoder) field(f *field) error {
 		return d.str(f.s)
 	case f.b != nil:
 		return d.boolean(f.b)
+	case f.fws != nil:
+		return d.weights(f.fws)
 	case f.i != nil:
 		var v int64
 		err := d.integer(&v, strconv.IntSize)
@@ -214,6 +217,50 @@ func (d *decoder) field(f *field) error {
 		return err
 	default:
 		return d.integer(f.i64, 64)
+	}
+}
+
+// weights decodes an array of objects as encoding/json does into a
+// []FolderWeight: null makes it nil, [] empty, a null element leaves its
+// element as it was; and, as encoding/json does, an array decoded over
+// one before decodes into its elements without clearing them.
+func (d *decoder) weights(v *[]FolderWeight) error {
+	if d.literal("null") {
+		*v = nil
+		return nil
+	}
+	if d.peek() != '[' {
+		return d.errorf("want an array")
+	}
+	d.i++
+	out := (*v)[:0]
+	if out == nil {
+		out = []FolderWeight{}
+	}
+	if d.peek() == ']' {
+		d.i++
+		*v = out
+		return nil
+	}
+	for {
+		if len(out) < cap(out) {
+			out = out[:len(out)+1]
+		} else {
+			out = append(out, FolderWeight{})
+		}
+		if err := d.fields(out[len(out)-1].fields()); err != nil {
+			return err
+		}
+		switch d.peek() {
+		case ',':
+			d.i++
+		case ']':
+			d.i++
+			*v = out
+			return nil
+		default:
+			return d.errorf("want ',' or ']'")
+		}
 	}
 }
 

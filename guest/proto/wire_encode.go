@@ -67,6 +67,20 @@ func AppendGrepShard(dst []byte, r *GrepShardResult) []byte {
 		dst = append(dst, `,"stop_at":`...)
 		dst = appendString(dst, r.StopAt)
 	}
+	if len(r.Weights) > 0 {
+		dst = append(dst, `,"weights":[`...)
+		for i, w := range r.Weights {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `{"path":`...)
+			dst = appendString(dst, w.Path)
+			dst = append(dst, `,"bytes":`...)
+			dst = strconv.AppendInt(dst, w.Bytes, 10)
+			dst = append(dst, '}')
+		}
+		dst = append(dst, ']')
+	}
 	return appendNotes(dst, r.Notes, r.MoreNotes, r.TimeUp)
 }
 

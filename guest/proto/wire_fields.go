@@ -27,9 +27,13 @@ func (a *StatArgs) fields() []field {
 }
 
 func (a *GrepShardArgs) fields() []field {
-	return append(a.GrepArgs.fields(), field{name: "shard", i: &a.Shard}, field{name: "shards", i: &a.Shards})
+	return append(a.GrepArgs.fields(), field{name: "shard", i: &a.Shard}, field{name: "shards", i: &a.Shards}, field{name: "weights", fws: &a.Weights})
 }
 
 func (a *GlobShardArgs) fields() []field {
 	return append(a.GlobArgs.fields(), field{name: "shard", i: &a.Shard}, field{name: "shards", i: &a.Shards})
+}
+
+func (a *FolderWeight) fields() []field {
+	return []field{{name: "path", s: &a.Path}, {name: "bytes", i64: &a.Bytes}}
 }

@@ -30,6 +30,7 @@ var wireInputs = []string{
 	`{"id":4,"tool":"\ud800\u0041\udc00\ud800\udc00 \u002F \/ \b\f\n\r\t \\ \""}`,
 	"{\"id\":5,\"tool\":\"\xff\xfe raw \xc3\"}",
 	`{"id":6,"tool":"K\u212a"}`,
+	`{"id":7,"tool":"grep_shard","args":{"weights":[]},"weights":[{"path":"y","bytes":3},null,{"PATH":"\u00e9","x":[1],"bytes":-2}],"Weights":[]}`,
 	`null`,
 	`{}`,
 	``,
@@ -70,6 +71,19 @@ func TestWireMatchesEncodingJSON(t *testing.T) {
 		`{"path":"p","offset":2,"limit":3}`,
 		`{"pattern":"a.*b","path":"src","glob":"**/*.go","ignore_case":true,"max_results":5}`,
 		`{"pattern":"a","shard":1,"shards":3,"Shards":4}`,
+		`{"pattern":"a","shard":1,"shards":2,"weights":[{"path":"cmd/compile","bytes":20971520},{"path":"a\u00e9\ud800","bytes":0},null,{}]}`,
+		`{"pattern":"a","weights":[]}`,
+		`{"pattern":"a","weights":null}`,
+		`{"pattern":"a","weights":[{"path":"x"}],"Weights":[{"bytes":1},{"path":"z","path":"w"}]}`,
+		`{"pattern":"a","weights":[{"path":"x"},]}`,
+		`{"pattern":"a","weights":[{"path":"x"} {"path":"y"}]}`,
+		`{"pattern":"a","weights":[1]}`,
+		`{"pattern":"a","weights":["x"]}`,
+		`{"pattern":"a","weights":{"path":"x"}}`,
+		`{"pattern":"a","weights":[{"path":1}]}`,
+		`{"pattern":"a","weights":[{"bytes":1.5}]}`,
+		`{"pattern":"a","weights":[[]]}`,
+		`{"pattern":"a","weights":[`,
 		`{"PATH":"upper","Pattern":"mixed"}`,
 		`{"path":"p","old_text":"a","new_text":"b","replace_all":true,"content":"c"}`,
 		`{"offset":"2"}`,
@@ -143,6 +157,11 @@ func TestArgFields(t *testing.T) {
 				val = `7`
 			case reflect.Bool:
 				val = `true`
+			case reflect.Slice:
+				if f.Type.Elem() != reflect.TypeFor[FolderWeight]() {
+					t.Fatalf("%s.%s: DecodeArgs has no case for %v", typ.Name(), f.Name, f.Type)
+				}
+				val = `[{"path":"v","bytes":7},{"path":"w"}]`
 			default:
 				t.Fatalf("%s.%s: DecodeArgs has no case for %v", typ.Name(), f.Name, f.Type)
 			}
@@ -197,6 +216,8 @@ func TestAppendGrepShard(t *testing.T) {
 		{Parts: []GrepPart{}, Notes: []GrepNote{}},
 		{Parts: []GrepPart{{Path: "a", Text: "a:1: x\n", Hits: 1, Cuts: []int{7}}}, More: true, StopAt: "b/<c>\xfe",
 			Notes: []GrepNote{{At: "", Text: "x"}, {At: "d\n", Text: "[.gitignore] is \u2028 \x01"}}, MoreNotes: 3, TimeUp: "the time limit"},
+		{Weights: []FolderWeight{}},
+		{Parts: []GrepPart{}, Weights: []FolderWeight{{Path: "cmd/compile", Bytes: 20 << 20}, {Path: "a\xff<b>", Bytes: 0}, {Path: "", Bytes: -1}}, Notes: []GrepNote{{At: "", Text: "x"}}},
 	} {
 		checkGrepShard(t, r)
 	}
@@ -247,6 +268,7 @@ func FuzzWire(f *testing.F) {
 		checkResponse(t, Response{ID: 1, Text: string(in), IsError: len(in)%2 == 0})
 		checkGrepShard(t, GrepShardResult{Parts: []GrepPart{{Path: string(in), Text: string(in), Hits: len(in)}}, More: len(in)%2 == 0})
 		checkGrepShard(t, GrepShardResult{StopAt: string(in), Notes: []GrepNote{{At: string(in), Text: string(in)}}, MoreNotes: len(in), TimeUp: string(in)})
+		checkGrepShard(t, GrepShardResult{Weights: []FolderWeight{{Path: string(in), Bytes: int64(len(in))}}})
 		checkGlobShard(t, GlobShardResult{Matches: []string{string(in)}, Total: len(in), Notes: []GrepNote{{At: string(in), Text: string(in)}}, TimeUp: string(in)})
 	})
 }

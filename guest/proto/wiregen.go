@@ -69,7 +69,21 @@ func marked(doc *ast.CommentGroup) bool {
 }
 
 // kinds are the field of wire.go's field that takes each Go type.
-var kinds = map[string]string{"string": "s", "int": "i", "int64": "i64", "bool": "b"}
+var kinds = map[string]string{"string": "s", "int": "i", "int64": "i64", "bool": "b", "[]FolderWeight": "fws"}
+
+// typeName is a field's type as kinds names it: an identifier, or a
+// slice of one.
+func typeName(e ast.Expr) string {
+	switch t := e.(type) {
+	case *ast.Ident:
+		return t.Name
+	case *ast.ArrayType:
+		if id, ok := t.Elt.(*ast.Ident); ok && t.Len == nil {
+			return "[]" + id.Name
+		}
+	}
+	return ""
+}
 
 func writeFields(b *bytes.Buffer, name string, st *ast.StructType) error {
 	var embedded string
@@ -95,12 +109,12 @@ func writeFields(b *bytes.Buffer, name string, st *ast.StructType) error {
 		if jsonName == "-" {
 			continue
 		}
-		id, ok := fl.Type.(*ast.Ident)
-		if !ok || kinds[id.Name] == "" {
+		kind := kinds[typeName(fl.Type)]
+		if kind == "" {
 			return fmt.Errorf("field %s: a type the wire does not carry", fl.Names[0].Name)
 		}
 		for _, n := range fl.Names {
-			m := fmt.Sprintf("{name: %q, %s: &a.%s", jsonName, kinds[id.Name], n.Name)
+			m := fmt.Sprintf("{name: %q, %s: &a.%s", jsonName, kind, n.Name)
 			if set, ok := strings.CutPrefix(tag.Get("wire"), "set="); ok {
 				m += ", set: &a." + set
 			}

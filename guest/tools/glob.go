@@ -16,7 +16,7 @@ import (
 // are left out, so that with the deny-list aside it lists what
 // `git ls-files -co --exclude-standard` lists (and the folders).
 func glob(fsys fs.FS, a proto.GlobArgs, lim proto.Limits) (string, error) {
-	f, err := runGlob(fsys, a, lim, dealer{shards: 1})
+	f, err := runGlob(fsys, a, lim, newDealer(0, 1, "", nil))
 	if err != nil {
 		return "", err
 	}
@@ -29,7 +29,7 @@ func globShard(fsys fs.FS, a proto.GlobShardArgs, lim proto.Limits) (string, err
 	if a.Shards < 2 || a.Shard < 0 || a.Shard >= a.Shards {
 		return "", errorf("invalid arguments for %s: shard %d of %d", proto.GlobShard, a.Shard, a.Shards)
 	}
-	f, err := runGlob(fsys, a.GlobArgs, lim, dealer{shard: a.Shard, shards: a.Shards})
+	f, err := runGlob(fsys, a.GlobArgs, lim, newDealer(a.Shard, a.Shards, "", nil))
 	if err != nil {
 		return "", err
 	}
@@ -120,10 +120,10 @@ func runGlob(fsys fs.FS, a proto.GlobArgs, lim proto.Limits, deal dealer) (*glob
 		if isDir && deal.shards > 1 {
 			// A folder above the units is walked by every shard and
 			// reported by the first; a folder unit by its own shard.
-			switch depth := deal.depth(start, p); {
-			case depth == shardDepth && !deal.mineDir():
+			switch {
+			case deal.unit(start, p) && !deal.mineDir(p):
 				return fs.SkipDir
-			case depth < shardDepth && deal.shard != 0:
+			case deal.shard != 0 && deal.splitDir(start, p):
 				return nil
 			}
 		}

@@ -3,6 +3,7 @@ package tools
 import (
 	"errors"
 	"io/fs"
+	"path"
 	"runtime"
 	"slices"
 	"strconv"
@@ -62,7 +63,7 @@ const bigPattern = 16 << 10
 // file past its bounds), and a grep that reaches its deadline answers with
 // the hits found so far and a note instead of being cut off by the host.
 func grep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits) (string, error) {
-	g, err := runGrep(fsys, a, lim, 0, 1)
+	g, err := runGrep(fsys, a, lim, 0, 1, nil)
 	if err != nil {
 		return "", err
 	}
@@ -82,7 +83,7 @@ func grepShard(fsys fs.FS, a proto.GrepShardArgs, lim proto.Limits) (string, err
 	if a.Shards < 2 || a.Shard < 0 || a.Shard >= a.Shards {
 		return "", errorf("invalid arguments for %s: shard %d of %d", proto.GrepShard, a.Shard, a.Shards)
 	}
-	g, err := runGrep(fsys, a.GrepArgs, lim, a.Shard, a.Shards)
+	g, err := runGrep(fsys, a.GrepArgs, lim, a.Shard, a.Shards, a.Weights)
 	if err != nil {
 		return "", err
 	}
@@ -92,15 +93,18 @@ func grepShard(fsys fs.FS, a proto.GrepShardArgs, lim proto.Limits) (string, err
 		g.parts[i].Text, g.parts[i].Cuts = proto.ValidUTF8(g.parts[i].Text, g.parts[i].Cuts)
 	}
 	r := proto.GrepShardResult{Parts: g.parts, More: g.more, StopAt: g.stopAt, MoreNotes: g.notes.more, TimeUp: g.notes.late}
+	if g.weigh != nil {
+		r.Weights = g.weigh.weights(!g.more && !g.late)
+	}
 	for _, n := range g.notes.list {
 		r.Notes = append(r.Notes, proto.GrepNote{At: n.at, Text: n.text})
 	}
 	return string(proto.AppendGrepShard(nil, &r)), nil
 }
 
-// runGrep does the search; with shards > 1 it searches only its share (shard)
-// of the files.
-func runGrep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits, shard, shards int) (*grepper, error) {
+// runGrep does the search; with shards > 1 it searches only its share
+// (shard) of the files, dealt by the weights known of its folders.
+func runGrep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits, shard, shards int, known []proto.FolderWeight) (*grepper, error) {
 	const tool = proto.Grep
 	if len(a.Pattern) > maxPatternBytes {
 		return nil, errorf("pattern is too long (%d bytes; the limit is %d); split an alternation into several greps of fewer alternatives", len(a.Pattern), maxPatternBytes)
@@ -143,10 +147,11 @@ func runGrep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits, shard, shards int) 
 	}
 
 	g := &grepper{fsys: fsys, m: m, strict: strict, buf: make([]byte, grepBufSize), maxBuf: maxLineBuf, max: grepMax(a, lim),
-		mode: grepMode(a), sep: len(grepSep(a)), dealer: dealer{shard: shard, shards: max(shards, 1)},
+		mode: grepMode(a), sep: len(grepSep(a)), dealer: newDealer(shard, shards, start, known),
 		dl: newDeadline(lim), notes: &walkNotes{}}
 	if g.shards > 1 {
 		g.notes.keep = maxShardNotes
+		g.weigh = &weigher{open: []proto.FolderWeight{{Path: start}}}
 	}
 	g.before, g.after = grepContext(a)
 	if g.dl != nil {
@@ -197,7 +202,7 @@ func runGrep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits, shard, shards int) 
 			}
 			switch t := d.Type(); {
 			case t.IsDir():
-				if g.depth(start, p) == shardDepth && !g.mineDir() {
+				if g.unit(start, p) && !g.mineDir(p) {
 					return fs.SkipDir // another shard's subtree
 				}
 				return nil
@@ -210,8 +215,12 @@ func runGrep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits, shard, shards int) 
 			// The walk never shows a file of another shard (skipIn). A
 			// file that vanished or is denied is skipped; one the file
 			// system refuses is named, as its folder would be.
+			read := g.read
 			if err := g.search(p); err != nil && errors.Is(err, proto.ErrnoOSDenied) {
 				g.notes.add(sprintf("not searched: %s (%s)", quotePath(p), osDenied))
+			}
+			if g.weigh != nil {
+				g.weigh.add(path.Dir(p), g.read-read+fileWeight)
 			}
 			switch {
 			case g.late:
@@ -308,6 +317,10 @@ type grepper struct {
 	stop             bool  // a cap was reached in this file
 
 	dealer // this instance's share of a sharded grep
+	// weigh, for a shard, keeps the work under the folders it walks; read
+	// counts the bytes read from files.
+	weigh *weigher
+	read  int64
 
 	ahead *readAhead // nil: every file is opened as usual
 

@@ -73,6 +73,7 @@ func (g *grepper) searchFile(p string) (sc fileScan, nulAt int64, err error) {
 			g.buf = nb
 		}
 		n, rerr := readFull(f, g.buf[carry:])
+		g.read += int64(n)
 		// readFull returns io.EOF unwrapped; errors.Is only for the rest
 		// (under wasm its interface checks cost a little per file).
 		eof := rerr == io.EOF || rerr != nil && (errors.Is(rerr, io.EOF) || errors.Is(rerr, io.ErrUnexpectedEOF))

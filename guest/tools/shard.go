@@ -1,6 +1,11 @@
 package tools
 
-import "strings"
+import (
+	"path"
+	"strings"
+
+	"github.com/moatdev/moat/guest/proto"
+)
 
 // dealer deals the units of a walk split over several instances (a
 // grep_shard's or glob_shard's share, Shard of Shards) so that every unit
@@ -8,20 +13,47 @@ import "strings"
 // With shards <= 1 everything is this instance's.
 type dealer struct {
 	shard, shards int
-	dirs          int // folder units dealt so far, in walk order
+	// known is the weight of each folder the host knows of
+	// (proto.GrepShardArgs.Weights; nil for none), and heavy the least
+	// weight of a folder that is split (dealt out finely).
+	known map[string]int64
+	heavy int64
+	// loads is the weight of the folder units dealt to each shard so far,
+	// in walk order (mineDir).
+	loads []int64
+}
+
+// newDealer is the dealer of share shard of shards of a walk from start,
+// with the weights the host knows of the folders below it (balance.go).
+func newDealer(shard, shards int, start string, known []proto.FolderWeight) dealer {
+	d := dealer{shard: shard, shards: max(shards, 1)}
+	if d.shards <= 1 {
+		return d
+	}
+	d.loads = make([]int64, d.shards)
+	if len(known) > 0 {
+		d.known = make(map[string]int64, len(known))
+		for _, w := range known {
+			d.known[w.Path] = max(w.Bytes, 0)
+		}
+		d.heavy = heavyFolder(d.known[start])
+	}
+	return d
 }
 
 // shardDepth is the depth (below the call's path) of the units a sharded
 // grep or glob deals out: every folder at this depth and every file down
-// to it is a unit, a folder dealt in turn (mineDir), a file by a hash of
-// its path (skipIn, which leaves the others' files out of the listing
-// before any entry is made for them; files are many and each is small,
-// so a hash shares them out evenly enough); whatever lies deeper goes
-// with the folder it is in. Each shard still lists the folders above that depth (a few hundred
-// entries in Go's source tree), less the files dealt to the others, but
-// walks only its own subtrees, so no walking is done twice below it.
-// Depth 2 splits a source tree finely enough that the shards finish
-// together.
+// to it is a unit, a folder dealt by its weight (mineDir), a file by a
+// hash of its path (skipIn, which leaves the others' files out of the
+// listing before any entry is made for them; files are many and each is
+// small, so a hash shares them out evenly enough); whatever lies deeper
+// goes with the folder it is in, unless the host knows it is heavy
+// (splitDir: it is dealt out as the folders above this depth are). Each
+// shard still lists the folders above that depth (a few hundred entries
+// in Go's source tree), less the files dealt to the others, but walks
+// only its own subtrees, so no walking is done twice below it. Depth 2
+// splits a source tree finely enough that the shards finish together,
+// but for its few heavy folders (balance.go).
 const shardDepth = 2
 
 // depth is how far below start p lies (1 for start's entries), at most
@@ -49,13 +81,50 @@ func (d *dealer) depth(start, p string) int {
 	return n
 }
 
-// mineDir deals the next folder unit in walk order and reports whether
-// it is this shard's. Every shard walks the folder units in the same
-// order, so they agree, and the heavy units alternate exactly.
-func (d *dealer) mineDir() bool {
-	k := d.dirs
-	d.dirs++
-	return k%d.shards == d.shard
+// splitDir reports whether folder p (start or below it) is dealt out
+// finely: listed by every shard, its files dealt by their hash and its
+// folders as units. Those above shardDepth are, and a heavy folder
+// whose parent is: a split folder inside a unit, which one shard alone
+// walks, would lose the files dealt to the others.
+func (d *dealer) splitDir(start, p string) bool {
+	if d.depth(start, p) < shardDepth {
+		return true
+	}
+	return d.known != nil && p != start && d.known[p] >= d.heavy && d.splitDir(start, path.Dir(p))
+}
+
+// unit reports whether folder p, below start, is a unit dealt whole to
+// one shard: a folder not split itself in a split folder.
+func (d *dealer) unit(start, p string) bool {
+	if d.shards <= 1 || p == start {
+		return false
+	}
+	if d.known == nil {
+		return d.depth(start, p) == shardDepth
+	}
+	return !d.splitDir(start, p) && d.splitDir(start, path.Dir(p))
+}
+
+// mineDir deals the next folder unit, p, in walk order and reports
+// whether it is this shard's: to the shard whose units so far weigh
+// least (the first of those), its weight the known one or unitWeight.
+// Every shard walks the folder units in the same order with the same
+// weights, so they agree; at any point of the walk the shares of the
+// units before it differ by at most one unit's weight. Knowing nothing,
+// the units alternate.
+func (d *dealer) mineDir(p string) bool {
+	k := 0
+	for i, l := range d.loads {
+		if l < d.loads[k] {
+			k = i
+		}
+	}
+	w, ok := d.known[p]
+	if !ok {
+		w = unitWeight
+	}
+	d.loads[k] += w
+	return k == d.shard
 }
 
 // dealt reports whether a unit whose path hashes to h is this shard's, by
@@ -73,7 +142,7 @@ func (d *dealer) skipIn(start string, skip func(string) bool) func(string) func(
 		return skipAll(skip)
 	}
 	return func(dir string) func(string) bool {
-		if dir != start && d.depth(start, dir) >= shardDepth {
+		if dir != start && !d.splitDir(start, dir) {
 			return skip // its files go with their folder
 		}
 		h := fnvBasis

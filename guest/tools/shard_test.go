@@ -18,6 +18,15 @@ import (
 // merging gives exactly the answer of one instance, caps and notices
 // included.
 func TestShardedGrepEqualsOne(t *testing.T) {
+	root := shardTree(t)
+	for _, fsys := range []fs.FS{os.DirFS(root), wasifs.New(root)} {
+		testShardedGrepEqualsOne(t, fsys)
+	}
+}
+
+// shardTree is the tree of TestShardedGrepEqualsOne: folders at the
+// units' depth and below, files above it, notes, a wide folder.
+func shardTree(t *testing.T) string {
 	root := t.TempDir()
 	for i := 0; i < 40; i++ {
 		dir := filepath.Join(root, fmt.Sprintf("d%d", i%7), fmt.Sprintf("s%d", i%3))
@@ -38,8 +47,61 @@ func TestShardedGrepEqualsOne(t *testing.T) {
 	for i := 0; i < 200; i++ {
 		os.WriteFile(filepath.Join(root, "wide", fmt.Sprintf("w%03d.txt", i)), []byte(fmt.Sprintf("hit wide %d\n", i)), 0o644)
 	}
+	return root
+}
+
+// TestShardedGrepWeightsEqualsOne: whatever the host knows of the weight
+// of the folders (proto.GrepShardArgs.Weights: units heavy enough to be
+// split, chains of them, one inside a unit, files, names that are no
+// folder, units of unequal weight), the merged answer is exactly one
+// instance's, and every file is searched by one shard.
+func TestShardedGrepWeightsEqualsOne(t *testing.T) {
+	root := shardTree(t)
+	const heavy = minSplit + 1
+	fw := func(p string, n int64) proto.FolderWeight { return proto.FolderWeight{Path: p, Bytes: n} }
+	sets := [][]proto.FolderWeight{
+		{fw("d1/s1", heavy)},
+		{fw("d4/s2", heavy), fw("d4/s2/deep", heavy), fw("d4/s2/deep/er", heavy)},
+		{fw("d4/s2/deep", heavy)}, // inside a unit: not split
+		{fw("d3/s0/f03.txt", heavy), fw("nope", heavy), fw("", heavy), fw(".", 1), fw("../x", heavy), fw("d2", heavy), fw("d1/s1/", heavy)},
+		{fw("wide", heavy), fw("d0/s0", 1<<20), fw("d2/s1", 3<<19), fw("d5/s1", heavy), fw("d6/s0", -5)}, // d5/s1 has a note
+		{fw(".", 1<<40), fw("d1/s1", heavy)}, // a tree so heavy that d1/s1 is light
+	}
 	for _, fsys := range []fs.FS{os.DirFS(root), wasifs.New(root)} {
-		testShardedGrepEqualsOne(t, fsys)
+		for _, args := range []string{`{"pattern":"hit"}`, `{"pattern":"hit","max_results":7}`, `{"pattern":"hit","output_mode":"count"}`,
+			`{"pattern":"hit","path":"d4"}`, `{"pattern":"deep","path":"d4/s2"}`, `{"pattern":"wide"}`} {
+			for _, lim := range []proto.Limits{{}, {MaxResults: 5}} {
+				one := Run(fsys, proto.Request{Tool: proto.Grep, Args: json.RawMessage(args), Limits: lim})
+				for _, split := range sets {
+					b, _ := json.Marshal(split)
+					sargs := `{"weights":` + string(b) + `,` + args[1:]
+					for n := 2; n <= 3; n++ {
+						got, shards := runShards(t, fsys, proto.GrepShard, sargs, lim, n, MergeGrep)
+						if got.Text != one.Text || got.IsError != one.IsError {
+							t.Fatalf("%s %+v weights %v with %d shards:\n%s\nwant:\n%s", args, lim, split, n, got.Text, one.Text)
+						}
+						if lim.MaxResults == 0 && !strings.Contains(args, "max_results") {
+							searched := map[string]int{}
+							for _, r := range shards {
+								for _, p := range r.Parts {
+									searched[p.Path]++
+								}
+							}
+							for p, k := range searched {
+								if k != 1 {
+									t.Fatalf("%s weights %v: %s searched by %d shards", args, split, p, k)
+								}
+							}
+						}
+						for _, order := range []string{"at once", "last first"} {
+							if got, _ := runShardsJudged(t, fsys, sargs, lim, n, order); got.Text != one.Text || got.IsError != one.IsError {
+								t.Fatalf("%s %+v weights %v with %d shards stopped by their progress (%s):\n%s\nwant:\n%s", args, lim, split, n, order, got.Text, one.Text)
+							}
+						}
+					}
+				}
+			}
+		}
 	}
 }
 

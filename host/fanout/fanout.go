@@ -31,6 +31,10 @@ type Splitter struct {
 	// shardOf is each split tool's Shard tool, from the registry (New);
 	// nil looks each call up.
 	shardOf map[string]string
+	// balance keeps where the work of the greps before lay, so that a
+	// heavy folder is dealt out among the shards, not whole to one
+	// (tools.Balance).
+	balance tools.Balance
 }
 
 // New wraps next so that a grep or glob is split into shards calls; with
@@ -81,6 +85,10 @@ func (g *Splitter) split(ctx context.Context, req proto.Request, shardTool strin
 		// they walk, once the hits before one place fill the answer.
 		ctx = proto.WithWalkStop(ctx, &proto.WalkStop{Judge: tools.StopJudge(shardTool, req.Args, req.Limits, g.Shards)})
 	}
+	delete(args, "weights") // the host's alone to give
+	if known := g.balance.Known(shardTool, req.Args); known != nil {
+		args["weights"], _ = json.Marshal(known) // strings and numbers: cannot fail
+	}
 	resps := make([]proto.Response, g.Shards)
 	shares := make([]tools.Share, g.Shards)
 	errs := make([]error, g.Shards)
@@ -119,6 +127,7 @@ func (g *Splitter) split(ctx context.Context, req proto.Request, shardTool strin
 			return proto.Response{}, fmt.Errorf("fanout: %w", bad[i])
 		}
 	}
+	g.balance.Learn(shares)
 	resp, err := tools.Merge(shardTool, req.Args, req.Limits, shares)
 	if err != nil {
 		return proto.Response{}, fmt.Errorf("fanout: %w", err)

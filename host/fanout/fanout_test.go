@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -265,4 +266,84 @@ func guestRunner(t *testing.T, parallel int) *runner.Runner {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// recorder is native, keeping the arguments of each shard call.
+type recorder struct {
+	native
+	mu   sync.Mutex
+	args []proto.GrepShardArgs
+}
+
+func (r *recorder) Exec(ctx context.Context, req proto.Request) (proto.Response, error) {
+	if req.Tool == proto.GrepShard {
+		var a proto.GrepShardArgs
+		json.Unmarshal(req.Args, &a)
+		r.mu.Lock()
+		r.args = append(r.args, a)
+		r.mu.Unlock()
+	}
+	return r.native.Exec(ctx, req)
+}
+
+// TestSplitLearnsWeights: the shares' weights of one grep are sent to the
+// shares of the next over the same tree (and none a model sends), and the
+// heavy folder they name is then searched by every shard, with the same
+// answer.
+func TestSplitLearnsWeights(t *testing.T) {
+	root := t.TempDir()
+	heavy := filepath.Join(root, "a", "heavy")
+	os.MkdirAll(heavy, 0o755)
+	block := strings.Repeat("filler line of text\n", 4<<10) // 80 KiB
+	for i := range 40 {
+		os.WriteFile(filepath.Join(heavy, fmt.Sprintf("h%02d.txt", i)), []byte("hit heavy\n"+block), 0o644)
+	}
+	for i := range 6 {
+		dir := filepath.Join(root, "b", fmt.Sprintf("l%d", i))
+		os.MkdirAll(dir, 0o755)
+		os.WriteFile(filepath.Join(dir, "l.txt"), []byte("hit light\n"), 0o644)
+	}
+	r := &recorder{native: native{fsys: os.DirFS(root)}}
+	ex := fanout.New(r, 2)
+	req := proto.Request{Tool: proto.Grep, Args: json.RawMessage(`{"pattern":"hit","weights":[{"path":"b","bytes":99999999}]}`)}
+	want := received(t, tools.Run(r.fsys, req))
+	holders := func() int {
+		n := 0
+		for _, a := range r.args[len(r.args)-2:] {
+			res := tools.Run(r.fsys, proto.Request{Tool: proto.GrepShard, Args: mustJSON(t, a)})
+			if strings.Contains(res.Text, "a/heavy/") || strings.Contains(string(res.Shard), "a/heavy/") {
+				n++
+			}
+		}
+		return n
+	}
+	for call := range 2 {
+		got, err := ex.Exec(context.Background(), req)
+		if err != nil || got.Text != want.Text {
+			t.Fatalf("call %d: %+v %v\nwant %s", call, got, err, want.Text)
+		}
+		for _, a := range r.args[len(r.args)-2:] {
+			known := map[string]int64{}
+			for _, w := range a.Weights {
+				known[w.Path] = w.Bytes
+			}
+			if call == 0 && len(known) > 0 {
+				t.Fatalf("the first call's shares were given %v", a.Weights)
+			}
+			if call == 1 && known["a/heavy"] < 40*80<<10 {
+				t.Fatalf("the second call's shares were given %v", a.Weights)
+			}
+		}
+		if got, want := holders(), call+1; got != want {
+			t.Fatalf("call %d: a/heavy searched by %d shards, want %d", call, got, want)
+		}
+	}
+}
+
+func mustJSON(t *testing.T, v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
