@@ -357,12 +357,15 @@ type GrepShardResult struct {
 
 // FolderWeight is the work a shard did in one folder and all below it:
 // the bytes of the files it searched there, and a few KiB more for each
-// file (opening one costs about that).
+// file (opening one costs about that); and how many of the folder's own
+// entries it walked (its files searched and its folders entered), which
+// is what listing it costs.
 //
 //moat:wire
 type FolderWeight struct {
-	Path  string `json:"path"`
-	Bytes int64  `json:"bytes"`
+	Path    string `json:"path"`
+	Bytes   int64  `json:"bytes"`
+	Entries int    `json:"entries,omitempty"`
 }
 
 // GrepNote is one note of a grep_shard (or glob_shard) answer and the path of the walk

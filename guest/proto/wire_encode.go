@@ -77,6 +77,10 @@ func AppendGrepShard(dst []byte, r *GrepShardResult) []byte {
 			dst = appendString(dst, w.Path)
 			dst = append(dst, `,"bytes":`...)
 			dst = strconv.AppendInt(dst, w.Bytes, 10)
+			if w.Entries != 0 {
+				dst = append(dst, `,"entries":`...)
+				dst = strconv.AppendInt(dst, int64(w.Entries), 10)
+			}
 			dst = append(dst, '}')
 		}
 		dst = append(dst, ']')

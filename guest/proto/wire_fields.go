@@ -35,5 +35,5 @@ func (a *GlobShardArgs) fields() []field {
 }
 
 func (a *FolderWeight) fields() []field {
-	return []field{{name: "path", s: &a.Path}, {name: "bytes", i64: &a.Bytes}}
+	return []field{{name: "path", s: &a.Path}, {name: "bytes", i64: &a.Bytes}, {name: "entries", i: &a.Entries}}
 }

@@ -71,7 +71,7 @@ func TestWireMatchesEncodingJSON(t *testing.T) {
 		`{"path":"p","offset":2,"limit":3}`,
 		`{"pattern":"a.*b","path":"src","glob":"**/*.go","ignore_case":true,"max_results":5}`,
 		`{"pattern":"a","shard":1,"shards":3,"Shards":4}`,
-		`{"pattern":"a","shard":1,"shards":2,"weights":[{"path":"cmd/compile","bytes":20971520},{"path":"a\u00e9\ud800","bytes":0},null,{}]}`,
+		`{"pattern":"a","shard":1,"shards":2,"weights":[{"path":"cmd/compile","bytes":20971520,"entries":9},{"path":"a\u00e9\ud800","bytes":0},null,{}]}`,
 		`{"pattern":"a","weights":[]}`,
 		`{"pattern":"a","weights":null}`,
 		`{"pattern":"a","weights":[{"path":"x"}],"Weights":[{"bytes":1},{"path":"z","path":"w"}]}`,
@@ -217,7 +217,7 @@ func TestAppendGrepShard(t *testing.T) {
 		{Parts: []GrepPart{{Path: "a", Text: "a:1: x\n", Hits: 1, Cuts: []int{7}}}, More: true, StopAt: "b/<c>\xfe",
 			Notes: []GrepNote{{At: "", Text: "x"}, {At: "d\n", Text: "[.gitignore] is \u2028 \x01"}}, MoreNotes: 3, TimeUp: "the time limit"},
 		{Weights: []FolderWeight{}},
-		{Parts: []GrepPart{}, Weights: []FolderWeight{{Path: "cmd/compile", Bytes: 20 << 20}, {Path: "a\xff<b>", Bytes: 0}, {Path: "", Bytes: -1}}, Notes: []GrepNote{{At: "", Text: "x"}}},
+		{Parts: []GrepPart{}, Weights: []FolderWeight{{Path: "cmd/compile", Bytes: 20 << 20, Entries: 9}, {Path: "a\xff<b>", Bytes: 0, Entries: -1}, {Path: "", Bytes: -1}}, Notes: []GrepNote{{At: "", Text: "x"}}},
 	} {
 		checkGrepShard(t, r)
 	}
@@ -268,7 +268,7 @@ func FuzzWire(f *testing.F) {
 		checkResponse(t, Response{ID: 1, Text: string(in), IsError: len(in)%2 == 0})
 		checkGrepShard(t, GrepShardResult{Parts: []GrepPart{{Path: string(in), Text: string(in), Hits: len(in)}}, More: len(in)%2 == 0})
 		checkGrepShard(t, GrepShardResult{StopAt: string(in), Notes: []GrepNote{{At: string(in), Text: string(in)}}, MoreNotes: len(in), TimeUp: string(in)})
-		checkGrepShard(t, GrepShardResult{Weights: []FolderWeight{{Path: string(in), Bytes: int64(len(in))}}})
+		checkGrepShard(t, GrepShardResult{Weights: []FolderWeight{{Path: string(in), Bytes: int64(len(in)), Entries: len(in) % 3}}})
 		checkGlobShard(t, GlobShardResult{Matches: []string{string(in)}, Total: len(in), Notes: []GrepNote{{At: string(in), Text: string(in)}}, TimeUp: string(in)})
 	})
 }

@@ -18,8 +18,8 @@ import (
 // sends those below the next grep's path (proto.GrepShardArgs.Weights),
 // and the shards deal by them (dealer): each unit, in walk order, to the
 // shard whose units so far weigh least, and a folder heavier than a
-// small share of the tree is split, dealt out finely as the folders
-// above shardDepth are, rather than whole. The merged answer does not
+// small share of the tree, and heavy for its entries, is split, dealt
+// out finely as the folders above shardDepth are, rather than whole. The merged answer does not
 // depend on it: any weights give exactly one instance's answer
 // (TestShardedGrepWeightsEqualsOne).
 
@@ -44,7 +44,8 @@ type weigher struct {
 	done []proto.FolderWeight // finished folders of at least minWeight
 }
 
-// add counts weight n for a file in folder dir. The walk visits a folder's
+// add counts weight n for a file in folder dir, and the file as an entry
+// of dir. The walk visits a folder's
 // whole subtree before anything after it, so the folders open before
 // that are not dir or its ancestors are finished.
 func (w *weigher) add(dir string, n int64) {
@@ -63,15 +64,21 @@ func (w *weigher) add(dir string, n int64) {
 		}
 	}
 	for rest != "" {
-		// Open the folders from the top down to dir, one level each.
+		// Open the folders from the top down to dir, one level each:
+		// each is an entry of the one above.
 		i := strings.IndexByte(rest, '/')
 		if i < 0 {
 			i = len(rest)
 		}
+		if len(w.open) > 0 {
+			w.open[len(w.open)-1].Entries++
+		}
 		w.open = append(w.open, proto.FolderWeight{Path: dir[:len(dir)-len(rest)+i]})
 		rest = rest[min(i+1, len(rest)):]
 	}
-	w.open[len(w.open)-1].Bytes += n
+	top := &w.open[len(w.open)-1]
+	top.Bytes += n
+	top.Entries++
 }
 
 // pop finishes the innermost open folder: its weight is its parent's too.
@@ -112,23 +119,39 @@ func within(dir, top string) bool {
 // The zero Balance is empty and ready; it is safe for concurrent use.
 type Balance struct {
 	mu sync.Mutex
-	w  map[string]int64 // a folder's weight: the most all shares of one grep reported
+	w  map[string]load // a folder's weight: the most all shares of one grep reported
+}
+
+// load is what Balance keeps of a folder: its weight and entries.
+type load struct {
+	bytes   int64
+	entries int
 }
 
 const (
 	// minSplit is the least weight of a folder that is split, and
 	// splitShare the least share of the grep's tree it holds (when that
 	// tree's weight is known): a shard's share, dealt in units of at most
-	// this, ends within about one unit of the others'.
+	// this, ends within about one unit of the others'. A 64th split Go's
+	// tree down to 2.5 MB chains (cmd/asm/internal/asm/testdata) and made
+	// a grep whose answer ends early slower; a 32nd keeps the compiler's
+	// 20 MB split and those whole.
 	minSplit   = 2 << 20
-	splitShare = 64
+	splitShare = 32
 	// maxKnown bounds the folders Known gives: its heaviest.
 	maxKnown = 256
 	// maxLearned bounds the folders Balance keeps; past it, it starts over.
 	maxLearned = 4096
 	// maxFolderWeight bounds a weight reported (a pebibyte), so that no
-	// sum of them overflows.
+	// sum of them overflows, and maxEntries the entries.
 	maxFolderWeight = 1 << 50
+	maxEntries      = 1 << 30
+	// minEntryWeight is the least weight a split folder holds for each
+	// of its own entries: every shard lists a split folder whole (the
+	// host reads and judges each entry, about 9 us), so one of many
+	// small files (cmd/go/testdata/script: 883 of 6 KB on average) costs
+	// more to list twice than dealing it finely saves.
+	minEntryWeight = 32 << 10
 )
 
 // heavyFolder is the least weight of a folder that is split, in a tree
@@ -139,14 +162,17 @@ func heavyFolder(total int64) int64 { return max(minSplit, total/splitShare) }
 // glob's shares carry none. A folder split among the shares is reported
 // by each, its share: they are added up.
 func (b *Balance) Learn(shares []Share) {
-	sum := map[string]int64{}
+	sum := map[string]load{}
 	for _, s := range shares {
 		if r, ok := s.v.(*proto.GrepShardResult); ok {
 			if len(r.Weights) > maxWeights {
 				return // not a guest's answer: keep nothing of it
 			}
 			for _, w := range r.Weights {
-				sum[w.Path] += min(max(w.Bytes, 0), maxFolderWeight)
+				l := sum[w.Path]
+				l.bytes += min(max(w.Bytes, 0), maxFolderWeight)
+				l.entries += min(max(w.Entries, 0), maxEntries)
+				sum[w.Path] = l
 			}
 		}
 	}
@@ -156,12 +182,13 @@ func (b *Balance) Learn(shares []Share) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.w == nil || len(b.w)+len(sum) > maxLearned {
-		b.w = make(map[string]int64, len(sum))
+		b.w = make(map[string]load, len(sum))
 	}
 	for p, n := range sum {
 		// The most: a grep stopped early reports only the folders it
 		// finished, and some shares of a split folder may not have.
-		b.w[p] = max(b.w[p], n)
+		old := b.w[p]
+		b.w[p] = load{max(old.bytes, n.bytes), max(old.entries, n.entries)}
 	}
 }
 
@@ -185,7 +212,7 @@ func (b *Balance) Known(shard string, args []byte) []proto.FolderWeight {
 	var out []proto.FolderWeight
 	for p, n := range b.w {
 		if within(p, start) {
-			out = append(out, proto.FolderWeight{Path: p, Bytes: n})
+			out = append(out, proto.FolderWeight{Path: p, Bytes: n.bytes, Entries: n.entries})
 		}
 	}
 	b.mu.Unlock()

@@ -76,7 +76,8 @@ func TestBalanceSplitsAHeavyFolder(t *testing.T) {
 	}
 	b.Learn(shares)
 	known := b.Known(proto.GrepShard, []byte(args))
-	if len(known) != 6 || known[0].Path != "." || known[2] != (proto.FolderWeight{Path: "big/heavy", Bytes: want}) {
+	// big/heavy's own entries: 24 files and 3 folders.
+	if len(known) != 6 || known[0].Path != "." || known[2] != (proto.FolderWeight{Path: "big/heavy", Bytes: want, Entries: 27}) {
 		t.Fatalf("known %v", known)
 	}
 	if got := b.Known(proto.GrepShard, []byte(`{"pattern":"hit","path":"big/light0"}`)); got != nil {
@@ -198,6 +199,12 @@ func TestDealerByWeight(t *testing.T) {
 			}
 		}
 	}
+	// A heavy folder is split unless its own entries are many for its
+	// weight (each shard lists it whole).
+	d := newDealer(0, 2, ".", []proto.FolderWeight{{Path: "a/b", Bytes: 3 << 20, Entries: 9}, {Path: "a/c", Bytes: 3 << 20, Entries: 1000}, {Path: "a/d", Bytes: 1 << 20}})
+	if !d.splitDir(".", "a/b") || d.splitDir(".", "a/c") || d.splitDir(".", "a/d") || !d.unit(".", "a/c") {
+		t.Fatal("split: a/b (heavy, few entries) and not a/c (many) nor a/d (light)")
+	}
 	d0, d1 := newDealer(0, 2, ".", nil), newDealer(1, 2, ".", nil)
 	for i, u := range units {
 		if d0.mineDir(u) != (i%2 == 0) || d1.mineDir(u) != (i%2 == 1) {
@@ -214,13 +221,13 @@ func TestWeigherStopped(t *testing.T) {
 	w.add("a/c", minWeight)
 	w.add("d", 1)
 	got := w.weights(false)
-	if len(got) != 3 || got[0] != (proto.FolderWeight{Path: "a/b", Bytes: minWeight}) || got[2] != (proto.FolderWeight{Path: "a", Bytes: 2 * minWeight}) {
+	if len(got) != 3 || got[0] != (proto.FolderWeight{Path: "a/b", Bytes: minWeight, Entries: 1}) || got[2] != (proto.FolderWeight{Path: "a", Bytes: 2 * minWeight, Entries: 2}) {
 		t.Fatalf("stopped: %+v", got)
 	}
 	w = &weigher{open: []proto.FolderWeight{{Path: "."}}}
 	w.add("a\xff", minWeight)
 	w.add("b", minWeight)
-	if got := w.weights(true); len(got) != 2 || got[0].Path != "b" || got[1] != (proto.FolderWeight{Path: ".", Bytes: 2 * minWeight}) {
+	if got := w.weights(true); len(got) != 2 || got[0].Path != "b" || got[1] != (proto.FolderWeight{Path: ".", Bytes: 2 * minWeight, Entries: 2}) {
 		t.Fatalf("ended: %+v", got)
 	}
 }

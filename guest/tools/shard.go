@@ -16,7 +16,7 @@ type dealer struct {
 	// known is the weight of each folder the host knows of
 	// (proto.GrepShardArgs.Weights; nil for none), and heavy the least
 	// weight of a folder that is split (dealt out finely).
-	known map[string]int64
+	known map[string]proto.FolderWeight
 	heavy int64
 	// loads is the weight of the folder units dealt to each shard so far,
 	// in walk order (mineDir).
@@ -32,11 +32,11 @@ func newDealer(shard, shards int, start string, known []proto.FolderWeight) deal
 	}
 	d.loads = make([]int64, d.shards)
 	if len(known) > 0 {
-		d.known = make(map[string]int64, len(known))
+		d.known = make(map[string]proto.FolderWeight, len(known))
 		for _, w := range known {
-			d.known[w.Path] = max(w.Bytes, 0)
+			d.known[w.Path] = w
 		}
-		d.heavy = heavyFolder(d.known[start])
+		d.heavy = heavyFolder(d.known[start].Bytes)
 	}
 	return d
 }
@@ -84,13 +84,18 @@ func (d *dealer) depth(start, p string) int {
 // splitDir reports whether folder p (start or below it) is dealt out
 // finely: listed by every shard, its files dealt by their hash and its
 // folders as units. Those above shardDepth are, and a heavy folder
-// whose parent is: a split folder inside a unit, which one shard alone
-// walks, would lose the files dealt to the others.
+// (heavy for its entries too: each shard lists it) whose parent is: a
+// split folder inside a unit, which one shard alone walks, would lose
+// the files dealt to the others.
 func (d *dealer) splitDir(start, p string) bool {
 	if d.depth(start, p) < shardDepth {
 		return true
 	}
-	return d.known != nil && p != start && d.known[p] >= d.heavy && d.splitDir(start, path.Dir(p))
+	if p == start || d.known == nil {
+		return false
+	}
+	k := d.known[p]
+	return k.Bytes >= d.heavy && k.Bytes >= minEntryWeight*int64(k.Entries) && d.splitDir(start, path.Dir(p))
 }
 
 // unit reports whether folder p, below start, is a unit dealt whole to
@@ -119,9 +124,9 @@ func (d *dealer) mineDir(p string) bool {
 			k = i
 		}
 	}
-	w, ok := d.known[p]
-	if !ok {
-		w = unitWeight
+	w := int64(unitWeight)
+	if known, ok := d.known[p]; ok {
+		w = max(known.Bytes, 0)
 	}
 	d.loads[k] += w
 	return k == d.shard

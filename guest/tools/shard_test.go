@@ -66,6 +66,7 @@ func TestShardedGrepWeightsEqualsOne(t *testing.T) {
 		{fw("d3/s0/f03.txt", heavy), fw("nope", heavy), fw("", heavy), fw(".", 1), fw("../x", heavy), fw("d2", heavy), fw("d1/s1/", heavy)},
 		{fw("wide", heavy), fw("d0/s0", 1<<20), fw("d2/s1", 3<<19), fw("d5/s1", heavy), fw("d6/s0", -5)}, // d5/s1 has a note
 		{fw(".", 1<<40), fw("d1/s1", heavy)}, // a tree so heavy that d1/s1 is light
+		{{Path: "d1/s1", Bytes: heavy, Entries: 1 << 20}, {Path: "d2/s0", Bytes: heavy, Entries: 1}}, // d1/s1 has many entries for its weight
 	}
 	for _, fsys := range []fs.FS{os.DirFS(root), wasifs.New(root)} {
 		for _, args := range []string{`{"pattern":"hit"}`, `{"pattern":"hit","max_results":7}`, `{"pattern":"hit","output_mode":"count"}`,
