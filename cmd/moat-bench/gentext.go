@@ -136,3 +136,41 @@ func writeJSONLine(dir string) error {
 	b.WriteString(`,{"id":0,"last":true}]`)
 	return os.WriteFile(name, b.Bytes(), 0o644)
 }
+
+// heavyDir is the tree of writeHeavyTree.
+const heavyDir = "heavy-tree"
+
+// writeHeavyTree writes, under dir unless it is there, a tree one folder
+// of which holds half its bytes, as a vendored dependency beside a
+// project's own packages: aaa/vendor, 300 files of 128 KB, first in walk
+// order, and 300 folders pkg/pNNN of 4 files of 32 KB (76 MB in all).
+// Each file holds "#needle#" on its first and last line, so that a grep's
+// first 2,000 hits take the folder and a third of the packages; no other
+// line has a '#'.
+func writeHeavyTree(dir string) error {
+	if _, err := os.Stat(filepath.Join(dir, "done")); err == nil {
+		return nil
+	}
+	line := "the quick brown fox jumps over the lazy dog 0123456789 abcdefghij\n"
+	write := func(sub string, files, size int) error {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			return err
+		}
+		data := "a #needle# first\n" + strings.Repeat(line, size/len(line)) + "a #needle# last\n"
+		for i := range files {
+			if err := os.WriteFile(filepath.Join(dir, sub, fmt.Sprintf("f%03d.txt", i)), []byte(data), 0o644); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := write("aaa/vendor", 300, 128<<10); err != nil {
+		return err
+	}
+	for i := range 300 {
+		if err := write(fmt.Sprintf("pkg/p%03d", i), 4, 32<<10); err != nil {
+			return err
+		}
+	}
+	return os.WriteFile(filepath.Join(dir, "done"), nil, 0o644)
+}

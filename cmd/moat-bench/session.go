@@ -27,6 +27,7 @@ type sessionClass struct {
 	content    bool   // lines listed (max_results 2000; ripgrep's first 2000 lines), else counts
 	path       string // under Go's source tree, "" for all of it
 	json       bool   // over one line of 50 MB of minified JSON (jsonLine), not Go's source tree
+	heavy      bool   // over a tree one folder of which holds half its bytes (writeHeavyTree)
 }
 
 func sessionClasses() []sessionClass {
@@ -54,6 +55,8 @@ func sessionClasses() []sessionClass {
 		{class: "count, one 50 MB line", pat: `"name":"[A-Z][a-z]+ [A-Z][a-z]+[0-9]{3}"`, json: true},
 		{class: "content, one 50 MB line", pat: `"sha":"[0-9a-f]{40}"`, json: true, content: true},
 		{class: "content, one 50 MB line", pat: `"id":[0-9]+,"last":true`, json: true, content: true},
+		{class: "count, one heavy folder", pat: `#nohit#`, heavy: true},
+		{class: "content, one heavy folder", pat: `#needle#`, heavy: true, content: true},
 	}
 }
 
@@ -71,6 +74,9 @@ func (c sessionClass) name() string {
 	}
 	if c.json {
 		p += " in " + jsonFile
+	}
+	if c.heavy {
+		p += " in " + heavyDir
 	}
 	return fmt.Sprintf("session: %s, %s", c.class, p)
 }
@@ -92,9 +98,15 @@ func sessionRows(tmp, src, cache string, runs int, want func(string) bool, gnu b
 			continue
 		}
 		root := src
-		if c.json {
+		switch {
+		case c.json:
 			root = filepath.Join(tmp, "json")
 			if err := writeJSONLine(root); err != nil {
+				return nil, err
+			}
+		case c.heavy:
+			root = filepath.Join(tmp, heavyDir)
+			if err := writeHeavyTree(root); err != nil {
 				return nil, err
 			}
 		}

@@ -45,7 +45,10 @@ func BenchmarkSessionManyHits(b *testing.B) {
 // over all of it, and listing the first 1000 lines of one every file
 // holds once, at its end (the folder and half the packages). Dealt whole, that folder is one shard's, and the call lasts as
 // long as it does; the shares' weights, learned in the call before the
-// timing, split it among them (guest/tools balance.go).
+// timing, split it among them (guest/tools balance.go). Every letter of
+// both patterns is on every line, so the search spends CPU on every byte,
+// as a regex's does; cmd/moat-bench's heavy-folder rows search for a
+// byte no line has.
 //
 //	go test ./host/engine -run XX -bench SessionHeavyFolder -count 5
 func BenchmarkSessionHeavyFolder(b *testing.B) {
