@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 	"sync"
@@ -18,10 +19,10 @@ import (
 // sends those below the next grep's path (proto.GrepShardArgs.Weights),
 // and the shards deal by them (dealer): each unit, in walk order, to the
 // shard whose units so far weigh least, and a folder heavier than a
-// small share of the tree, and heavy for its entries, is split, dealt
-// out finely as the folders above shardDepth are, rather than whole. The merged answer does not
-// depend on it: any weights give exactly one instance's answer
-// (TestShardedGrepWeightsEqualsOne).
+// small share of the tree, and heavy for its entries, is split: dealt
+// out finely as the folders above shardDepth are, rather than whole.
+// The merged answer does not depend on it: any weights give exactly one
+// instance's answer (TestShardedGrepWeightsEqualsOne).
 
 const (
 	// fileWeight is a file's weight besides its bytes: opening,
@@ -45,9 +46,9 @@ type weigher struct {
 }
 
 // add counts weight n for a file in folder dir, and the file as an entry
-// of dir. The walk visits a folder's
-// whole subtree before anything after it, so the folders open before
-// that are not dir or its ancestors are finished.
+// of dir. The walk visits a folder's whole subtree before anything after
+// it, so the folders open before that are not dir or its ancestors are
+// finished.
 func (w *weigher) add(dir string, n int64) {
 	for len(w.open) > 0 && !within(dir, w.open[len(w.open)-1].Path) {
 		w.pop()
@@ -103,7 +104,7 @@ func (w *weigher) weights(all bool) []proto.FolderWeight {
 		w.pop()
 	}
 	if len(w.done) > maxWeights {
-		slices.SortFunc(w.done, func(a, b proto.FolderWeight) int { return int(min(max(b.Bytes-a.Bytes, -1), 1)) })
+		slices.SortFunc(w.done, func(a, b proto.FolderWeight) int { return cmp.Compare(b.Bytes, a.Bytes) })
 		w.done = w.done[:maxWeights]
 	}
 	return w.done
@@ -218,10 +219,7 @@ func (b *Balance) Known(shard string, args []byte) []proto.FolderWeight {
 	b.mu.Unlock()
 	if len(out) > maxKnown {
 		slices.SortFunc(out, func(x, y proto.FolderWeight) int {
-			if x.Bytes != y.Bytes {
-				return int(min(max(y.Bytes-x.Bytes, -1), 1))
-			}
-			return strings.Compare(x.Path, y.Path)
+			return cmp.Or(cmp.Compare(y.Bytes, x.Bytes), strings.Compare(x.Path, y.Path))
 		})
 		out = out[:maxKnown]
 	}
