@@ -104,9 +104,6 @@ func (d *dealer) unit(start, p string) bool {
 	if d.shards <= 1 || p == start {
 		return false
 	}
-	if d.known == nil {
-		return d.depth(start, p) == shardDepth
-	}
 	return !d.splitDir(start, p) && d.splitDir(start, path.Dir(p))
 }
 
