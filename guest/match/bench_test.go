@@ -35,6 +35,7 @@ var benchClasses = []struct {
 	// The counted classes of issue 34.
 	{"counted-upper", `[A-Z_]{12,}`, false},
 	{"hex-escape", `\\x[0-9a-f]{2}`, false},
+	{"hex-0x", `0x[0-9a-fA-F]{8,}`, false},
 	{"date-word", `\b[0-9]{4}-[0-9]{2}-[0-9]{2}\b`, false},
 }
 

@@ -12,7 +12,8 @@ import "bytes"
 // turns out to be common in this text (many occurrences that are not
 // matches), a pattern of minSkipLen bytes or more switches to
 // Boyer-Moore-Horspool, which skips up to len(pattern) bytes per step
-// whatever the text, and a shorter one to bytes.Index.
+// whatever the text, and a shorter one to a scan for its first two bytes
+// a word at a time (indexShort).
 type finder struct {
 	pat  []byte
 	rare int // offset in pat of its rarest byte
@@ -62,10 +63,13 @@ func (f *finder) index(b []byte) int {
 	if n == 0 {
 		return 0
 	}
+	if n == 1 {
+		return indexByte(b, f.pat[0])
+	}
 	if n < minSkipLen && int(byteRank[f.pat[f.rare]]) > maxShortRank {
 		// Its rarest byte is common: a call of the word scan for each
-		// occurrence costs more than bytes.Index's own scan.
-		return bytes.Index(b, f.pat)
+		// occurrence costs more than a scan for two bytes at once.
+		return indexShort(b, f.pat)
 	}
 	c := f.pat[f.rare]
 	misses := 0
@@ -81,9 +85,9 @@ func (f *finder) index(b []byte) int {
 		from = start + 1
 		misses++
 		if n < minSkipLen && misses > 4+from>>4 {
-			// Too short for Horspool: bytes.Index, which gives up its
-			// own byte scan for Rabin-Karp as soon (its measure).
-			if j := bytes.Index(b[from:], f.pat); j >= 0 {
+			// Too short for Horspool: a scan for two bytes at once,
+			// as soon as bytes.Index would give up its byte scan.
+			if j := indexShort(b[from:], f.pat); j >= 0 {
 				return from + j
 			}
 			return -1

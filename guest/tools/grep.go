@@ -3,7 +3,6 @@ package tools
 import (
 	"errors"
 	"io/fs"
-	"path"
 	"runtime"
 	"slices"
 	"strconv"
@@ -220,7 +219,7 @@ func runGrep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits, shard, shards int, 
 				g.notes.add(sprintf("not searched: %s (%s)", quotePath(p), osDenied))
 			}
 			if g.weigh != nil {
-				g.weigh.add(path.Dir(p), g.read-read+fileWeight)
+				g.weigh.add(parentDir(p), g.read-read+fileWeight)
 			}
 			switch {
 			case g.late:

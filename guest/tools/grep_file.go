@@ -86,13 +86,13 @@ func (g *grepper) searchFile(p string) (sc fileScan, nulAt int64, err error) {
 			// marks most binary files: skip them unsearched, whatever
 			// their size. A file read whole in one block is checked only
 			// at its first hit, below: most files have none.
-			if i := bytes.IndexByte(data[:min(len(data), sniffLen)], 0); i >= 0 {
+			if i := match.IndexByte(data[:min(len(data), sniffLen)], 0); i >= 0 {
 				sc.head = true
 				return sc, int64(i), nil
 			}
 		}
 		if sc.hit {
-			if i := bytes.IndexByte(data[carry:], 0); i >= 0 {
+			if i := match.IndexByte(data[carry:], 0); i >= 0 {
 				return sc, off + int64(carry+i), nil
 			}
 		}
@@ -109,7 +109,7 @@ func (g *grepper) searchFile(p string) (sc fileScan, nulAt int64, err error) {
 				// (A run of NUL bytes, a sparse file's hole, is no line:
 				// the file is binary and shows nothing.)
 				sc.pieces = true
-				if bytes.IndexByte(data, 0) < 0 {
+				if match.IndexByte(data, 0) < 0 {
 					size := sprintf("%d bytes", g.maxBuf)
 					if g.maxBuf >= 1<<20 {
 						size = sprintf("%d MiB", g.maxBuf>>20)
@@ -125,7 +125,7 @@ func (g *grepper) searchFile(p string) (sc fileScan, nulAt int64, err error) {
 		if sc.hit && !hadHit {
 			// The first hit: the file is binary if a NUL is anywhere in
 			// it, before this point too.
-			if i := bytes.IndexByte(data, 0); i >= 0 {
+			if i := match.IndexByte(data, 0); i >= 0 {
 				return sc, off + int64(i), nil
 			}
 			if off > 0 {
@@ -141,7 +141,7 @@ func (g *grepper) searchFile(p string) (sc fileScan, nulAt int64, err error) {
 		if g.stop || sc.done {
 			// Nothing more to show, but a NUL further on still makes the
 			// file binary.
-			if i := bytes.IndexByte(rest, 0); i >= 0 {
+			if i := match.IndexByte(rest, 0); i >= 0 {
 				return sc, off + int64(len(data)-len(rest)+i), nil
 			}
 			at, err := nulIn(f, g.buf, off+int64(len(data)))
@@ -191,7 +191,7 @@ func (g *grepper) searchPieces(sc *fileScan, block []byte, last bool) bool {
 	for len(block) > piece {
 		cut := match.LastNewline(block[:piece]) + 1
 		if cut == 0 {
-			i := bytes.IndexByte(block[piece:], '\n')
+			i := match.IndexByte(block[piece:], '\n')
 			if i < 0 {
 				break // one line (or piece of one) to the end
 			}
@@ -235,7 +235,7 @@ func (g *grepper) stopLate(sc fileScan, f fs.File, data []byte, off int64) (file
 	if !sc.hit {
 		return sc, -1, nil
 	}
-	if i := bytes.IndexByte(data, 0); i >= 0 {
+	if i := match.IndexByte(data, 0); i >= 0 {
 		return sc, off + int64(i), nil
 	}
 	if off > 0 && !sc.checkedBefore {
@@ -252,7 +252,7 @@ func (g *grepper) stopLate(sc fileScan, f fs.File, data []byte, off int64) (file
 			return sc, -1, nil
 		}
 		n, err := f.Read(g.buf[:min(int64(len(g.buf)), left)])
-		if i := bytes.IndexByte(g.buf[:n], 0); i >= 0 {
+		if i := match.IndexByte(g.buf[:n], 0); i >= 0 {
 			return sc, base + int64(i), nil
 		}
 		base += int64(n)
@@ -283,7 +283,7 @@ func (g *grepper) nulBefore(p string, n int64) (int64, error) {
 func nulIn(r io.Reader, buf []byte, base int64) (int64, error) {
 	for {
 		n, err := r.Read(buf)
-		if i := bytes.IndexByte(buf[:n], 0); i >= 0 {
+		if i := match.IndexByte(buf[:n], 0); i >= 0 {
 			return base + int64(i), nil
 		}
 		base += int64(n)
@@ -348,7 +348,7 @@ func (g *grepper) searchBlock(sc *fileScan, block []byte, last bool) {
 	if n := len(block); n > 0 && block[n-1] != '\n' {
 		// A piece of a line longer than the largest buffer: the next
 		// block goes on with its last line.
-		if bytes.IndexByte(block, '\n') >= 0 || !sc.midLine {
+		if match.IndexByte(block, '\n') >= 0 || !sc.midLine {
 			sc.tailHit = tail
 		} else {
 			sc.tailHit = sc.tailHit || tail
@@ -378,7 +378,7 @@ func (g *grepper) searchBlock(sc *fileScan, block []byte, last bool) {
 func (g *grepper) next(sc *fileScan, block []byte, pos int) (start, end int, ok bool) {
 	head := -1 // the end of the line's rest that starts the block
 	if sc.midLine {
-		if head = bytes.IndexByte(block, '\n'); head < 0 {
+		if head = match.IndexByte(block, '\n'); head < 0 {
 			head = len(block)
 		}
 	}
@@ -448,7 +448,7 @@ func (g *grepper) hitLine(sc *fileScan, block []byte, start, end, hit int) {
 func (g *grepper) flushAfter(sc *fileScan, block []byte, limit int) {
 	for sc.pending && sc.line <= sc.lastHit+g.after && sc.counted < limit {
 		lineEnd := limit
-		if e := bytes.IndexByte(block[sc.counted:limit], '\n'); e >= 0 {
+		if e := match.IndexByte(block[sc.counted:limit], '\n'); e >= 0 {
 			lineEnd = sc.counted + e
 		} else if limit == len(block) && !sc.last {
 			break // a piece of a line longer than the largest buffer: it goes on in the next block

@@ -328,6 +328,8 @@ func BenchmarkGrepManyHits(b *testing.B) {
 	for _, bc := range []struct{ name, pattern, mode, path string }{
 		{"dotstar", `.*`, "", ""},
 		{"hex40", `[0-9a-f]{40}`, "", ""},
+		{"hex0x", `0x[0-9a-fA-F]{8,}`, "", ""},
+		{"hexescape", `\\x[0-9a-f]{2}`, "", ""},
 		{"caret-count", `^`, proto.GrepCount, "runtime"},
 	} {
 		b.Run(bc.name, func(b *testing.B) {

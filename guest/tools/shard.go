@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"path"
 	"strings"
 
 	"github.com/moatdev/moat/guest/proto"
@@ -95,7 +94,7 @@ func (d *dealer) splitDir(start, p string) bool {
 		return false
 	}
 	k := d.known[p]
-	return k.Bytes >= d.heavy && k.Bytes >= minEntryWeight*int64(k.Entries) && d.splitDir(start, path.Dir(p))
+	return k.Bytes >= d.heavy && k.Bytes >= minEntryWeight*int64(k.Entries) && d.splitDir(start, parentDir(p))
 }
 
 // unit reports whether folder p, below start, is a unit dealt whole to
@@ -104,7 +103,7 @@ func (d *dealer) unit(start, p string) bool {
 	if d.shards <= 1 || p == start {
 		return false
 	}
-	return !d.splitDir(start, p) && d.splitDir(start, path.Dir(p))
+	return !d.splitDir(start, p) && d.splitDir(start, parentDir(p))
 }
 
 // mineDir deals the next folder unit, p, in walk order and reports
