@@ -19,8 +19,13 @@
 //     twice bytes.IndexByte's hand-written wasm (four bytes a step) in
 //     wazero, where a loop's back edge costs more than its arithmetic. (A
 //     test of two bytes per literal, one word a step, was tried and
-//     dropped: it ran at half Horspool's speed.) A plain literal needs
-//     nothing more. A pattern may also require a run of ASCII byte
+//     dropped: it ran at half Horspool's speed.) A literal of two or
+//     three bytes, too short for Horspool, whose rarest byte is common
+//     ("0x", "err") is found by that word test for its first two bytes,
+//     32 places a step (indexShort), not bytes.Index, which scans for
+//     the first byte and soon falls back to a byte loop (BenchmarkNext
+//     in wazero: `err` 7x, `\bctx\b` 3x, `0x[0-9a-fA-F]{8,}` 2x). A plain
+//     literal needs nothing more. A pattern may also require a run of ASCII byte
 //     classes (`[A-Z_]{12,}`: twelve of [A-Z_]; classseq.go): with no
 //     literal it is found Horspool's way, skipping up to the run's length
 //     a step where the DFA steps every byte, exactly when the pattern is
