@@ -23,6 +23,11 @@ const (
 // the per-call rows compare with.
 const mark3labsDir = "cmd/moat-bench/testdata/mark3labs"
 
+// sdkFloorDir is the per-call rows' floor: a server on the official Go
+// SDK, moat mcp's, that only reads or stats the path (no sandbox). Its
+// row says how much of moat's figure the SDK alone costs.
+const sdkFloorDir = "cmd/moat-bench/testdata/sdkfloor"
+
 // mcpServer is one MCP server under the driver, and what its tools are named.
 type mcpServer struct {
 	name       string
@@ -36,8 +41,9 @@ type mcpServer struct {
 // mark3labs/mcp-filesystem-server (no sandbox), both driven by the same
 // client (the official Go SDK), mcpCalls calls each, the servers in turn
 // call by call, on the same 2 KB file: moat as installed (isolated where
-// the kernel allows), moat with --isolate off, and the moat binary base
-// when it is not "" (-base-moat: the build before a change). The figure is
+// the kernel allows), moat with --isolate off, the SDK's floor
+// (sdkFloorDir), and the moat binary base when it is not "" (-base-moat:
+// the build before a change). The figure is
 // the median call, with the range of the medians of five blocks of a fifth
 // of the calls.
 func mcpRows(tmp, moat, base, cache string, want func(string) bool) ([]row, error) {
@@ -52,6 +58,10 @@ func mcpRows(tmp, moat, base, cache string, want func(string) bool) ([]row, erro
 		fmt.Fprintf(os.Stderr, "moat-bench: building mark3labs/mcp-filesystem-server (%s): %v\n%s; no mcp per-call rows\n", mark3labsDir, err, out)
 		return nil, nil
 	}
+	floor := filepath.Join(tmp, "sdkfloor")
+	if out, err := exec.Command("go", "build", "-o", floor, "./"+sdkFloorDir).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("building the SDK's floor (%s): %v\n%s", sdkFloorDir, err, out)
+	}
 	root := filepath.Join(tmp, "mcproot")
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, err
@@ -65,6 +75,7 @@ func mcpRows(tmp, moat, base, cache string, want func(string) bool) ([]row, erro
 		{name: "moat mcp", argv: []string{moat, "mcp", "--cache-dir", cache, "--root", root}},
 		{name: "moat mcp --isolate off", argv: []string{moat, "mcp", "--isolate", "off", "--cache-dir", cache, "--root", root}},
 	}
+	servers = append(servers, &mcpServer{name: "the SDK's floor (no sandbox)", argv: []string{floor, root}})
 	if base != "" {
 		servers = append(servers, &mcpServer{name: "moat mcp, -base-moat", argv: []string{base, "mcp", "--cache-dir", cache, "--root", root}})
 	}

@@ -153,16 +153,16 @@ func (o *owed) asked(msg []byte) {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
 		}
-		if json.Unmarshal(m, &r) == nil && r.Method == "" {
-			delete(o.asking, string(validID(r.ID))) // the client's answer to the server
+		if json.Unmarshal(m, &r) != nil {
+			continue
 		}
-		if json.Unmarshal(m, &r) == nil && r.Method != "" {
-			if id := validID(r.ID); id != nil {
-				if len(o.ids) == 0 {
-					o.none = make(chan struct{})
-				}
-				o.ids[string(id)] = true
+		if r.Method == "" {
+			delete(o.asking, string(validID(r.ID))) // the client's answer to the server
+		} else if id := validID(r.ID); id != nil {
+			if len(o.ids) == 0 {
+				o.none = make(chan struct{})
 			}
+			o.ids[string(id)] = true
 		}
 	}
 }
