@@ -374,6 +374,7 @@ func run() int {
 	text := strings.Repeat("the quick brown fox jumps over the lazy dog 0123456789\n", (100<<20)/55)
 	os.WriteFile(filepath.Join(big, "text.txt"), []byte(text), 0o644)
 	text = ""
+	settle()
 	if _, err := os.Stat("/usr/bin/time"); err != nil {
 		fmt.Fprintln(os.Stderr, "moat-bench: /usr/bin/time missing (Debian package time); no memory rows")
 	} else {

@@ -70,6 +70,7 @@ func mcpRows(tmp, moat, base, cache string, want func(string) bool) ([]row, erro
 	if err := os.WriteFile(file, []byte(strings.Repeat("A line of notes, about forty bytes long.\n", 50)), 0o644); err != nil {
 		return nil, err
 	}
+	settle()
 	servers := []*mcpServer{
 		{name: "mark3labs", read: "read_file", stat: "get_file_info", argv: []string{m3l, root}},
 		{name: "moat mcp", argv: []string{moat, "mcp", "--cache-dir", cache, "--root", root}},

@@ -63,7 +63,11 @@ func genTree(dir string, scale float64) (files, wide int, err error) {
 		}
 		f.Close()
 	}
-	return files, wide, os.WriteFile(marker, []byte(want), 0o644)
+	if err := os.WriteFile(marker, []byte(want), 0o644); err != nil {
+		return 0, 0, err
+	}
+	settle()
+	return files, wide, nil
 }
 
 // sourceFile is about 1 KiB of Go-looking text, different per file.

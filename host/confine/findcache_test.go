@@ -20,7 +20,7 @@ import (
 
 // The findings cache's tests. Each "process" is an FS of its own over
 // the same root, as a later moat would open it. Files written by a test
-// are not settled (findings.put) by the wall clock for racyMargin, so a
+// are not settled (findings.put) by the wall clock for RacyMargin, so a
 // process here reads its clock an hour ahead ("later"): its files are
 // settled, and it remembers them; the racy rule itself has its own test
 // (racy_test.go).

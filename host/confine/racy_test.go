@@ -87,10 +87,10 @@ func testRacy(t *testing.T, filler, token string) {
 		noCtime  bool      // the file system keeps no change time (0)
 	}{
 		{"same tick", stamp, true, false},
-		{"within the margin", stamp.Add(racyMargin - time.Millisecond), true, false},
+		{"within the margin", stamp.Add(RacyMargin - time.Millisecond), true, false},
 		{"times in the future", stamp.Add(-time.Hour), true, false},
 		{"no change time", stamp.Add(time.Hour), true, true},
-		{"settled", stamp.Add(racyMargin + time.Millisecond), false, false},
+		{"settled", stamp.Add(RacyMargin + time.Millisecond), false, false},
 	} {
 		t.Run(fmt.Sprintf("%s/%d", c.name, len(plain)), func(t *testing.T) {
 			f := &FS{}

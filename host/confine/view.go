@@ -39,7 +39,7 @@ import (
 // Recall), for a later process.
 //
 // Only a file that is settled is remembered: both its times at least
-// racyMargin older than the finding began (findings.put). The kernel
+// RacyMargin older than the finding began (findings.put). The kernel
 // stamps a write with a coarse clock (a tick of the scheduler, up to
 // 10 ms), so a file written twice within one tick, to the same size,
 // keeps its identity: had the first content been remembered, the second,
@@ -55,9 +55,12 @@ import (
 // viewInMemory is the largest file read whole into memory for its view.
 const viewInMemory = 1 << 20
 
-// racyMargin is how much older than the finding a file's times must be
-// for its findings to be remembered (findings.put).
-const racyMargin = 2 * time.Second
+// RacyMargin is how much older than the finding a file's times must be
+// for its findings to be remembered (findings.put). Until then each read
+// of the file searches it for secrets again: cmd/moat-bench waits this
+// long after writing its inputs, so that it times what a tree written
+// before the session costs.
+const RacyMargin = 2 * time.Second
 
 // maxRemembered bounds the files whose findings an FS remembers; past it
 // the memory starts again empty. A file with more than
@@ -152,7 +155,7 @@ func (s *findings) get(k fileKey) (memo, bool) {
 
 // put remembers v, what was found in the file k from the time start on
 // (read before any of its bytes), unless the file is not settled (the
-// doc at the top): either of its times less than racyMargin before start.
+// doc at the top): either of its times less than RacyMargin before start.
 func (s *findings) put(k fileKey, v memo, start time.Time) {
 	if len(v.found) > maxRememberedFindings {
 		return // found in again: a file made of secrets takes no more memory than while it is open
@@ -208,13 +211,13 @@ type fileKey struct {
 	name           string
 }
 
-// settled reports whether the file's times are both at least racyMargin
+// settled reports whether the file's times are both at least RacyMargin
 // older than start: a write after start, stamped by the kernel's coarse
 // clock, cannot carry them. A change time at or before the epoch, which
 // no write can give (no call sets it), is a file system that keeps none:
 // nothing there is settled.
 func (k fileKey) settled(start time.Time) bool {
-	before := start.Add(-racyMargin).UnixNano()
+	before := start.Add(-RacyMargin).UnixNano()
 	return k.mtime < before && k.ctime < before && k.ctime > 0
 }
 
