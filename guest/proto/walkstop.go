@@ -5,7 +5,8 @@ import (
 	"sync"
 )
 
-// WalkStop is where the shards of one split grep may stop walking: a file
+// WalkStop is what the shards of one split grep share as they walk: who
+// walks each folder unit (Claim, Deal), and where they may stop walking: a file
 // at or before which the merged answer is already cut, so no shard's
 // hits past it can be shown, and a shard still walking may stop once it
 // passes it. Two things make a stop: a shard that finished at its own
@@ -23,6 +24,11 @@ type WalkStop struct {
 	// lock held, so it needs none of its own; set it before the shards
 	// start.
 	Judge func(Progress) string
+	// Deal, if set, deals the folder units of the shards' walk as they
+	// reach them (Claim): told a unit a shard has reached, it answers
+	// whether that unit is the shard's to walk. It is called with the
+	// lock held; set it before the shards start.
+	Deal func(unit string) bool
 }
 
 // Progress is how far one shard of a split grep has walked: every entry
@@ -63,6 +69,19 @@ func (w *WalkStop) Report(p Progress) string {
 		w.at = w.Judge(p)
 	}
 	return w.at
+}
+
+// Claim asks for folder unit u of the walk for the shard that has
+// reached it (moat.claim_unit): mine reports whether the shard walks it,
+// and ok is false when there is no Deal (the shard then deals its units
+// itself, by their weights, as every other shard of the call does too).
+func (w *WalkStop) Claim(u string) (mine, ok bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.Deal == nil {
+		return false, false
+	}
+	return w.Deal(u), true
 }
 
 type walkStopKey struct{}

@@ -191,6 +191,7 @@ func runGrep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits, shard, shards int, 
 		}
 		if g.shards > 1 {
 			g.stopper, _ = fsys.(walkStopper)
+			g.claimer, _ = fsys.(unitClaimer)
 		}
 		err := walkTreeWith(fsys, start, opts, g.dl, g.notes, func(p string, d fs.DirEntry) error {
 			if g.pastStop(p) {
@@ -201,7 +202,7 @@ func runGrep(fsys fs.FS, a proto.GrepArgs, lim proto.Limits, shard, shards int, 
 			}
 			switch t := d.Type(); {
 			case t.IsDir():
-				if g.unit(start, p) && !g.mineDir(p) {
+				if g.unit(start, p) && !g.mine(p) {
 					return fs.SkipDir // another shard's subtree
 				}
 				return nil
@@ -338,6 +339,28 @@ type grepper struct {
 	stopper   walkStopper
 	otherStop string
 	sincePoll int
+	// claimer, for a shard, deals the folder units to the shards as they
+	// reach them (mine).
+	claimer unitClaimer
+}
+
+// unitClaimer is a file system that deals a split grep's folder units to
+// its shards as they reach them (wasifs.FS.ClaimUnit, proto.WalkStop.Claim).
+type unitClaimer interface {
+	ClaimUnit(p string) (mine, ok bool)
+}
+
+// mine reports whether folder unit p is this shard's to walk: the first
+// shard to reach it takes it (tools.UnitDeal, through the claimer), or,
+// where nothing deals them so (natively; a host with no deal, which then
+// has none for any shard of the call), by the dealer's weights (mineDir).
+func (g *grepper) mine(p string) bool {
+	if g.claimer != nil {
+		if mine, ok := g.claimer.ClaimUnit(p); ok {
+			return mine
+		}
+	}
+	return g.mineDir(p)
 }
 
 // walkStopper is a file system that knows where a shard's walk may stop

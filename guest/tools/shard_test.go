@@ -94,7 +94,7 @@ func TestShardedGrepWeightsEqualsOne(t *testing.T) {
 								}
 							}
 						}
-						for _, order := range []string{"at once", "last first"} {
+						for _, order := range []string{"at once", "last first", "at once, dealt as reached", "last first, dealt as reached", "in turn, dealt as reached"} {
 							if got, _ := runShardsJudged(t, fsys, sargs, lim, n, order); got.Text != one.Text || got.IsError != one.IsError {
 								t.Fatalf("%s %+v weights %v with %d shards stopped by their progress (%s):\n%s\nwant:\n%s", args, lim, split, n, order, got.Text, one.Text)
 							}
@@ -246,13 +246,20 @@ type judgedFS struct {
 
 func (j judgedFS) WalkStop(p proto.Progress) string { return j.w.Report(p) }
 
+func (j judgedFS) ClaimUnit(p string) (mine, ok bool) { return j.w.Claim(p) }
+
 // runShardsJudged is runShards for grep with the shards' progress judged
 // by StopJudge as host/fanout does (and a share's own stop posted when it
-// answers): the shards in turn, the last first, or all at once; it
+// answers): the shards in turn, the last first, or all at once, each
+// with the folder units dealt as the shards reach them (UnitDeal, as
+// host/fanout deals them) when order ends ", dealt as reached"; it
 // answers the merged answer and the shares.
 func runShardsJudged(t *testing.T, fsys fs.FS, args string, lim proto.Limits, n int, order string) (proto.Response, []proto.GrepShardResult) {
 	t.Helper()
 	w := &proto.WalkStop{Judge: StopJudge(proto.GrepShard, []byte(args), lim, n)}
+	if o, ok := strings.CutSuffix(order, ", dealt as reached"); ok {
+		order, w.Deal = o, UnitDeal(proto.GrepShard)
+	}
 	shards := make([]proto.GrepShardResult, n)
 	resps := make([]proto.Response, n)
 	run := func(s int) {
@@ -430,5 +437,75 @@ func TestMergeRefuses(t *testing.T) {
 	}
 	if s, _ := DecodeShare(proto.GrepShard, 0, []byte(`{"stop_at":"a/b.go"}`)); s.Stop() != "" {
 		t.Errorf("a stop from a share that did not reach its cap: %q", s.Stop())
+	}
+}
+
+// TestUnitDeal: a unit goes to the first shard to reach it, so a unit at
+// or before the last one dealt is another's (the shards reach the units
+// in walk order); only a grep's shards are dealt so.
+func TestUnitDeal(t *testing.T) {
+	if UnitDeal(proto.GlobShard) != nil {
+		t.Fatal("a deal for a glob's shares, whose walk is in no fixed order")
+	}
+	deal := UnitDeal(proto.GrepShard)
+	for _, c := range []struct {
+		unit string
+		want bool
+	}{
+		{"a/x", true},   // first reached
+		{"a/x", false},  // the other shard, reaching it later
+		{"a-b/c", true}, // after a/x in walk order (not in string order)
+		{"a/y", false},  // before a-b/c: dealt already
+		{"", false},     // no unit
+		{"b/a", true},
+		{"b/b", true},
+	} {
+		if got := deal(c.unit); got != c.want {
+			t.Fatalf("deal(%q) = %v, want %v", c.unit, got, c.want)
+		}
+	}
+}
+
+// TestShardsTakeUnitsAsReached: with the units dealt as the shards reach
+// them (UnitDeal), a shard that walks alone first takes every folder unit
+// and the others only their files dealt by hash, all at once they share
+// them, and either way the merged answer is one instance's and every file
+// is searched by exactly one shard.
+func TestShardsTakeUnitsAsReached(t *testing.T) {
+	root := shardTree(t)
+	fsys := os.DirFS(root)
+	const args = `{"pattern":"hit"}`
+	one := Run(fsys, proto.Request{Tool: proto.Grep, Args: json.RawMessage(args)})
+	for _, order := range []string{"in turn, dealt as reached", "last first, dealt as reached", "at once, dealt as reached"} {
+		got, shards := runShardsJudged(t, fsys, args, proto.Limits{}, 2, order)
+		if got.Text != one.Text {
+			t.Fatalf("%s:\n%s\nwant:\n%s", order, got.Text, one.Text)
+		}
+		searched := map[string]int{}
+		for _, r := range shards {
+			for _, p := range r.Parts {
+				searched[p.Path]++
+			}
+		}
+		for p, k := range searched {
+			if k != 1 {
+				t.Fatalf("%s: %s searched by %d shards", order, p, k)
+			}
+		}
+		first, later := shards[0], shards[1]
+		if strings.HasPrefix(order, "last first") {
+			first, later = shards[1], shards[0]
+		}
+		if strings.HasPrefix(order, "at once") {
+			continue
+		}
+		for _, p := range later.Parts {
+			if strings.Count(p.Path, "/") >= shardDepth {
+				t.Fatalf("%s: the shard that walked second searched %s, in a folder unit the first had reached", order, p.Path)
+			}
+		}
+		if n := len(first.Parts); n < 40 {
+			t.Fatalf("%s: the shard that walked first searched %d files, fewer than the 40 of its folder units", order, n)
+		}
 	}
 }

@@ -105,3 +105,26 @@ func (j *stopJudge) judge(p proto.Progress) string {
 	}
 	return ""
 }
+
+// UnitDeal is the proto.WalkStop.Deal of a grep split into shards (shard
+// is its shard tool): each folder unit goes to the first shard that
+// reaches it. Every shard walks the units in the same order (walkOrder),
+// so a unit after the last one dealt has been reached by no other shard
+// yet, and one at or before it was dealt already. The shards so take the
+// units as each becomes free, whatever they cost to search, where a deal
+// by weights made in advance (dealer.mineDir) leaves one shard still
+// searching while the other waits at the end, or walks past the place
+// where the answer is cut. nil where the shards are not a grep's.
+func UnitDeal(shard string) func(unit string) bool {
+	if !Stops(shard) {
+		return nil
+	}
+	last := ""
+	return func(unit string) bool {
+		if unit == "" || last != "" && walkOrder(unit, last) <= 0 {
+			return false
+		}
+		last = unit
+		return true
+	}
+}

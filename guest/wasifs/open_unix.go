@@ -112,6 +112,9 @@ func skipFiles(list []fs.DirEntry, skipFile func(string) bool) []fs.DirEntry {
 // walkStop is WalkStop natively: no host posts a stop.
 func (f *FS) walkStop(proto.Progress) string { return "" }
 
+// claimUnit is ClaimUnit natively: no host deals the units.
+func (f *FS) claimUnit(string) (mine, ok bool) { return false, false }
+
 // readFiles is ReadFiles natively, each file opened and read in turn with
 // os, to the same rules as the host's moat.read_files.
 func (f *FS) readFiles(dir string, names []string, buf []byte, sizes []int32) int {

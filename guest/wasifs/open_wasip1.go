@@ -399,6 +399,25 @@ func (f *FS) walkStop(p proto.Progress) string {
 	return string(big)
 }
 
+//go:wasmimport moat claim_unit
+//go:noescape
+func hostClaimUnit(unit *byte, unitLen uint32) uint32
+
+// claimUnit is ClaimUnit in one host call (moat.claim_unit): 1 is this
+// shard's unit, 2 another's, 0 no deal.
+func (f *FS) claimUnit(unit string) (mine, ok bool) {
+	if unit == "" {
+		return false, false
+	}
+	switch hostClaimUnit(unsafe.StringData(unit), uint32(len(unit))) {
+	case 1:
+		return true, true
+	case 2:
+		return false, true
+	}
+	return false, false
+}
+
 //go:wasmimport moat stat
 //go:noescape
 func hostStat(path *byte, pathLen uint32, out *byte) uint32

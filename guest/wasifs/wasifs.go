@@ -280,6 +280,11 @@ func joinName(dir, name string) string {
 // and natively there is never one.
 func (f *FS) WalkStop(p proto.Progress) string { return f.walkStop(p) }
 
+// ClaimUnit asks the host whether folder unit p of a split grep's walk is
+// this shard's (proto.WalkStop.Claim): the first shard to reach a unit
+// walks it. ok is false when the host deals none (natively, always).
+func (f *FS) ClaimUnit(p string) (mine, ok bool) { return f.claimUnit(p) }
+
 // errNotDescribed is Attrs' error: the host did not describe the path
 // (it does not exist, is denied or leads out of the root), which the
 // guest's own Lstat of it says precisely.

@@ -83,7 +83,8 @@ func (g *Splitter) split(ctx context.Context, req proto.Request, shardTool strin
 		// The first share to finish with a stop lets those still
 		// walking stop past it, and so does the shares' progress as
 		// they walk, once the hits before one place fill the answer.
-		ctx = proto.WithWalkStop(ctx, &proto.WalkStop{Judge: tools.StopJudge(shardTool, req.Args, req.Limits, g.Shards)})
+		// The folder units go to whichever share reaches each first.
+		ctx = proto.WithWalkStop(ctx, &proto.WalkStop{Judge: tools.StopJudge(shardTool, req.Args, req.Limits, g.Shards), Deal: tools.UnitDeal(shardTool)})
 	}
 	delete(args, "weights") // the host's alone to give
 	if known := g.balance.Known(shardTool, req.Args); known != nil {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -245,6 +246,51 @@ func TestWalkStopProgressThroughRunner(t *testing.T) {
 	}})
 	if !stopped.More || stopped.StopAt <= at {
 		t.Fatalf("stopped at %q (more %v), want past %q", stopped.StopAt, stopped.More, at)
+	}
+}
+
+// TestClaimUnitThroughRunner: a shard asks the call's proto.WalkStop for
+// each folder unit it reaches (moat.claim_unit), in walk order, and walks
+// those its Deal gives it and no other: given none, it searches only the
+// files at the top dealt to it by their hash; given all, every file of its
+// folder units; and a call whose WalkStop has no Deal deals by itself.
+func TestClaimUnitThroughRunner(t *testing.T) {
+	ctx := context.Background()
+	r := guestRunner(t, 1)
+	defer r.Close()
+	req := proto.Request{ID: 1, Tool: proto.GrepShard, Args: json.RawMessage(`{"pattern":"hit","shard":1,"shards":2}`)}
+	shard := func(w *proto.WalkStop) proto.GrepShardResult {
+		t.Helper()
+		resp, err := r.Exec(proto.WithWalkStop(ctx, w), req)
+		if err != nil || resp.IsError {
+			t.Fatalf("%+v %v", resp, err)
+		}
+		var res proto.GrepShardResult
+		if err := json.Unmarshal(proto.ShardJSON(resp), &res); err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	inUnits := func(res proto.GrepShardResult) (n int) {
+		for _, p := range res.Parts {
+			if strings.Count(p.Path, "/") >= 2 {
+				n++
+			}
+		}
+		return n
+	}
+	var asked []string
+	none := shard(&proto.WalkStop{Deal: func(u string) bool { asked = append(asked, u); return false }})
+	if len(asked) < 2 || !slices.IsSorted(asked) {
+		t.Fatalf("units asked for: %q", asked)
+	}
+	if n := inUnits(none); n != 0 {
+		t.Fatalf("given no unit, the shard searched %d files in folder units: %+v", n, none.Parts)
+	}
+	all := shard(&proto.WalkStop{Deal: func(string) bool { return true }})
+	self := shard(&proto.WalkStop{})
+	if n, m := inUnits(all), inUnits(self); n <= m || m == 0 {
+		t.Fatalf("given every unit the shard searched %d files in them, dealing by itself %d", n, m)
 	}
 }
 

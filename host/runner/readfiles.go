@@ -11,7 +11,8 @@ import (
 	"github.com/moatdev/moat/host/confine"
 )
 
-// The guest's host functions besides WASI: moat.walk_stop (walkstop.go),
+// The guest's host functions besides WASI: moat.walk_stop and
+// moat.claim_unit (walkstop.go),
 // moat.stat (below) and moat.read_files, a batch of
 // one folder's small files read whole in one call, each opened as
 // path_open would open it (confine's MountControl.ReadFiles says how):
@@ -57,6 +58,10 @@ func InstantiateHost(ctx context.Context, rt wazero.Runtime) error {
 		WithGoModuleFunction(api.GoModuleFunc(walkStop), []api.ValueType{i32, i32, i32, i64, i64, i32, i32}, []api.ValueType{i32}).
 		WithParameterNames("at", "at_len", "shard", "hits", "bytes", "buf", "buf_len").
 		Export(walkStopName).
+		NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(claimUnit), []api.ValueType{i32, i32}, []api.ValueType{i32}).
+		WithParameterNames("unit", "unit_len").
+		Export(claimUnitName).
 		NewFunctionBuilder().
 		WithGoModuleFunction(api.GoModuleFunc(stat), []api.ValueType{i32, i32, i32}, []api.ValueType{i32}).
 		WithParameterNames("path", "path_len", "out").

@@ -6,10 +6,11 @@
 //
 // # Isolation
 //
-// The guest gets WASI and three host functions of moat's (moat.read_files,
+// The guest gets WASI and four host functions of moat's (moat.read_files,
 // a batch of small files opened as path_open would open each; moat.stat,
-// a path's permission bits and times, resolved as its lstat is; and
-// moat.walk_stop, where a split grep's shard may stop), and nothing
+// a path's permission bits and times, resolved as its lstat is;
+// moat.walk_stop, where a split grep's shard may stop; and
+// moat.claim_unit, which of its shards walks a folder), and nothing
 // else: no network, a fixed fake wall clock (the monotonic clock is real,
 // for the guest's own deadline), no environment, and a single preopen
 // ("/") that is the confined filesystem of host/confine. Its linear memory is capped at

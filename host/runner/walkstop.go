@@ -77,3 +77,38 @@ func walkStop(ctx context.Context, mod api.Module, stack []uint64) {
 	}
 	stack[0] = api.EncodeU32(uint32(len(at)))
 }
+
+// moat.claim_unit deals a folder unit of a split grep's walk to the
+// shard that reaches it first (proto.WalkStop.Claim):
+//
+//	claim_unit(unit, unit_len) -> 1 the caller's, 2 another shard's, 0 no deal
+//
+// unit is the folder's path, guest memory. A call that is not a shard of
+// a split grep, a unit path longer than any walk's, or memory out of the
+// guest's bounds, gets 0, and the guest then deals its units itself, as
+// every shard of that call does.
+const claimUnitName = "claim_unit"
+
+func claimUnit(ctx context.Context, mod api.Module, stack []uint64) {
+	ptr, n := api.DecodeU32(stack[0]), api.DecodeU32(stack[1])
+	stack[0] = 0
+	cur, _ := ctx.Value(walkStopKey{}).(*atomic.Pointer[proto.WalkStop])
+	if cur == nil || n == 0 || n > maxWalkPath || mod.Memory() == nil {
+		return
+	}
+	w := cur.Load()
+	if w == nil {
+		return
+	}
+	unit, ok := mod.Memory().Read(ptr, n)
+	if !ok {
+		return
+	}
+	switch mine, ok := w.Claim(string(unit)); {
+	case !ok:
+	case mine:
+		stack[0] = 1
+	default:
+		stack[0] = 2
+	}
+}
