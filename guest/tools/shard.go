@@ -9,7 +9,11 @@ import (
 // dealer deals the units of a walk split over several instances (a
 // grep_shard's or glob_shard's share, Shard of Shards) so that every unit
 // is walked by exactly one shard and all shards agree without talking.
-// With shards <= 1 everything is this instance's.
+// With shards <= 1 everything is this instance's. A grep's shards are
+// dealt their folder units by the host instead, as they reach them
+// (grepper.mine, UnitDeal), which keeps them together whatever a unit
+// costs; mineDir deals where the host does not (a glob, whose walk is in
+// no fixed order; natively).
 type dealer struct {
 	shard, shards int
 	// known is the weight of each folder the host knows of
