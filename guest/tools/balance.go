@@ -96,11 +96,14 @@ func (w *weigher) pop() {
 	}
 }
 
-// weights ends the walk: with all reached (the walk was not stopped),
-// the folders still open are finished too. It returns the heaviest
-// folders finished.
-func (w *weigher) weights(all bool) []proto.FolderWeight {
-	for all && len(w.open) > 0 {
+// weights ends the walk: the folders still open are finished too, with
+// what the walk searched of them, all of it or, if it was stopped, a part
+// (the least they weigh: Balance keeps the most it is told). A stop falls
+// most often in a heavy folder, and a folder unit whose weight was never
+// told would never be split: the shard that reached it first would walk
+// it alone, call after call. It returns the heaviest folders.
+func (w *weigher) weights() []proto.FolderWeight {
+	for len(w.open) > 0 {
 		w.pop()
 	}
 	if len(w.done) > maxWeights {
@@ -186,8 +189,9 @@ func (b *Balance) Learn(shares []Share) {
 		b.w = make(map[string]load, len(sum))
 	}
 	for p, n := range sum {
-		// The most: a grep stopped early reports only the folders it
-		// finished, and some shares of a split folder may not have.
+		// The most: a grep stopped early reports the folders it was in
+		// with only what it searched of them, and some shares of a
+		// split folder may have stopped sooner than others.
 		old := b.w[p]
 		b.w[p] = load{max(old.bytes, n.bytes), max(old.entries, n.entries)}
 	}

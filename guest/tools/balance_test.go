@@ -213,21 +213,26 @@ func TestDealerByWeight(t *testing.T) {
 	}
 }
 
-// TestWeigherStopped: a walk stopped early reports only the folders it
-// finished.
+// TestWeigherStopped: a walk stopped early reports the folders it
+// finished and, with what it searched of them so far, those it was in.
 func TestWeigherStopped(t *testing.T) {
 	w := &weigher{open: []proto.FolderWeight{{Path: "."}}}
 	w.add("a/b", minWeight)
 	w.add("a/c", minWeight)
-	w.add("d", 1)
-	got := w.weights(false)
-	if len(got) != 3 || got[0] != (proto.FolderWeight{Path: "a/b", Bytes: minWeight, Entries: 1}) || got[2] != (proto.FolderWeight{Path: "a", Bytes: 2 * minWeight, Entries: 2}) {
-		t.Fatalf("stopped: %+v", got)
+	w.add("d/e", minWeight) // stopped here: d/e, d and . are open
+	got := w.weights()
+	want := []proto.FolderWeight{
+		{Path: "a/b", Bytes: minWeight, Entries: 1}, {Path: "a/c", Bytes: minWeight, Entries: 1},
+		{Path: "a", Bytes: 2 * minWeight, Entries: 2}, {Path: "d/e", Bytes: minWeight, Entries: 1},
+		{Path: "d", Bytes: minWeight, Entries: 1}, {Path: ".", Bytes: 3 * minWeight, Entries: 2},
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("stopped: %+v\nwant %+v", got, want)
 	}
 	w = &weigher{open: []proto.FolderWeight{{Path: "."}}}
 	w.add("a\xff", minWeight)
 	w.add("b", minWeight)
-	if got := w.weights(true); len(got) != 2 || got[0].Path != "b" || got[1] != (proto.FolderWeight{Path: ".", Bytes: 2 * minWeight, Entries: 2}) {
+	if got := w.weights(); len(got) != 2 || got[0].Path != "b" || got[1] != (proto.FolderWeight{Path: ".", Bytes: 2 * minWeight, Entries: 2}) {
 		t.Fatalf("ended: %+v", got)
 	}
 }

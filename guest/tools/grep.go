@@ -93,7 +93,7 @@ func grepShard(fsys fs.FS, a proto.GrepShardArgs, lim proto.Limits) (string, err
 	}
 	r := proto.GrepShardResult{Parts: g.parts, More: g.more, StopAt: g.stopAt, MoreNotes: g.notes.more, TimeUp: g.notes.late}
 	if g.weigh != nil {
-		r.Weights = g.weigh.weights(!g.more && !g.late)
+		r.Weights = g.weigh.weights()
 	}
 	for _, n := range g.notes.list {
 		r.Notes = append(r.Notes, proto.GrepNote{At: n.at, Text: n.text})

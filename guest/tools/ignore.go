@@ -100,6 +100,16 @@ func (ig *ignorer) note(format string, args ...any) {
 	}
 }
 
+// none records that dir has no .gitignore (its listing holds none), as
+// enter would find.
+func (ig *ignorer) none(dir string) {
+	if _, ok := ig.rules[dir]; ok {
+		return
+	}
+	ig.rules[dir] = nil
+	ig.chained = false
+}
+
 // enter loads dir's .gitignore, if it has one. Unreadable or denied ignore
 // files are treated as absent: they can only make the walk show more.
 func (ig *ignorer) enter(dir string) {
@@ -108,7 +118,7 @@ func (ig *ignorer) enter(dir string) {
 	}
 	ig.rules[dir] = nil
 	ig.chained = false // a folder's rules may change any chain below it
-	name := joinPath(dir, ".gitignore")
+	name := joinPath(dir, ignoreFileName)
 	info, err := fs.Stat(ig.fsys, name)
 	if err != nil || !info.Mode().IsRegular() {
 		return
@@ -301,7 +311,7 @@ func (ig *ignorer) matchRule(r *ignoreRule, name, dir string, budget *int) bool 
 	if steps > limit {
 		if limit == wildSteps {
 			r.dead = true
-			ig.note("the ignore rule %s in %s is too costly to match and was not applied", quotePath(r.pattern), quotePath(joinPath(dir, ".gitignore")))
+			ig.note("the ignore rule %s in %s is too costly to match and was not applied", quotePath(r.pattern), quotePath(joinPath(dir, ignoreFileName)))
 		}
 		return false
 	}

@@ -47,6 +47,45 @@ type walkOptions struct {
 	// the walk lists them, before it visits them, and skip, the test of
 	// the files the walk passes over (nil: none).
 	listed func(dir string, ents []fs.DirEntry, skip func(string) bool)
+	// entered, if set, is told each folder the walk goes into, once it
+	// is listed and before fn sees its entries, and whether the listing
+	// may hold an ignore file (any name that is .gitignore but for case;
+	// or the listing failed): an ignore file is always listed, skipIn or
+	// not, so that a folder without one (most) needs no look for it.
+	entered func(dir string, mayHoldIgnore bool)
+}
+
+// ignoreFileName is the name of the files whose rules a walk applies.
+const ignoreFileName = ".gitignore"
+
+// listSkip splits skip, a folder's skipIn test, for a walk with entered:
+// list leaves out what skip rules out but an ignore file, and after is
+// what the walk still passes over in a listing that left out what list
+// rules out (the ignore file, if skip rules it out). Without entered, the
+// listing leaves out all skip rules out.
+func (opts walkOptions) listSkip(skip func(string) bool) (list, after func(string) bool) {
+	if skip == nil || opts.entered == nil {
+		return skip, nil
+	}
+	list = func(name string) bool { return !strings.EqualFold(name, ignoreFileName) && skip(name) }
+	after = func(name string) bool { return strings.EqualFold(name, ignoreFileName) && skip(name) }
+	return list, after
+}
+
+// tellEntered tells opts.entered, if set, that the walk goes into dir,
+// listed as ents (err: the listing failed).
+func (opts walkOptions) tellEntered(dir string, ents []fs.DirEntry, err error) {
+	if opts.entered == nil {
+		return
+	}
+	may := err != nil
+	for _, e := range ents {
+		if may {
+			break
+		}
+		may = strings.EqualFold(e.Name(), ignoreFileName)
+	}
+	opts.entered(dir, may)
 }
 
 // skipAll is a walkOptions.skipIn of the same test in every folder.
@@ -72,6 +111,19 @@ func walkTreeWith(fsys fs.FS, start string, opts walkOptions, dl *deadline, note
 	if !noIgnore {
 		ig = newIgnorer(fsys, start, notes)
 	}
+	if ig != nil {
+		// A folder's .gitignore is read once the walk goes in (fn has
+		// chosen to: a sharded grep skips other shards' folders without
+		// reading theirs), and looked for only where its listing holds
+		// one.
+		opts.entered = func(dir string, may bool) {
+			if may {
+				ig.enter(dir)
+			} else {
+				ig.none(dir)
+			}
+		}
+	}
 	return walkDir(fsys, start, opts, func(p string, d fs.DirEntry, err error) error {
 		notes.walkAt(p)
 		if err != nil {
@@ -86,9 +138,6 @@ func walkTreeWith(fsys fs.FS, start string, opts walkOptions, dl *deadline, note
 			return fs.SkipAll
 		}
 		if p == start {
-			if ig != nil {
-				ig.enter(p)
-			}
 			return nil
 		}
 		isDir := d.IsDir()
@@ -101,15 +150,7 @@ func walkTreeWith(fsys fs.FS, start string, opts walkOptions, dl *deadline, note
 			}
 			return nil
 		}
-		if err := fn(p, d); err != nil || !isDir {
-			return err
-		}
-		// A folder's .gitignore is read once fn has chosen to go in: a
-		// sharded grep skips other shards' folders without reading theirs.
-		if ig != nil {
-			ig.enter(p)
-		}
-		return nil
+		return fn(p, d)
 	})
 }
 
@@ -120,7 +161,18 @@ func walkTreeWith(fsys fs.FS, start string, opts walkOptions, dl *deadline, note
 // same path (path.Join still takes any name that is not one component).
 func walkDir(fsys fs.FS, root string, opts walkOptions, fn fs.WalkDirFunc) error {
 	if path.Clean(root) != root {
-		return fs.WalkDir(fsys, root, fn) // without opts: grep and glob always pass a clean root
+		// Without opts (grep and glob always pass a clean root), but for
+		// entered, told of every folder fn lets the walk go into, before
+		// fs.WalkDir lists it.
+		return fs.WalkDir(fsys, root, func(p string, d fs.DirEntry, err error) error {
+			if err := fn(p, d, err); err != nil || d == nil || !d.IsDir() {
+				return err
+			}
+			if err == nil && opts.entered != nil {
+				opts.entered(p, true)
+			}
+			return nil
+		})
 	}
 	info, err := fs.Stat(fsys, root)
 	switch {
@@ -141,11 +193,13 @@ func walkDir(fsys fs.FS, root string, opts walkOptions, fn fs.WalkDirFunc) error
 // without the files opts.skipIn leaves out.
 func walkDirFrom(fsys fs.FS, name string, d fs.DirEntry, fn fs.WalkDirFunc, opts walkOptions) error {
 	var skip func(string) bool
-	dirs, enter, err := visitDir(name, d, fn, func() ([]fs.DirEntry, error) {
+	dirs, enter, err := visitDir(name, d, fn, func() (ents []fs.DirEntry, err error) {
+		defer func() { opts.tellEntered(name, ents, err) }()
 		if skip = opts.skipFor(name); skip != nil {
-			ents, left, err := readDirSkip(fsys, name, skip)
+			list, after := opts.listSkip(skip)
+			ents, left, err := readDirSkip(fsys, name, list)
 			if left {
-				skip = nil // the listing holds none of them
+				skip = after // the listing holds none of the others
 			}
 			return ents, err
 		}
@@ -201,11 +255,13 @@ func visitDir(name string, d fs.DirEntry, fn fs.WalkDirFunc, read func() ([]fs.D
 // as in fs.WalkDir.
 func walkDirAnyOrder(fsys fs.FS, name string, d fs.DirEntry, fn fs.WalkDirFunc, opts walkOptions) error {
 	var skip func(string) bool
-	ents, enter, err := visitDir(name, d, fn, func() ([]fs.DirEntry, error) {
+	ents, enter, err := visitDir(name, d, fn, func() (ents []fs.DirEntry, err error) {
+		defer func() { opts.tellEntered(name, ents, err) }()
 		skip = opts.skipFor(name)
-		ents, left, err := readDirAnyOrder(fsys, name, skip)
+		list, after := opts.listSkip(skip)
+		ents, left, err := readDirAnyOrder(fsys, name, list)
 		if left {
-			skip = nil // the listing holds none of them
+			skip = after // the listing holds none of the others
 		}
 		return ents, err
 	})

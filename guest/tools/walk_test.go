@@ -3,7 +3,9 @@ package tools
 import (
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -14,6 +16,7 @@ import (
 	"time"
 
 	"github.com/moatdev/moat/guest/proto"
+	"github.com/moatdev/moat/guest/wasifs"
 )
 
 // slowFS lists folders slowly, standing in for a huge tree.
@@ -366,4 +369,95 @@ func FuzzShownNameRoundTrips(f *testing.F) {
 			t.Fatalf("shown as %s, read back as %q, not %q", quotePath(name), got, name)
 		}
 	})
+}
+
+// statCounter is a file system that counts the looks (Stat, Open) at
+// files named .gitignore.
+type statCounter struct {
+	fs.FS
+	looks *int
+}
+
+func (s statCounter) Open(name string) (fs.File, error) {
+	if path.Base(name) == ignoreFileName {
+		*s.looks++
+	}
+	return s.FS.Open(name)
+}
+
+func (s statCounter) Stat(name string) (fs.FileInfo, error) {
+	if path.Base(name) == ignoreFileName {
+		*s.looks++
+	}
+	return fs.Stat(s.FS, name)
+}
+
+// skipCounter is a statCounter whose listings leave out the files a walk
+// skips, as wasifs.FS's do (ReadDirSkip, ReadDirAnyOrder).
+type skipCounter struct{ statCounter }
+
+func (s skipCounter) ReadDirSkip(name string, skip func(string) bool) ([]fs.DirEntry, error) {
+	return s.FS.(interface {
+		ReadDirSkip(string, func(string) bool) ([]fs.DirEntry, error)
+	}).ReadDirSkip(name, skip)
+}
+
+func (s skipCounter) ReadDirAnyOrder(name string, skip func(string) bool) ([]fs.DirEntry, error) {
+	return s.FS.(interface {
+		ReadDirAnyOrder(string, func(string) bool) ([]fs.DirEntry, error)
+	}).ReadDirAnyOrder(name, skip)
+}
+
+// TestWalkIgnoreFilesFromListings: a folder's .gitignore applies though
+// the walk's skipIn would leave the file itself out (a glob of "*.go", a
+// shard's hash), in either order of walk and whether or not the file
+// system leaves skipped names out of its listings, and the file itself
+// is still passed over; a folder whose listing holds none is never
+// looked in for one.
+func TestWalkIgnoreFilesFromListings(t *testing.T) {
+	root := t.TempDir()
+	for name, data := range map[string]string{
+		".gitignore":          "gen.go\n",
+		"gen.go":              "",
+		"a/.gitignore":        "/skip.go\nsub/deep.go\n",
+		"a/skip.go":           "",
+		"a/keep.go":           "",
+		"a/sub/deep.go":       "",
+		"a/sub/ok.go":         "",
+		"b/c/d/e.go":          "",
+		"b/c/.GITIGNORE.txt":  "",
+		"z/gen.go":            "",
+		"z/nested/.gitignore": "*.go\n",
+		"z/nested/n.go":       "",
+	} {
+		os.MkdirAll(filepath.Join(root, filepath.Dir(name)), 0o755)
+		os.WriteFile(filepath.Join(root, name), []byte(data), 0o644)
+	}
+	want := []string{"a/keep.go", "a/sub/ok.go", "b/c/d/e.go"}
+	goOnly := func(name string) bool { return !strings.HasSuffix(name, ".go") }
+	for _, base := range []fs.FS{os.DirFS(root), wasifs.New(root)} {
+		for _, anyOrder := range []bool{false, true} {
+			looks := 0
+			var fsys fs.FS = statCounter{base, &looks}
+			if _, ok := base.(*wasifs.FS); ok {
+				fsys = skipCounter{statCounter{base, &looks}}
+			}
+			var got []string
+			opts := walkOptions{anyOrder: anyOrder, skipIn: skipAll(goOnly)}
+			err := walkTreeWith(fsys, ".", opts, nil, nil, func(p string, d fs.DirEntry) error {
+				if !d.IsDir() {
+					got = append(got, p)
+				}
+				return nil
+			})
+			slices.Sort(got)
+			if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("%T anyOrder %v: %v %v, want %v", base, anyOrder, got, err, want)
+			}
+			// ".", a and z/nested hold one: a stat and an open each.
+			if looks != 6 {
+				t.Errorf("%T anyOrder %v: %d looks at .gitignore files, want 6 (3 folders hold one, 5 do not)", base, anyOrder, looks)
+			}
+		}
+	}
 }

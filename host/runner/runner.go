@@ -545,13 +545,17 @@ func (r *Runner) call(ctx context.Context, in *instance, req proto.Request) (pro
 		return proto.Response{}, err
 	}
 	line = append(line, '\n')
-	stop := context.AfterFunc(ctx, func() { r.kill(in) })
+	killed := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() { r.kill(in); close(killed) })
 	var b []byte
 	if _, err = in.stdin.Write(line); err == nil {
 		b, err = in.out.ReadBytes('\n')
 	}
 	if !stop() {
-		// ctx ended: the instance is killed, whatever the guest did.
+		// ctx ended: the instance is killed, whatever the guest did. The
+		// kill is waited for, so that once the call returns (and frees
+		// its slot) the instance is among the retired Close waits for.
+		<-killed
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return proto.Response{}, fmt.Errorf("%w: no answer within %v (--timeout)", ErrTimeout, r.cfg.Timeout)
 		}
@@ -647,13 +651,18 @@ func (r *Runner) Close() error {
 	for _, in := range idle {
 		r.kill(in)
 	}
+	// Every call has returned (Close holds every slot) and waited for its
+	// own kill, so no other kill adds to retired from here on.
+	r.mu.Lock()
+	retired := r.retired
+	r.mu.Unlock()
 	// The runtime may only be closed once no instance runs in it. One that
 	// is still computing after the grace period is left to finish; its
 	// runtime is then released with the process.
 	timer := time.NewTimer(closeGrace)
 	defer timer.Stop()
 	stopped := true
-	for _, in := range r.retired {
+	for _, in := range retired {
 		if !stopped {
 			break
 		}
