@@ -167,15 +167,7 @@ func TestWalkStopThroughRunner(t *testing.T) {
 	req := proto.Request{ID: 1, Tool: proto.GrepShard, Args: json.RawMessage(`{"pattern":"hit","shard":0,"shards":2}`)}
 	shard := func(ctx context.Context) proto.GrepShardResult {
 		t.Helper()
-		resp, err := r.Exec(ctx, req)
-		if err != nil || resp.IsError {
-			t.Fatalf("%+v %v", resp, err)
-		}
-		var res proto.GrepShardResult
-		if err := json.Unmarshal(proto.ShardJSON(resp), &res); err != nil {
-			t.Fatal(err)
-		}
-		return res
+		return execShard(t, r, ctx, req)
 	}
 	all := shard(ctx)
 	w := &proto.WalkStop{}
@@ -209,15 +201,7 @@ func TestWalkStopProgressThroughRunner(t *testing.T) {
 	req := proto.Request{ID: 1, Tool: proto.GrepShard, Args: json.RawMessage(`{"pattern":"hit","shard":1,"shards":2}`)}
 	shard := func(w *proto.WalkStop) proto.GrepShardResult {
 		t.Helper()
-		resp, err := r.Exec(proto.WithWalkStop(ctx, w), req)
-		if err != nil || resp.IsError {
-			t.Fatalf("%+v %v", resp, err)
-		}
-		var res proto.GrepShardResult
-		if err := json.Unmarshal(proto.ShardJSON(resp), &res); err != nil {
-			t.Fatal(err)
-		}
-		return res
+		return execShard(t, r, proto.WithWalkStop(ctx, w), req)
 	}
 	var got []proto.Progress
 	all := shard(&proto.WalkStop{Judge: func(p proto.Progress) string { got = append(got, p); return "" }})
@@ -261,15 +245,7 @@ func TestClaimUnitThroughRunner(t *testing.T) {
 	req := proto.Request{ID: 1, Tool: proto.GrepShard, Args: json.RawMessage(`{"pattern":"hit","shard":1,"shards":2}`)}
 	shard := func(w *proto.WalkStop) proto.GrepShardResult {
 		t.Helper()
-		resp, err := r.Exec(proto.WithWalkStop(ctx, w), req)
-		if err != nil || resp.IsError {
-			t.Fatalf("%+v %v", resp, err)
-		}
-		var res proto.GrepShardResult
-		if err := json.Unmarshal(proto.ShardJSON(resp), &res); err != nil {
-			t.Fatal(err)
-		}
-		return res
+		return execShard(t, r, proto.WithWalkStop(ctx, w), req)
 	}
 	inUnits := func(res proto.GrepShardResult) (n int) {
 		for _, p := range res.Parts {
@@ -292,6 +268,20 @@ func TestClaimUnitThroughRunner(t *testing.T) {
 	if n, m := inUnits(all), inUnits(self); n <= m || m == 0 {
 		t.Fatalf("given every unit the shard searched %d files in them, dealing by itself %d", n, m)
 	}
+}
+
+// execShard runs the grep_shard call req on r and decodes its answer.
+func execShard(t *testing.T, r *runner.Runner, ctx context.Context, req proto.Request) proto.GrepShardResult {
+	t.Helper()
+	resp, err := r.Exec(ctx, req)
+	if err != nil || resp.IsError {
+		t.Fatalf("%+v %v", resp, err)
+	}
+	var res proto.GrepShardResult
+	if err := json.Unmarshal(proto.ShardJSON(resp), &res); err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
 
 // guestRunner is a runner of parallel real guest instances over tree(t);
