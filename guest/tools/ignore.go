@@ -87,7 +87,7 @@ func newIgnorer(fsys fs.FS, start string, notes *walkNotes) *ignorer {
 		if parent == dir {
 			break
 		}
-		ig.enter(parent)
+		ig.enter(parent, true)
 		dir = parent
 	}
 	return ig
@@ -100,24 +100,19 @@ func (ig *ignorer) note(format string, args ...any) {
 	}
 }
 
-// none records that dir has no .gitignore (its listing holds none), as
-// enter would find.
-func (ig *ignorer) none(dir string) {
-	if _, ok := ig.rules[dir]; ok {
-		return
-	}
-	ig.rules[dir] = nil
-	ig.chained = false
-}
-
-// enter loads dir's .gitignore, if it has one. Unreadable or denied ignore
-// files are treated as absent: they can only make the walk show more.
-func (ig *ignorer) enter(dir string) {
+// enter loads dir's .gitignore, if it has one; look false says it has
+// none (its listing holds none), so it is not looked for. Unreadable or
+// denied ignore files are treated as absent: they can only make the walk
+// show more.
+func (ig *ignorer) enter(dir string, look bool) {
 	if _, ok := ig.rules[dir]; ok {
 		return
 	}
 	ig.rules[dir] = nil
 	ig.chained = false // a folder's rules may change any chain below it
+	if !look {
+		return
+	}
 	name := joinPath(dir, ignoreFileName)
 	info, err := fs.Stat(ig.fsys, name)
 	if err != nil || !info.Mode().IsRegular() {

@@ -324,7 +324,7 @@ func BenchmarkIgnored(b *testing.B) {
 	}
 	fsys := fstestMap(map[string]string{".gitignore": rules.String()})
 	ig := newIgnorer(fsys, "src", nil)
-	ig.enter(".")
+	ig.enter(".", true)
 	paths := []string{"src/main.go", "src/lib/util/strings_test.go", "docs/readme.md", "a/b/c/d/e/f.txt"}
 	b.ResetTimer()
 	for i := range b.N {

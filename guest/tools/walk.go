@@ -116,13 +116,7 @@ func walkTreeWith(fsys fs.FS, start string, opts walkOptions, dl *deadline, note
 		// chosen to: a sharded grep skips other shards' folders without
 		// reading theirs), and looked for only where its listing holds
 		// one.
-		opts.entered = func(dir string, may bool) {
-			if may {
-				ig.enter(dir)
-			} else {
-				ig.none(dir)
-			}
-		}
+		opts.entered = ig.enter
 	}
 	return walkDir(fsys, start, opts, func(p string, d fs.DirEntry, err error) error {
 		notes.walkAt(p)
