@@ -13,7 +13,7 @@ import (
 // dealt their folder units by the host instead, as they reach them
 // (grepper.mine, UnitDeal), which keeps them together whatever a unit
 // costs; mineDir deals where the host does not (a glob, whose walk is in
-// no fixed order; natively).
+// no fixed order, knowing no weights: in turn; natively).
 type dealer struct {
 	shard, shards int
 	// known is the weight of each folder the host knows of
