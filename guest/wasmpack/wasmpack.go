@@ -16,6 +16,7 @@ package wasmpack
 import (
 	"bytes"
 	"cmp"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -29,10 +30,13 @@ import (
 const MaxGap = 64
 
 const (
+	sectionCustom    = 0
+	sectionCode      = 10
 	sectionData      = 11
 	sectionDataCount = 12
 	opI32Const       = 0x41
 	opEnd            = 0x0b
+	opUnreachable    = 0x00
 )
 
 // segment is one active data segment of memory 0.
@@ -73,9 +77,7 @@ func Pack(mod []byte, maxGap int) ([]byte, error) {
 		case sectionDataCount:
 			return nil, errors.New("wasmpack: the module has a data count section (bulk memory), which Go's linker does not write")
 		}
-		out = append(out, id)
-		out = binary.AppendUvarint(out, uint64(len(body)))
-		out = append(out, body...)
+		out = appendSection(out, id, body)
 		at = next
 	}
 	return out, nil
@@ -182,4 +184,65 @@ func appendSleb32(b []byte, v int32) []byte {
 		}
 		b = append(b, c|0x80)
 	}
+}
+
+// StubName is the name of the custom section [Stub] adds.
+const StubName = "moat.code"
+
+// Stub returns mod with every function body replaced by `unreachable`,
+// and a custom section, [StubName], holding the SHA-256 of the code
+// section it replaced. Every other section is copied as it is. The stub
+// is the module in everything but its code (the same types, imports,
+// functions, memory, data and exports), so code compiled from mod serves
+// it; and since its bytes hold the code's hash, no two modules with
+// different code have the same stub. host/runner caches the guest's
+// compiled code under the stub's name, which wazero decodes and validates
+// in a fraction of the time the whole module takes.
+func Stub(mod []byte) ([]byte, error) {
+	if len(mod) < 8 || !bytes.Equal(mod[:4], []byte("\x00asm")) {
+		return nil, errors.New("wasmpack: not a WebAssembly module")
+	}
+	out := slices.Clone(mod[:8])
+	code := false
+	for at := 8; at < len(mod); {
+		id := mod[at]
+		size, n := binary.Uvarint(mod[at+1:])
+		if n <= 0 || uint64(len(mod)-at-1-n) < size {
+			return nil, fmt.Errorf("wasmpack: section %d at %d: bad size", id, at)
+		}
+		body := mod[at+1+n : at+1+n+int(size)]
+		at += 1 + n + int(size)
+		if id == sectionCode {
+			if code {
+				return nil, errors.New("wasmpack: two code sections")
+			}
+			code = true
+			count, n := binary.Uvarint(body)
+			if n <= 0 || count > uint64(len(body)) { // every body takes a byte at least
+				return nil, errors.New("wasmpack: bad code section")
+			}
+			sum := sha256.Sum256(body)
+			custom := binary.AppendUvarint(nil, uint64(len(StubName)))
+			custom = append(append(custom, StubName...), sum[:]...)
+			out = appendSection(out, sectionCustom, custom)
+			// Each body: its size (3), no locals, unreachable, end.
+			stubs := binary.AppendUvarint(make([]byte, 0, n+4*int(count)), count)
+			for range count {
+				stubs = append(stubs, 3, 0, opUnreachable, opEnd)
+			}
+			body = stubs
+		}
+		out = appendSection(out, id, body)
+	}
+	if !code {
+		return nil, errors.New("wasmpack: the module has no code section")
+	}
+	return out, nil
+}
+
+// appendSection appends the section id with body to b.
+func appendSection(b []byte, id byte, body []byte) []byte {
+	b = append(b, id)
+	b = binary.AppendUvarint(b, uint64(len(body)))
+	return append(b, body...)
 }

@@ -2,9 +2,13 @@ package wasmpack
 
 import (
 	"bytes"
+	"context"
+	"crypto/sha256"
 	"encoding/binary"
 	"slices"
 	"testing"
+
+	"github.com/tetratelabs/wazero"
 
 	"github.com/moatdev/moat/guest"
 )
@@ -173,4 +177,84 @@ func image(segs []segment) []byte {
 		copy(mem[s.offset:], s.data)
 	}
 	return mem
+}
+
+// TestStub: the stub of the guest is the guest in every section but its
+// code, whose bodies are each `unreachable`, one for one; a custom
+// section names the code replaced by its hash, so a module that differs
+// only in one function's body has another stub; wazero takes the stub as
+// a valid module; and what is not a module with code is refused.
+func TestStub(t *testing.T) {
+	mod := guest.Wasm()
+	stub, err := Stub(mod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, after := sections(t, mod), sections(t, stub)
+	var code []byte
+	j := 0
+	for _, s := range before {
+		if s.id == sectionCode {
+			code = s.body
+			named := after[j]
+			if named.id != sectionCustom || !bytes.HasPrefix(named.body, append([]byte{byte(len(StubName))}, StubName...)) {
+				t.Fatalf("section %d of the stub is not %s", j, StubName)
+			}
+			if sum := sha256.Sum256(code); !bytes.Equal(named.body[1+len(StubName):], sum[:]) {
+				t.Fatal("the stub's custom section does not hold the hash of the code")
+			}
+			j++
+			count, _ := binary.Uvarint(code)
+			stubCount, m := binary.Uvarint(after[j].body)
+			if after[j].id != sectionCode || stubCount != count {
+				t.Fatalf("the stub's code section has %d bodies, the module %d", stubCount, count)
+			}
+			if !bytes.Equal(after[j].body[m:], bytes.Repeat([]byte{3, 0, opUnreachable, opEnd}, int(count))) {
+				t.Fatal("the stub's bodies are not each `unreachable`")
+			}
+		} else if after[j].id != s.id || !bytes.Equal(after[j].body, s.body) {
+			t.Fatalf("section %d (id %d) of the stub differs from the module's", j, s.id)
+		}
+		j++
+	}
+	if j != len(after) {
+		t.Fatalf("the stub has %d sections, want %d", len(after), j)
+	}
+
+	// One body changed (the first, to `unreachable`, valid whatever its
+	// type): another stub.
+	count, n := binary.Uvarint(code)
+	size, m := binary.Uvarint(code[n:])
+	other := binary.AppendUvarint(nil, count)
+	other = append(other, 3, 0, opUnreachable, opEnd)
+	other = append(other, code[n+m+int(size):]...)
+	var changed []byte
+	changed = append(changed, mod[:8]...)
+	for _, s := range before {
+		body := s.body
+		if s.id == sectionCode {
+			body = other
+		}
+		changed = appendSection(changed, s.id, body)
+	}
+	otherStub, err := Stub(changed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(otherStub, stub) {
+		t.Fatal("two modules that differ in one body have the same stub")
+	}
+
+	ctx := context.Background()
+	rt := wazero.NewRuntime(ctx)
+	defer rt.Close(ctx)
+	if _, err := rt.CompileModule(ctx, stub); err != nil {
+		t.Fatalf("wazero refuses the stub: %v", err)
+	}
+
+	for _, bad := range [][]byte{[]byte("not wasm"), []byte("\x00asm\x01\x00\x00\x00"), appendSection([]byte("\x00asm\x01\x00\x00\x00"), sectionCode, []byte{5})} {
+		if _, err := Stub(bad); err == nil {
+			t.Errorf("Stub(%q) made a stub", bad)
+		}
+	}
 }

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"path/filepath"
 	"time"
 )
 
@@ -37,3 +38,9 @@ func (h heldContext) Deadline() (time.Time, bool) { return h.dl, true }
 // TimeLimit is timeLimit, for the test of the relation between the two
 // deadlines.
 func TimeLimit(ctx context.Context) int64 { return timeLimit(ctx) }
+
+// Stubbed reports whether m was loaded through the stub cache.
+func Stubbed(m *Module) bool { return m.stubbed }
+
+// StubsDir is the stub cache's folder for cacheDir.
+func StubsDir(cacheDir string) string { return filepath.Join(cacheDir, "wazero", stubsName) }

@@ -151,8 +151,9 @@ const maxParallel = 4
 type Module struct {
 	rt       wazero.Runtime
 	compiled wazero.CompiledModule
-	// cached: the guest's code is in the on-disk cache.
-	cached bool
+	// cached: the guest's code is in the on-disk cache; stubbed: it was
+	// loaded from there through the stub cache (stubcache.go).
+	cached, stubbed bool
 
 	running sync.WaitGroup // instances whose guest has not returned yet
 }
@@ -256,6 +257,9 @@ func compile(ctx context.Context, cacheDir string, wasm []byte) (*Module, error)
 	m := &Module{}
 	if cacheDir != "" {
 		dir := filepath.Join(cacheDir, "wazero")
+		if m := compileStubbed(ctx, newRT, dir, wasm); m != nil {
+			return m, nil
+		}
 		// A cache that cannot be opened is skipped; one whose module does
 		// not load is cleared, and the guest compiled in memory.
 		if cache, err := wazero.NewCompilationCacheWithDir(dir); err == nil {
