@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/moatdev/moat/guest/proto"
 	"github.com/moatdev/moat/host/runner"
@@ -154,5 +155,28 @@ func TestStubCacheBroken(t *testing.T) {
 	listsRoot(t, m)
 	if m := compileInto(t, dir); !runner.Stubbed(m) {
 		t.Fatal("the stub cache was not filled again")
+	}
+}
+
+// TestStubCacheSweeps: a private folder a killed process left in the
+// stub cache is removed by the next filing once it is an hour old; a
+// younger one (another process's, at work) is left alone.
+func TestStubCacheSweeps(t *testing.T) {
+	dir := t.TempDir()
+	stubs := runner.StubsDir(dir)
+	old, young := filepath.Join(stubs, "load-1"), filepath.Join(stubs, "install-2")
+	for _, p := range []string{old, young} {
+		if err := os.MkdirAll(p, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hourAgo := time.Now().Add(-61 * time.Minute)
+	os.Chtimes(old, hourAgo, hourAgo)
+	compileInto(t, dir)
+	if _, err := os.Stat(old); !os.IsNotExist(err) {
+		t.Errorf("a private folder an hour old is still there (%v)", err)
+	}
+	if _, err := os.Stat(young); err != nil {
+		t.Errorf("a young private folder was removed: %v", err)
 	}
 }
