@@ -4,6 +4,8 @@ import (
 	"context"
 	"path/filepath"
 	"time"
+
+	"github.com/moatdev/moat/guest"
 )
 
 // CompileWasm compiles another module in place of the guest, for tests of
@@ -44,3 +46,9 @@ func Stubbed(m *Module) bool { return m.stubbed }
 
 // StubsDir is the stub cache's folder for cacheDir.
 func StubsDir(cacheDir string) string { return filepath.Join(cacheDir, "wazero", stubsName) }
+
+// CompileOwnCache compiles the guest through wazero's own cache in
+// cacheDir, the stub cache passed by: the load the stub cache replaces.
+func CompileOwnCache(ctx context.Context, cacheDir string) (*Module, error) {
+	return compileWith(ctx, filepath.Join(cacheDir, "wazero"), guest.Wasm())
+}

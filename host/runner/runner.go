@@ -231,62 +231,67 @@ func CacheWarm(cacheDir string) bool {
 }
 
 func compile(ctx context.Context, cacheDir string, wasm []byte) (*Module, error) {
-	newRT := func(cache wazero.CompilationCache) (wazero.Runtime, error) {
-		// Not WithCloseOnContextDone: its per-loop checks made grep 10x
-		// slower (0.49 s -> 4.99 s over a 98 MB file). Deadlines are
-		// enforced by revoking the instance's filesystem instead; see kill.
-		c := wazero.NewRuntimeConfig().
-			WithMemoryLimitPages(memoryLimitPages)
-		if cache != nil {
-			c = c.WithCompilationCache(cache)
-		}
-		rt := wazero.NewRuntimeWithConfig(ctx, c)
-		if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
-			rt.Close(ctx)
-			return nil, fmt.Errorf("runner: WASI: %w", err)
-		}
-		if err := InstantiateHost(ctx, rt); err != nil {
-			rt.Close(ctx)
-			return nil, fmt.Errorf("runner: host module: %w", err)
-		}
-		return rt, nil
-	}
 	// A cold compile of the guest is the slowest thing moat does (seconds):
 	// spread it over every core.
 	ctx = experimental.WithCompilationWorkers(ctx, runtime.NumCPU())
-	m := &Module{}
 	if cacheDir != "" {
 		dir := filepath.Join(cacheDir, "wazero")
-		if m := compileStubbed(ctx, newRT, dir, wasm); m != nil {
+		if m := compileStubbed(ctx, dir, wasm); m != nil {
 			return m, nil
 		}
-		// A cache that cannot be opened is skipped; one whose module does
-		// not load is cleared, and the guest compiled in memory.
+		// wazero's own cache, where the stub cache cannot serve: one that
+		// cannot be opened is skipped; one whose module does not load is
+		// cleared, and the guest compiled in memory.
 		if cache, err := wazero.NewCompilationCacheWithDir(dir); err == nil {
-			rt, err := newRT(cache)
-			if err != nil {
-				return nil, err
-			}
-			compiled, err := rt.CompileModule(ctx, wasm)
-			if err == nil {
-				m.rt, m.compiled, m.cached = rt, compiled, true
+			if m, err := compileIn(ctx, cache, wasm); err == nil {
 				return m, nil
 			}
-			rt.Close(ctx)
 			os.RemoveAll(dir)
 		}
 	}
-	rt, err := newRT(nil)
+	m, err := compileIn(ctx, nil, wasm)
+	if err != nil {
+		return nil, fmt.Errorf("runner: compile guest: %w", err)
+	}
+	return m, nil
+}
+
+// compileIn compiles wasm in a new runtime with the wazero cache given
+// (nil: none).
+func compileIn(ctx context.Context, cache wazero.CompilationCache, wasm []byte) (*Module, error) {
+	rt, err := newRuntime(ctx, cache)
 	if err != nil {
 		return nil, err
 	}
 	compiled, err := rt.CompileModule(ctx, wasm)
 	if err != nil {
 		rt.Close(ctx)
-		return nil, fmt.Errorf("runner: compile guest: %w", err)
+		return nil, err
 	}
-	m.rt, m.compiled = rt, compiled
-	return m, nil
+	return &Module{rt: rt, compiled: compiled, cached: cache != nil}, nil
+}
+
+// newRuntime is a wazero runtime for the guest, with the cache given (nil:
+// none), WASI and the moat host module instantiated in it.
+func newRuntime(ctx context.Context, cache wazero.CompilationCache) (wazero.Runtime, error) {
+	// Not WithCloseOnContextDone: its per-loop checks made grep 10x
+	// slower (0.49 s -> 4.99 s over a 98 MB file). Deadlines are
+	// enforced by revoking the instance's filesystem instead; see kill.
+	c := wazero.NewRuntimeConfig().
+		WithMemoryLimitPages(memoryLimitPages)
+	if cache != nil {
+		c = c.WithCompilationCache(cache)
+	}
+	rt := wazero.NewRuntimeWithConfig(ctx, c)
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
+		rt.Close(ctx)
+		return nil, fmt.Errorf("runner: WASI: %w", err)
+	}
+	if err := InstantiateHost(ctx, rt); err != nil {
+		rt.Close(ctx)
+		return nil, fmt.Errorf("runner: host module: %w", err)
+	}
+	return rt, nil
 }
 
 // Close releases the runtime and every instance still running in it.

@@ -32,3 +32,32 @@ func BenchmarkOneShot(b *testing.B) {
 		r.Close()
 	}
 }
+
+// BenchmarkLoadGuest is the load of the compiled guest from a warm cache,
+// through the stub cache and through wazero's own (which decodes and
+// validates the whole module first), side by side in one run.
+//
+//	go test ./host/runner -run XX -bench LoadGuest -count 5
+func BenchmarkLoadGuest(b *testing.B) {
+	dir := b.TempDir()
+	ctx := context.Background()
+	m, err := runner.Compile(ctx, dir) // fills both: the code is one file under two names
+	if err != nil {
+		b.Fatal(err)
+	}
+	m.Close(ctx)
+	for _, c := range []struct {
+		name string
+		load func(context.Context, string) (*runner.Module, error)
+	}{{"stub cache", runner.Compile}, {"wazero's cache", runner.CompileOwnCache}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				m, err := c.load(ctx, dir)
+				if err != nil {
+					b.Fatal(err)
+				}
+				m.Close(ctx)
+			}
+		})
+	}
+}

@@ -57,19 +57,19 @@ const (
 // cannot serve: a file system without hard links, a cache read-only and
 // cold, a guest the stub cannot be made of. A cache whose files do not
 // load is cleared and filled again.
-func compileStubbed(ctx context.Context, newRT func(wazero.CompilationCache) (wazero.Runtime, error), dir string, wasm []byte) *Module {
+func compileStubbed(ctx context.Context, dir string, wasm []byte) *Module {
 	stub, err := wasmpack.Stub(wasm)
 	if err != nil {
 		return nil
 	}
 	stubs := filepath.Join(dir, stubsName)
 	for range 2 {
-		m, key, err := loadStub(ctx, newRT, stubs, stub)
+		m, key, err := loadStub(ctx, stubs, stub)
 		switch {
 		case m != nil:
 			return m
 		case key != "":
-			return install(ctx, newRT, stubs, key, wasm)
+			return install(ctx, stubs, key, wasm)
 		case errors.Is(err, errBroken):
 			// The files do not load: clear them; the next load misses,
 			// which names the file to fill.
@@ -92,7 +92,7 @@ var errBroken = errors.New("runner: the stub cache does not load")
 // of the file wazero filed there: the name the real code belongs under.
 // Anything else is (nil, "", err), errBroken when wazero failed on the
 // files (a truncated or foreign file).
-func loadStub(ctx context.Context, newRT func(wazero.CompilationCache) (wazero.Runtime, error), stubs string, stub []byte) (*Module, string, error) {
+func loadStub(ctx context.Context, stubs string, stub []byte) (*Module, string, error) {
 	if err := os.MkdirAll(stubs, 0o700); err != nil && !readOnly(err) {
 		return nil, "", err
 	}
@@ -102,7 +102,7 @@ func loadStub(ctx context.Context, newRT func(wazero.CompilationCache) (wazero.R
 			return nil, "", err
 		}
 		// Read-only: a miss cannot be filed, so the compile fails on one.
-		m, err := compileWith(ctx, newRT, stubs, stub)
+		m, err := compileWith(ctx, stubs, stub)
 		if err != nil {
 			return nil, "", err // cold, or broken: either way not this process's to mend
 		}
@@ -114,7 +114,7 @@ func loadStub(ctx context.Context, newRT func(wazero.CompilationCache) (wazero.R
 	if err != nil {
 		return nil, "", err
 	}
-	m, err := compileWith(ctx, newRT, priv, stub)
+	m, err := compileWith(ctx, priv, stub)
 	if err != nil {
 		return nil, "", errors.Join(errBroken, err)
 	}
@@ -136,13 +136,13 @@ func loadStub(ctx context.Context, newRT func(wazero.CompilationCache) (wazero.R
 // file wazero writes there to key (a path relative to stubs), then sweeps
 // away the private folders stale loads left. The module is returned even
 // when the filing fails: it is compiled all the same.
-func install(ctx context.Context, newRT func(wazero.CompilationCache) (wazero.Runtime, error), stubs, key string, wasm []byte) *Module {
+func install(ctx context.Context, stubs, key string, wasm []byte) *Module {
 	priv, err := os.MkdirTemp(stubs, installPrefix)
 	if err != nil {
 		return nil
 	}
 	defer os.RemoveAll(priv)
-	m, err := compileWith(ctx, newRT, priv, wasm)
+	m, err := compileWith(ctx, priv, wasm)
 	if err != nil {
 		return nil
 	}
@@ -164,21 +164,12 @@ func install(ctx context.Context, newRT func(wazero.CompilationCache) (wazero.Ru
 }
 
 // compileWith compiles wasm in a new runtime whose wazero cache is dir.
-func compileWith(ctx context.Context, newRT func(wazero.CompilationCache) (wazero.Runtime, error), dir string, wasm []byte) (*Module, error) {
+func compileWith(ctx context.Context, dir string, wasm []byte) (*Module, error) {
 	cache, err := wazero.NewCompilationCacheWithDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	rt, err := newRT(cache)
-	if err != nil {
-		return nil, err
-	}
-	compiled, err := rt.CompileModule(ctx, wasm)
-	if err != nil {
-		rt.Close(ctx)
-		return nil, err
-	}
-	return &Module{rt: rt, compiled: compiled, cached: true}, nil
+	return compileIn(ctx, cache, wasm)
 }
 
 // isCodeDir reports whether name is one of wazero's folders in its cache

@@ -2,6 +2,7 @@ package runner_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,36 +14,46 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/moatdev/moat/guest/proto"
 	"github.com/moatdev/moat/host/runner"
 )
 
 // readOnlyEnv names the cache folder the test binary, started again by
-// TestStubCacheReadOnly in a mount namespace of its own, mounts read-only
-// and compiles the guest through.
+// readOnlySteps in a mount namespace of its own, mounts read-only and
+// compiles the guest through.
 const readOnlyEnv = "MOAT_TEST_STUB_CACHE_READ_ONLY"
 
-// TestStubCacheReadOnly: where the cache is mounted read-only (as the
-// isolated child sees it), a warm stub cache loads, and a cold one is
-// passed by without a file written: the guest is loaded from wazero's own
-// cache instead, and answers either way.
-func TestStubCacheReadOnly(t *testing.T) {
+// TestMain runs readOnlyChild instead of the tests when the test binary
+// is started again by inReadOnlyMount.
+func TestMain(m *testing.M) {
 	if dir := os.Getenv(readOnlyEnv); dir != "" {
-		readOnlyChild(t, dir)
-		return
+		if err := readOnlyChild(dir); err != nil {
+			fmt.Println("stub cache:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
 	}
-	dir := t.TempDir()
-	compileInto(t, dir)
+	os.Exit(m.Run())
+}
+
+// readOnlySteps: where the cache is mounted read-only (as the isolated
+// child sees it), a warm stub cache loads; and one without the guest's
+// file is passed by without a file written, the guest loaded from
+// wazero's own cache instead; the guest answers either way. The file is
+// put back after.
+func readOnlySteps(t *testing.T, dir string) {
 	if got := inReadOnlyMount(t, dir); got != "stubbed answered" {
 		t.Fatalf("warm, read-only: %q, want the guest loaded through the stub cache", got)
 	}
-	// Cold for the stub cache: its file moved out of it.
 	filed := codeFiles(t, runner.StubsDir(dir))
 	if len(filed) != 1 {
 		t.Fatalf("the stub cache holds %q", filed)
 	}
-	if err := os.Rename(filed[0], filepath.Join(dir, "aside")); err != nil {
+	aside := filepath.Join(dir, "aside")
+	if err := os.Rename(filed[0], aside); err != nil {
 		t.Fatal(err)
 	}
+	defer os.Rename(aside, filed[0])
 	before := codeFiles(t, runner.StubsDir(dir))
 	if got := inReadOnlyMount(t, dir); got != "compiled answered" {
 		t.Fatalf("cold, read-only: %q, want the guest loaded from wazero's cache", got)
@@ -57,7 +68,7 @@ func TestStubCacheReadOnly(t *testing.T) {
 // dir read-only, and returns what it printed.
 func inReadOnlyMount(t *testing.T, dir string) string {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestStubCacheReadOnly$", "-test.v")
+	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), readOnlyEnv+"="+dir)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: unix.CLONE_NEWNS}
 	if os.Geteuid() != 0 {
@@ -81,31 +92,47 @@ func inReadOnlyMount(t *testing.T, dir string) string {
 	return ""
 }
 
-// readOnlyChild is TestStubCacheReadOnly in the namespace: it mounts dir
-// read-only onto itself (a mount no other namespace sees), compiles the
-// guest through it and prints how it was loaded and whether it answered.
-func readOnlyChild(t *testing.T, dir string) {
+// readOnlyChild runs in the namespace: it mounts dir read-only onto
+// itself (a mount no other namespace sees), compiles the guest through
+// it and prints how it was loaded and whether it answered.
+func readOnlyChild(dir string) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		t.Fatal(err)
+		return err
 	}
 	if err := unix.Mount(dir, dir, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-		t.Fatal(err)
+		return err
 	}
 	if err := unix.Mount("", dir, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY, ""); err != nil {
-		t.Fatal(err)
+		return err
 	}
 	if err := os.WriteFile(filepath.Join(dir, "probe"), nil, 0o600); err == nil {
-		t.Fatal("the mount is writable")
+		return errors.New("the mount is writable")
 	}
-	m, err := runner.Compile(context.Background(), dir)
+	ctx := context.Background()
+	m, err := runner.Compile(ctx, dir)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
-	defer m.Close(context.Background())
-	listsRoot(t, m)
+	defer m.Close(ctx)
+	root, err := os.MkdirTemp("", "moat-stub-root-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(root)
+	os.WriteFile(filepath.Join(root, "only.txt"), []byte("x\n"), 0o644)
+	r, err := runner.Open(m, runner.Config{Root: root})
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	resp, err := r.Exec(ctx, proto.Request{ID: 1, Tool: proto.ListDir, Args: []byte(`{"path":"."}`)})
+	if err != nil || resp.IsError || !strings.Contains(resp.Text, "only.txt") {
+		return fmt.Errorf("the guest's listing: %q, %v", resp.Text, err)
+	}
 	how := "compiled"
 	if runner.Stubbed(m) {
 		how = "stubbed"
 	}
 	fmt.Printf("stub cache: %s answered\n", how)
+	return nil
 }

@@ -57,126 +57,127 @@ func listsRoot(t *testing.T, m *runner.Module) {
 	}
 }
 
-// TestStubCache: a cold cache compiles the guest and files its code in
-// the stub cache, one file, which is the code wazero's own cache keeps
-// under the module's name (a second name of the same file); the next
-// compile loads through the stub, and that guest answers; no private
-// folder is left behind.
+// TestStubCache follows one cache folder through the stub cache's life,
+// step by step (each compiles the guest cold at most once, which under
+// -race takes seconds):
+//
+//   - cold: the guest is compiled and its code filed, one file, which is
+//     also the code wazero's own cache keeps under the module's name (a
+//     second name of the same file);
+//   - warm: the next compile loads through the stub, that guest answers,
+//     and no private folder is left behind;
+//   - read-only (Linux): see readOnlySteps;
+//   - a miss: the stub cache never serves another module's code, and
+//     never keeps a stub's own. With the guest's file moved to another
+//     name (another guest's code, as far as a load can tell) beside
+//     garbage under a third, which a load must not open, the guest
+//     misses, is compiled and filed again; the other files are
+//     untouched, and there is no fourth; the filing removes a private
+//     folder a killed process left an hour ago, not a younger one;
+//   - broken: a file that does not load (a truncated write) is cleared
+//     and filled again, and the guest answers.
 func TestStubCache(t *testing.T) {
 	dir := t.TempDir()
-	if m := compileInto(t, dir); runner.Stubbed(m) {
-		t.Fatal("a cold cache loaded through the stub cache")
-	}
-	stubs := codeFiles(t, runner.StubsDir(dir))
-	if len(stubs) != 1 {
-		t.Fatalf("the stub cache holds %q, want one file", stubs)
-	}
-	own := codeFiles(t, filepath.Join(dir, "wazero"))
-	if len(own) != 1 {
-		t.Fatalf("wazero's cache holds %q, want one file", own)
-	}
-	a, errA := os.Stat(stubs[0])
-	b, errB := os.Stat(own[0])
-	if errA != nil || errB != nil || !os.SameFile(a, b) {
-		t.Fatalf("the stub cache's file is not the module's code in wazero's cache (%v, %v)", errA, errB)
-	}
-	m := compileInto(t, dir)
-	if !runner.Stubbed(m) {
-		t.Fatal("a warm cache did not load through the stub cache")
-	}
-	listsRoot(t, m)
-	if entries, _ := os.ReadDir(runner.StubsDir(dir)); len(entries) != 1 {
-		t.Fatalf("the stub cache's folder holds %d entries, want its wazero folder alone", len(entries))
-	}
-}
-
-// TestStubCacheMisses: the stub cache never serves another module's
-// code, and never keeps a stub's own. Beside a file of another guest's
-// code (here: garbage under another name, which a load must not open),
-// the guest misses, is compiled and filed; the other file is untouched;
-// and the stub cache holds no file but the two.
-func TestStubCacheMisses(t *testing.T) {
-	dir := t.TempDir()
-	compileInto(t, dir)
-	filed := codeFiles(t, runner.StubsDir(dir))
-	if len(filed) != 1 {
-		t.Fatalf("the stub cache holds %q", filed)
-	}
-	code, err := os.ReadFile(filed[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Another guest's code under the guest's name: the file moves aside
-	// (another name), and garbage takes its place under a third.
-	other := filepath.Join(filepath.Dir(filed[0]), strings.Repeat("0", 64))
-	if err := os.Rename(filed[0], other); err != nil {
-		t.Fatal(err)
-	}
-	garbage := filepath.Join(filepath.Dir(filed[0]), strings.Repeat("1", 64))
-	os.WriteFile(garbage, []byte("garbage"), 0o600)
-	m := compileInto(t, dir)
-	if runner.Stubbed(m) {
-		t.Fatal("loaded through the stub cache when the guest's file was gone")
-	}
-	listsRoot(t, m)
-	now := codeFiles(t, runner.StubsDir(dir))
-	if len(now) != 3 {
-		t.Fatalf("after the miss the stub cache holds %q, want the two others and the guest's", now)
-	}
-	if b, _ := os.ReadFile(filed[0]); len(b) != len(code) {
-		t.Fatalf("the guest's file is %d bytes after the miss, want its code's %d", len(b), len(code))
-	}
-	if b, _ := os.ReadFile(garbage); string(b) != "garbage" {
-		t.Fatal("the miss changed another file")
-	}
-	if m := compileInto(t, dir); !runner.Stubbed(m) {
-		t.Fatal("the guest's file, filed again, does not load")
-	}
-}
-
-// TestStubCacheBroken: a stub cache whose file does not load (a
-// truncated write) is cleared and filled again, and the guest answers.
-func TestStubCacheBroken(t *testing.T) {
-	dir := t.TempDir()
-	compileInto(t, dir)
-	filed := codeFiles(t, runner.StubsDir(dir))
-	if len(filed) != 1 {
-		t.Fatalf("the stub cache holds %q", filed)
-	}
-	// A new inode: the old one is also wazero's own cache's file.
-	os.Remove(filed[0])
-	if err := os.WriteFile(filed[0], []byte("garbage"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	m := compileInto(t, dir)
-	if runner.Stubbed(m) {
-		t.Fatal("loaded through a broken stub cache")
-	}
-	listsRoot(t, m)
-	if m := compileInto(t, dir); !runner.Stubbed(m) {
-		t.Fatal("the stub cache was not filled again")
-	}
-}
-
-// TestStubCacheSweeps: a private folder a killed process left in the
-// stub cache is removed by the next filing once it is an hour old; a
-// younger one (another process's, at work) is left alone.
-func TestStubCacheSweeps(t *testing.T) {
-	dir := t.TempDir()
 	stubs := runner.StubsDir(dir)
-	old, young := filepath.Join(stubs, "load-1"), filepath.Join(stubs, "install-2")
-	for _, p := range []string{old, young} {
-		if err := os.MkdirAll(p, 0o700); err != nil {
-			t.Fatal(err)
+	var filed string
+	steps := []struct {
+		name string
+		run  func(t *testing.T)
+	}{
+		{"cold", func(t *testing.T) {
+			if m := compileInto(t, dir); runner.Stubbed(m) {
+				t.Fatal("a cold cache loaded through the stub cache")
+			}
+			files := codeFiles(t, stubs)
+			if len(files) != 1 {
+				t.Fatalf("the stub cache holds %q, want one file", files)
+			}
+			filed = files[0]
+			own := codeFiles(t, filepath.Join(dir, "wazero"))
+			if len(own) != 1 {
+				t.Fatalf("wazero's cache holds %q, want one file", own)
+			}
+			a, errA := os.Stat(filed)
+			b, errB := os.Stat(own[0])
+			if errA != nil || errB != nil || !os.SameFile(a, b) {
+				t.Fatalf("the stub cache's file is not the module's code in wazero's cache (%v, %v)", errA, errB)
+			}
+		}},
+		{"warm", func(t *testing.T) {
+			m := compileInto(t, dir)
+			if !runner.Stubbed(m) {
+				t.Fatal("a warm cache did not load through the stub cache")
+			}
+			listsRoot(t, m)
+			if entries, _ := os.ReadDir(stubs); len(entries) != 1 {
+				t.Fatalf("the stub cache's folder holds %d entries, want its wazero folder alone", len(entries))
+			}
+		}},
+		{"read-only", func(t *testing.T) { readOnlySteps(t, dir) }},
+		{"miss", func(t *testing.T) {
+			code, err := os.Stat(filed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			other := filepath.Join(filepath.Dir(filed), strings.Repeat("0", 64))
+			if err := os.Rename(filed, other); err != nil {
+				t.Fatal(err)
+			}
+			garbage := filepath.Join(filepath.Dir(filed), strings.Repeat("1", 64))
+			os.WriteFile(garbage, []byte("garbage"), 0o600)
+			old, young := filepath.Join(stubs, "load-1"), filepath.Join(stubs, "install-2")
+			for _, p := range []string{old, young} {
+				if err := os.MkdirAll(p, 0o700); err != nil {
+					t.Fatal(err)
+				}
+			}
+			hourAgo := time.Now().Add(-61 * time.Minute)
+			os.Chtimes(old, hourAgo, hourAgo)
+
+			m := compileInto(t, dir)
+			if runner.Stubbed(m) {
+				t.Fatal("loaded through the stub cache when the guest's file was gone")
+			}
+			listsRoot(t, m)
+			if now := codeFiles(t, stubs); len(now) != 3 {
+				t.Fatalf("after the miss the stub cache holds %q, want the two others and the guest's", now)
+			}
+			if fi, err := os.Stat(filed); err != nil || fi.Size() != code.Size() {
+				t.Fatalf("the guest's file after the miss: %v, want its code's %d bytes", err, code.Size())
+			}
+			if b, _ := os.ReadFile(garbage); string(b) != "garbage" {
+				t.Fatal("the miss changed another file")
+			}
+			if _, err := os.Stat(old); !os.IsNotExist(err) {
+				t.Errorf("a private folder an hour old is still there (%v)", err)
+			}
+			if _, err := os.Stat(young); err != nil {
+				t.Errorf("a young private folder was removed: %v", err)
+			}
+			os.Remove(young)
+			if m := compileInto(t, dir); !runner.Stubbed(m) {
+				t.Fatal("the guest's file, filed again, does not load")
+			}
+		}},
+		{"broken", func(t *testing.T) {
+			// A new inode: the old one is also wazero's own cache's file.
+			os.Remove(filed)
+			if err := os.WriteFile(filed, []byte("garbage"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			m := compileInto(t, dir)
+			if runner.Stubbed(m) {
+				t.Fatal("loaded through a broken stub cache")
+			}
+			listsRoot(t, m)
+			if m := compileInto(t, dir); !runner.Stubbed(m) {
+				t.Fatal("the stub cache was not filled again")
+			}
+		}},
+	}
+	for _, s := range steps {
+		if !t.Run(s.name, s.run) {
+			return // the next steps start from this one's end
 		}
-	}
-	hourAgo := time.Now().Add(-61 * time.Minute)
-	os.Chtimes(old, hourAgo, hourAgo)
-	compileInto(t, dir)
-	if _, err := os.Stat(old); !os.IsNotExist(err) {
-		t.Errorf("a private folder an hour old is still there (%v)", err)
-	}
-	if _, err := os.Stat(young); err != nil {
-		t.Errorf("a young private folder was removed: %v", err)
 	}
 }
