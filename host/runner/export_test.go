@@ -50,5 +50,6 @@ func StubsDir(cacheDir string) string { return filepath.Join(cacheDir, "wazero",
 // CompileOwnCache compiles the guest through wazero's own cache in
 // cacheDir, the stub cache passed by: the load the stub cache replaces.
 func CompileOwnCache(ctx context.Context, cacheDir string) (*Module, error) {
+	defer holdCollector()() // as Compile, from a warm cache
 	return compileWith(ctx, filepath.Join(cacheDir, "wazero"), guest.Wasm())
 }

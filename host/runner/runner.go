@@ -163,14 +163,7 @@ type Module struct {
 // bypassed (and cleared), never fatal.
 func Compile(ctx context.Context, cacheDir string) (*Module, error) {
 	if CacheWarm(cacheDir) {
-		// Loading the guest from the cache allocates about 10 MB, nearly
-		// all of it garbage by the end, and collected three times while
-		// wazero validates the module: so the collector waits, unless the
-		// heap reaches compileHeap. (A cold compile allocates far more and
-		// collects as usual.) The settings are the process's; they are put
-		// back before Compile returns.
-		defer debug.SetMemoryLimit(debug.SetMemoryLimit(compileHeap))
-		defer debug.SetGCPercent(debug.SetGCPercent(-1))
+		defer holdCollector()()
 	}
 	m, err := compile(ctx, cacheDir, guest.Wasm())
 	guest.ReleaseWasm() // compiled: the module's bytes need not stay resident
@@ -184,6 +177,20 @@ func Compile(ctx context.Context, cacheDir string) (*Module, error) {
 // compileHeap is the heap Compile lets grow before a collection, loading
 // the guest from a warm cache.
 const compileHeap = 64 << 20
+
+// holdCollector makes the collector wait until the heap reaches
+// compileHeap, and returns what puts the process's settings back. Loading
+// the guest from the cache allocates megabytes, nearly all of it garbage
+// by the end, which the collector would otherwise chase several times
+// over. (A cold compile allocates far more and collects as usual.)
+func holdCollector() (restore func()) {
+	limit := debug.SetMemoryLimit(compileHeap)
+	pct := debug.SetGCPercent(-1)
+	return func() {
+		debug.SetGCPercent(pct)
+		debug.SetMemoryLimit(limit)
+	}
+}
 
 // cacheConfig names the runtime settings the cached code was compiled for;
 // change it with them (the memory limit, the absence of termination checks),
