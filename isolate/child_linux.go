@@ -43,13 +43,8 @@ func runChild(ctx context.Context, in *os.File, outf *os.File, build runnerFunc)
 	runtime.LockOSThread()
 	r := bufio.NewReader(in)
 	out := bufio.NewWriter(outf)
-	send := func(v any) bool {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return false
-		}
-		out.Write(append(b, '\n'))
-		return out.Flush() == nil
+	send := func(v any, trailer []byte) bool {
+		return writeLine(out, v, trailer) == nil && out.Flush() == nil
 	}
 	fail := func(err error) int {
 		rd := ready{Err: err.Error()}
@@ -57,7 +52,7 @@ func runChild(ctx context.Context, in *os.File, outf *os.File, build runnerFunc)
 		if errors.As(err, &se) {
 			rd.Step, rd.Err = se.Step, se.Err.Error()
 		}
-		send(rd)
+		send(rd, nil)
 		return 1
 	}
 	var h hello
@@ -100,7 +95,7 @@ func runChild(ctx context.Context, in *os.File, outf *os.File, build runnerFunc)
 		return fail(err)
 	}
 	if h.Probe != nil {
-		send(ready{OK: true, Landlock: st.landlock, Seccomp: st.seccomp, Keyring: st.keyring, Probe: runProbes(h.Plan, *h.Probe, strings.HasPrefix(st.landlock, "applied"))})
+		send(ready{OK: true, Landlock: st.landlock, Seccomp: st.seccomp, Keyring: st.keyring, Probe: runProbes(h.Plan, *h.Probe, strings.HasPrefix(st.landlock, "applied"))}, nil)
 		if h.Probe.Hold {
 			io.Copy(io.Discard, r)
 		}
@@ -108,11 +103,11 @@ func runChild(ctx context.Context, in *os.File, outf *os.File, build runnerFunc)
 	}
 	rn, err := build(ctx, h.Plan.Runner)
 	if err != nil {
-		send(ready{Step: "runner", Err: err.Error()})
+		send(ready{Step: "runner", Err: err.Error()}, nil)
 		return 1
 	}
 	defer rn.Close()
-	if !send(ready{OK: true, Landlock: st.landlock, Seccomp: st.seccomp, Keyring: st.keyring}) {
+	if !send(ready{OK: true, Landlock: st.landlock, Seccomp: st.seccomp, Keyring: st.keyring}, nil) {
 		return 1
 	}
 	// Set up: every thread is as locked down as this one (the guests'
@@ -130,6 +125,8 @@ func runChild(ctx context.Context, in *os.File, outf *os.File, build runnerFunc)
 		var rep reply
 		if err := json.Unmarshal(line, &req); err != nil {
 			rep.Err = "bad request from parent: " + err.Error()
+		} else if req.Recall, err = readTrailer(r, req.RecallBytes); err != nil {
+			return 1 // the stream is cut or out of step: nothing more can be read from it
 		} else {
 			callCtx := ctx
 			var touched *confine.Touches
@@ -157,7 +154,8 @@ func runChild(ctx context.Context, in *os.File, outf *os.File, build runnerFunc)
 				rep.Restart = errors.Is(err, runner.ErrTimeout)
 			}
 		}
-		if !send(rep) {
+		rep.FoundBytes = len(rep.Found)
+		if !send(rep, rep.Found) {
 			return 1
 		}
 	}

@@ -122,7 +122,7 @@ func spawn(ctx context.Context, h hello) (*child, error) {
 	defer stop()
 	guard := time.AfterFunc(startupLimit, c.kill)
 	defer guard.Stop()
-	if err := c.send(h); err != nil {
+	if err := writeLine(c.in, h, nil); err != nil {
 		c.kill()
 		return nil, c.deathError("sending the plan", err)
 	}
@@ -156,15 +156,6 @@ func idMaps(m []IDMap) []syscall.SysProcIDMap {
 	return out
 }
 
-func (c *child) send(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	_, err = c.in.Write(append(b, '\n'))
-	return err
-}
-
 // roundTrip sends one request and reads its reply. A cancelled ctx kills
 // the child: a call cannot be taken back from the guest any other way.
 func (c *child) roundTrip(ctx context.Context, req request) (reply, error) {
@@ -173,7 +164,8 @@ func (c *child) roundTrip(ctx context.Context, req request) (reply, error) {
 	var rep reply
 	obs := confine.ObserverFrom(ctx)
 	req.Observe = obs != nil
-	if err := c.send(req); err != nil {
+	req.RecallBytes = len(req.Recall)
+	if err := writeLine(c.in, req, req.Recall); err != nil {
 		return rep, err
 	}
 	line, err := c.out.ReadBytes('\n')
@@ -181,6 +173,9 @@ func (c *child) roundTrip(ctx context.Context, req request) (reply, error) {
 		return rep, err
 	}
 	if err := json.Unmarshal(line, &rep); err != nil {
+		return rep, fmt.Errorf("bad reply: %w", err)
+	}
+	if rep.Found, err = readTrailer(c.out, rep.FoundBytes); err != nil {
 		return rep, fmt.Errorf("bad reply: %w", err)
 	}
 	if obs != nil {
