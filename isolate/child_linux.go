@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/moatdev/moat/guest/proto"
 	"github.com/moatdev/moat/host/confine"
 	"github.com/moatdev/moat/host/engine"
 	"github.com/moatdev/moat/host/runner"
@@ -116,6 +117,7 @@ func runChild(ctx context.Context, in *os.File, outf *os.File, build runnerFunc)
 	// switch between threads twice a call (the parent's request, the
 	// guest's answer), so the calls are served unlocked.
 	runtime.UnlockOSThread()
+	var told uint64 // the greps the splitter had learned from when it last told the parent
 	for {
 		line, err := r.ReadBytes('\n')
 		if err != nil {
@@ -139,9 +141,17 @@ func runChild(ctx context.Context, in *os.File, outf *os.File, build runnerFunc)
 			if mem != nil && len(req.Recall) > 0 && fd.UnmarshalBinary(req.Recall) == nil {
 				mem.Recall(fd)
 			}
+			if mem != nil && len(req.Weights) > 0 {
+				mem.Remember(req.Weights)
+			}
 			resp, err := rn.Exec(callCtx, req.Request)
 			if touched != nil {
 				rep.Touched = touched.List()
+			}
+			if mem != nil && req.Learn && proto.ToolIs(req.Tool, proto.WalksTree) {
+				if ws, n := mem.Weights(); n > told {
+					rep.Learned, told = ws, n
+				}
 			}
 			if mem != nil && req.Report {
 				if fd := mem.Fresh(); fd.Len() > 0 {

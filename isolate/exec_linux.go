@@ -22,6 +22,7 @@ import (
 	"github.com/moatdev/moat/guest/proto"
 	"github.com/moatdev/moat/host/confine"
 	"github.com/moatdev/moat/host/engine"
+	"github.com/moatdev/moat/host/fanout"
 	"github.com/moatdev/moat/host/runner"
 )
 
@@ -46,8 +47,9 @@ type child struct {
 	// keyringErr is why the forking thread could not join a fresh
 	// session keyring (a container whose seccomp profile forbids keyctl).
 	keyringErr error
-	// recalled: the findings cache went with a call (request.Recall).
-	recalled bool
+	// recalled: the findings cache went with a call (request.Recall);
+	// weighed: the weights file (request.Weights).
+	recalled, weighed bool
 }
 
 // spawn starts the child for plan and reads its ready line.
@@ -232,17 +234,45 @@ type childExec struct {
 	loaded   bool
 	recall   []byte
 	found    confine.Findings
+	// weights is the weights file's path ("": none), which the parent
+	// keeps for the child the same way: what it held goes to each child
+	// with its first call that walks a tree (weightsFor), and what the
+	// child learned (learned, the latest it told) is written at Close.
+	weights     string
+	weighed     bool
+	held        []proto.FolderWeight
+	learned     []proto.FolderWeight
+	learnedSome bool
 }
 
 var _ engine.Executor = (*childExec)(nil)
 
 // newChildExec is the executor of children of plan, which keeps the
-// findings cache at findings ("": none) for them. The cache is read at
-// the first call that reads a tree's files (a grep, proto.ReadsFiles and
-// WalksTree: recallFor), not before: a call that reads one file would
-// spend longer reading it than finding in that file.
-func newChildExec(plan Plan, findings string) *childExec {
-	return &childExec{h: hello{Plan: plan}, findings: findings}
+// findings cache at findings and the weights file at weights ("": none)
+// for them. The cache is read at the first call that reads a tree's
+// files (a grep, proto.ReadsFiles and WalksTree: recallFor), not before:
+// a call that reads one file would spend longer reading it than finding
+// in that file; the weights at the first that walks one.
+func newChildExec(plan Plan, findings, weights string) *childExec {
+	return &childExec{h: hello{Plan: plan}, findings: findings, weights: weights}
+}
+
+// weightsFor is the folders to send with req to a child that has not had
+// them: what a child before it learned in this session, else the weights
+// file's, read once, at the first call that walks a tree; nil for other
+// calls and where there is none. e.mu is held.
+func (e *childExec) weightsFor(req proto.Request) []proto.FolderWeight {
+	if e.weights == "" || !proto.ToolIs(req.Tool, proto.WalksTree) {
+		return nil
+	}
+	if e.learnedSome {
+		return e.learned
+	}
+	if !e.weighed {
+		e.weighed = true
+		e.held = fanout.LoadWeights(e.weights)
+	}
+	return e.held
 }
 
 // recallFor is the findings cache, encoded, to send with req to a child
@@ -279,12 +309,19 @@ func (e *childExec) Exec(ctx context.Context, req proto.Request) (proto.Response
 			}
 			e.c = c
 		}
-		r := request{Request: req, Report: e.findings != ""}
+		r := request{Request: req, Report: e.findings != "", Learn: e.weights != ""}
 		if !e.c.recalled {
 			r.Recall = e.recallFor(req)
 			e.c.recalled = r.Recall != nil
 		}
+		if !e.c.weighed {
+			r.Weights = e.weightsFor(req)
+			e.c.weighed = r.Weights != nil
+		}
 		rep, err := e.c.roundTrip(ctx, r)
+		if err == nil && rep.Learned != nil && e.weights != "" {
+			e.learned, e.learnedSome = rep.Learned, true
+		}
 		if err == nil && len(rep.Found) > 0 && e.findings != "" {
 			// The child's findings are trusted as its answers are: it
 			// reads the files themselves.
@@ -331,6 +368,10 @@ func (e *childExec) Close() error {
 		confine.SaveCache(e.findings, e.found) // a cache: one not saved is found in again
 		e.found = confine.Findings{}
 	}
+	if e.weights != "" && e.learnedSome {
+		fanout.SaveWeights(e.weights, e.learned) // a cache: one not saved is learned again
+		e.learnedSome = false
+	}
 	return nil
 }
 
@@ -363,7 +404,7 @@ func startChild(ctx context.Context, cfg runner.Config) (engine.Executor, error)
 	if err != nil {
 		return nil, err
 	}
-	e := newChildExec(plan, cfg.FindingsPath())
+	e := newChildExec(plan, cfg.FindingsPath(), cfg.WeightsPath())
 	c, err := spawn(ctx, e.h)
 	if err != nil {
 		var se *StepError

@@ -41,6 +41,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/moatdev/moat/guest/proto"
 	"github.com/moatdev/moat/host/confine"
 	"github.com/moatdev/moat/host/engine"
 	"github.com/moatdev/moat/host/fanout"
@@ -138,25 +139,60 @@ func newRunner(ctx context.Context, cfg runner.Config) (engine.Executor, error) 
 	if err != nil {
 		return nil, err
 	}
-	return local{Executor: fanout.New(r, r.Parallel()), r: r}, nil
+	l := local{Executor: fanout.New(r, r.Parallel()), r: r, weights: cfg.WeightsPath()}
+	if l.weights != "" {
+		l.Remember(fanout.LoadWeights(l.weights))
+	}
+	return l, nil
 }
 
 // local is the runner in this process, its calls fanned out. The
 // isolated child's view remembers what its parent's findings cache holds
-// (Recall) and tells what it found (Fresh).
+// (Recall) and tells what it found (Fresh); its splitter, what the
+// parent's weights file holds (Remember) and what it learned (Weights).
+// Without isolation it keeps the weights file itself (weights: its path,
+// "" for none).
 type local struct {
 	engine.Executor
-	r *runner.Runner
+	r       *runner.Runner
+	weights string
 }
 
 func (l local) Fresh() confine.Findings    { return l.r.Fresh() }
 func (l local) Recall(fd confine.Findings) { l.r.Recall(fd) }
 
-// memory is an executor whose view's findings another process keeps
-// (local).
+// Weights is what the splitter learned, and how many greps taught it
+// (nil, 0 with a single instance: nothing is split).
+func (l local) Weights() ([]proto.FolderWeight, uint64) {
+	if s, ok := l.Executor.(*fanout.Splitter); ok {
+		return s.Weights()
+	}
+	return nil, 0
+}
+
+// Remember gives the splitter another process's weights.
+func (l local) Remember(ws []proto.FolderWeight) {
+	if s, ok := l.Executor.(*fanout.Splitter); ok {
+		s.Remember(ws)
+	}
+}
+
+// Close writes the weights file back, if a grep taught the splitter
+// anything, and closes the runner.
+func (l local) Close() error {
+	if ws, lessons := l.Weights(); l.weights != "" && lessons > 0 {
+		fanout.SaveWeights(l.weights, ws) // a cache: one not saved is learned again
+	}
+	return l.Executor.Close()
+}
+
+// memory is an executor whose view's findings, and whose splitter's
+// weights, another process keeps (local).
 type memory interface {
 	Fresh() confine.Findings
 	Recall(confine.Findings)
+	Weights() ([]proto.FolderWeight, uint64)
+	Remember([]proto.FolderWeight)
 }
 
 // reasonText strips the sentinel's own prefix so a message does not say

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	"github.com/moatdev/moat/guest/proto"
 	"github.com/moatdev/moat/host/confine"
 	"github.com/moatdev/moat/host/engine"
+	"github.com/moatdev/moat/host/fanout"
 	"github.com/moatdev/moat/host/runner"
 )
 
@@ -453,7 +455,7 @@ func startReal(t *testing.T, cfg runner.Config) *childExec {
 		t.Fatal(err)
 	}
 	plan.Env = append(plan.Env, "MOAT_TEST_REAL_RUNNER=1")
-	e := newChildExec(plan, cfg.FindingsPath())
+	e := newChildExec(plan, cfg.FindingsPath(), cfg.WeightsPath())
 	c, err := spawn(context.Background(), e.h)
 	if err != nil {
 		t.Fatal(err)
@@ -564,6 +566,65 @@ func TestFindingsCacheIsolated(t *testing.T) {
 	must(t, err)
 	if !os.SameFile(before, after) || !after.ModTime().Equal(before.ModTime()) {
 		t.Error("the second session found in files again: the cache was written again")
+	}
+}
+
+// TestWeightsKept: where a grep's work lay outlives the process. The
+// parent keeps the weights file for the isolated child (which has none of
+// its own): what the child's splitter learned is written when the
+// session closes; the next session's child gets it with its first call
+// that walks the tree, and so does a child restarted in it. Without
+// isolation the session keeps the file itself, and its splitter starts
+// with what the file holds. The answer is the same every time. The root
+// is Go's regexp package, heavier than the least weight a share reports.
+func TestWeightsKept(t *testing.T) {
+	needUserns(t)
+	root := filepath.Join(runtime.GOROOT(), "src", "regexp")
+	cfg := runner.Config{Root: root, CacheDir: testCache(t)}
+	cfg.Weights = runner.WeightsName(cfg)
+	path := cfg.WeightsPath()
+	os.Remove(path) // a run before this one's
+	var answer string
+	grep := func(ex engine.Executor) {
+		t.Helper()
+		r := call(t, ex, proto.Grep, `{"pattern":"Compile","output_mode":"count"}`)
+		if r.IsError || answer != "" && r.Text != answer {
+			t.Fatalf("grep: %+v, want %q", r, answer)
+		}
+		answer = r.Text
+	}
+	first := startReal(t, cfg)
+	grep(first)
+	must(t, first.Close())
+	kept := fanout.LoadWeights(path)
+	if !slices.ContainsFunc(kept, func(w proto.FolderWeight) bool { return w.Path == "." && w.Bytes > 0 }) {
+		t.Fatalf("the first session kept %v", kept)
+	}
+	second := startReal(t, cfg)
+	grep(second)
+	if !second.c.weighed {
+		t.Error("the second session's child was not given the weights")
+	}
+	syscall.Kill(second.pid(), syscall.SIGKILL)
+	grep(second) // in a new child
+	if !second.c.weighed {
+		t.Error("a restarted child was not given the weights")
+	}
+	must(t, second.Close())
+
+	os.Remove(path)
+	l, err := newRunner(context.Background(), cfg)
+	must(t, err)
+	grep(l)
+	must(t, l.Close())
+	if got := fanout.LoadWeights(path); len(got) == 0 {
+		t.Fatal("a session without isolation kept no weights")
+	}
+	again, err := newRunner(context.Background(), cfg)
+	must(t, err)
+	defer again.Close()
+	if ws, lessons := again.(local).Weights(); len(ws) == 0 || lessons != 0 {
+		t.Fatalf("a new session's splitter starts with %d folders (taught by %d greps), want the file's", len(ws), lessons)
 	}
 }
 

@@ -144,10 +144,11 @@ func NewPlan(cfg runner.Config, uid, gid int) (Plan, error) {
 		p.Landlock = append(p.Landlock, InsideCache)
 		rc.CacheDir = InsideCache
 	}
-	// The parent keeps the findings cache: it sends the child what it
-	// holds with the first call and takes what the child found from each
-	// answer (request.Recall, reply.Found).
-	rc.Findings = ""
+	// The parent keeps the findings cache and the weights file: it sends
+	// the child what they hold with the first call and takes what the
+	// child found, and learned, from the answers (request.Recall and
+	// Weights, reply.Found and Weights).
+	rc.Findings, rc.Weights = "", ""
 	p.Runner = rc
 	return p, nil
 }

@@ -61,6 +61,14 @@ type request struct {
 	// Report asks for what the child's view found during the call, in
 	// reply.Found, for the findings cache the parent keeps.
 	Report bool `json:"report,omitempty"`
+	// Weights is the folders for the child's splitter to remember before
+	// the call: the weights file the parent read, sent with each child's
+	// first call that walks a tree (host/fanout LoadWeights).
+	Weights []proto.FolderWeight `json:"weights,omitempty"`
+	// Learn asks for what the child's splitter has learned, when a grep
+	// taught it more, in reply.Learned, for the weights file the parent
+	// keeps.
+	Learn bool `json:"learn,omitempty"`
 }
 
 // reply answers one request. Err is a runner failure (the guest could not
@@ -81,6 +89,10 @@ type reply struct {
 	// line (FoundBytes long).
 	Found      []byte `json:"-"`
 	FoundBytes int    `json:"found_bytes,omitempty"`
+	// Learned is every folder the child's splitter keeps, when the
+	// request asked (Learn) and a grep has taught it more since the
+	// child last told.
+	Learned []proto.FolderWeight `json:"learned,omitempty"`
 }
 
 // maxTrailer bounds what may follow a line: the largest findings cache

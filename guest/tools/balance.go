@@ -197,6 +197,44 @@ func (b *Balance) Learn(shares []Share) {
 	}
 }
 
+// Weights is every folder b keeps, in walk order: for a later process
+// to Remember (host/fanout keeps them in the cache folder).
+func (b *Balance) Weights() []proto.FolderWeight {
+	b.mu.Lock()
+	out := make([]proto.FolderWeight, 0, len(b.w))
+	for p, n := range b.w {
+		out = append(out, proto.FolderWeight{Path: p, Bytes: n.bytes, Entries: n.entries})
+	}
+	b.mu.Unlock()
+	slices.SortFunc(out, func(x, y proto.FolderWeight) int { return walkOrder(x.Path, y.Path) })
+	return out
+}
+
+// Remember keeps ws, what another process's Balance kept (Weights), as
+// Learn keeps a grep's: each folder's most. Read from a file, they are
+// checked as a guest's answer is: more than maxLearned is none of them,
+// a path that is not a clean path of the tree is left out, and every
+// number is bounded. The weights only deal the work: whatever they say,
+// the answer is the same.
+func (b *Balance) Remember(ws []proto.FolderWeight) {
+	if len(ws) == 0 || len(ws) > maxLearned {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.w == nil || len(b.w)+len(ws) > maxLearned {
+		b.w = make(map[string]load, len(ws))
+	}
+	for _, w := range ws {
+		if c, err := cleanPath(w.Path); err != nil || c != w.Path {
+			continue
+		}
+		n := load{min(max(w.Bytes, 0), maxFolderWeight), min(max(w.Entries, 0), maxEntries)}
+		old := b.w[w.Path]
+		b.w[w.Path] = load{max(old.bytes, n.bytes), max(old.entries, n.entries)}
+	}
+}
+
 // Known is the GrepShardArgs.Weights of a grep split into shares (shard
 // is its shard tool, args its arguments): the folders known at or below
 // the grep's path, its heaviest maxKnown, in walk order. nil for other

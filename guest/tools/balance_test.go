@@ -236,3 +236,38 @@ func TestWeigherStopped(t *testing.T) {
 		t.Fatalf("ended: %+v", got)
 	}
 }
+
+// TestBalanceRemember: what one Balance kept (Weights, in walk order), a
+// fresh one remembers whole, and gives as the first did; a list from a
+// file is checked as a share's answer is: a path that is not a clean one
+// of the tree is left out, numbers are bounded, a list too long is none
+// of it, and a smaller weight lowers none.
+func TestBalanceRemember(t *testing.T) {
+	var a Balance
+	share := func(ws ...proto.FolderWeight) Share { return Share{v: &proto.GrepShardResult{Weights: ws}} }
+	fw := func(p string, n int64) proto.FolderWeight { return proto.FolderWeight{Path: p, Bytes: n, Entries: 3} }
+	a.Learn([]Share{share(fw(".", 300), fw("a", 200), fw("a/b", 150)), share(fw("a/b-c", 5))})
+	kept := a.Weights()
+	if want := []proto.FolderWeight{fw(".", 300), fw("a", 200), fw("a/b", 150), fw("a/b-c", 5)}; !slices.Equal(kept, want) {
+		t.Fatalf("weights %v, want %v", kept, want)
+	}
+	var b Balance
+	b.Remember(kept)
+	args := []byte(`{"pattern":"x"}`)
+	if got, want := b.Known(proto.GrepShard, args), a.Known(proto.GrepShard, args); !slices.Equal(got, want) {
+		t.Fatalf("remembered %v, the first gives %v", got, want)
+	}
+	b.Remember([]proto.FolderWeight{fw("../up", 1), fw("/abs", 1), fw("a/./b", 1), fw("a//b", 1), fw("c", -5), fw("d", 1<<62), fw("a", 1)})
+	want := []proto.FolderWeight{fw(".", 300), fw("a", 200), fw("a/b", 150), fw("a/b-c", 5), fw("c", 0), fw("d", maxFolderWeight)}
+	if got := b.Weights(); !slices.Equal(got, want) {
+		t.Fatalf("after a list with bad entries: %v, want %v", got, want)
+	}
+	many := make([]proto.FolderWeight, maxLearned+1)
+	for i := range many {
+		many[i] = fw(fmt.Sprintf("x/%d", i), 1)
+	}
+	b.Remember(many)
+	if got := b.Weights(); !slices.Equal(got, want) {
+		t.Fatalf("a list past maxLearned was kept: %d folders", len(got))
+	}
+}

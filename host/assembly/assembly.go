@@ -136,6 +136,7 @@ func (o *Options) Resolve() (Plan, error) {
 		cfg.Root, cfg.Roots = "", dirs
 	}
 	cfg.Findings = runner.FindingsName(cfg)
+	cfg.Weights = runner.WeightsName(cfg)
 	return Plan{Runner: cfg, Mode: mode}, nil
 }
 

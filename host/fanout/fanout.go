@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/moatdev/moat/guest/proto"
 	"github.com/moatdev/moat/guest/tools"
@@ -33,8 +34,9 @@ type Splitter struct {
 	shardOf map[string]string
 	// balance keeps where the work of the greps before lay, so that a
 	// heavy folder is dealt out among the shards, not whole to one
-	// (tools.Balance).
+	// (tools.Balance); lessons counts the greps that added to it.
 	balance tools.Balance
+	lessons atomic.Uint64
 }
 
 // New wraps next so that a grep or glob is split into shards calls; with
@@ -129,6 +131,9 @@ func (g *Splitter) split(ctx context.Context, req proto.Request, shardTool strin
 		}
 	}
 	g.balance.Learn(shares)
+	if stops {
+		g.lessons.Add(1)
+	}
 	resp, err := tools.Merge(shardTool, req.Args, req.Limits, shares)
 	if err != nil {
 		return proto.Response{}, fmt.Errorf("fanout: %w", err)
@@ -136,6 +141,16 @@ func (g *Splitter) split(ctx context.Context, req proto.Request, shardTool strin
 	resp.ID = req.ID
 	return resp, nil
 }
+
+// Weights is what g learned of the tree's folders (tools.Balance
+// Weights), for a later process to Remember, and how many greps taught
+// it since it was made: with none, nothing new is worth keeping again.
+func (g *Splitter) Weights() ([]proto.FolderWeight, uint64) {
+	return g.balance.Weights(), g.lessons.Load()
+}
+
+// Remember gives g what another process's Splitter learned (Weights).
+func (g *Splitter) Remember(ws []proto.FolderWeight) { g.balance.Remember(ws) }
 
 // Close closes Next.
 func (g *Splitter) Close() error { return g.Next.Close() }

@@ -115,6 +115,13 @@ type Config struct {
 	// no findings cache. The isolated child has none: its parent keeps
 	// it (Recall, Fresh).
 	Findings string `json:",omitempty"`
+	// Weights names the weights file (WeightsName makes the name) in
+	// CacheDir's weights folder: where the greps before, in other
+	// processes too, found the tree's work to lie, read when the runner's
+	// calls are first split (host/fanout) and written back when it
+	// closes, if a grep added to it. "" (and no CacheDir): none. The
+	// isolated child has none: its parent keeps it.
+	Weights string `json:",omitempty"`
 	// HeapLimit, when not 0, is a soft limit in bytes on the Go memory of
 	// the process the runner runs in (debug.SetMemoryLimit), set by Open:
 	// for a process that makes one call and ends (moat tool), in which
