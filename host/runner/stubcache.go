@@ -22,11 +22,11 @@ import (
 // stub (wasmpack.Stub: the same module, every body `unreachable`, and the
 // hash of the real code) decodes and validates in a fraction of that, and
 // its code compiled from the real module serves it exactly. So the
-// compiled code is filed in stubsDir under the name wazero gives the
-// stub, and loaded from there.
+// compiled code is filed in the stub folder (stubsName, in wazero's cache
+// folder) under the name wazero gives the stub, and loaded from there.
 //
-// What makes this safe is that stubsDir only ever holds code compiled
-// from the real module: wazero never writes there. A load links the
+// What makes this safe is that the stub folder only ever holds code
+// compiled from the real module: wazero never writes there. A load links the
 // folder's files into a private folder and points wazero at that; were
 // the stub not in the cache, wazero would compile the stub (code that
 // traps at once) and file it in the private folder, where the load sees
