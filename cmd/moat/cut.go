@@ -17,6 +17,7 @@ import (
 type cutter struct {
 	mu      sync.Mutex
 	ctx     context.Context // the reply's; nil: never cut by one
+	binds   uint64          // the binds so far: the latest's number
 	stopped bool
 	ws      []*cutWriter
 }
@@ -28,8 +29,18 @@ type cutter struct {
 func (c *cutter) bind(ctx context.Context) (unbind func()) {
 	c.mu.Lock()
 	c.ctx, c.stopped = ctx, false
+	c.binds++
+	this := c.binds
 	c.mu.Unlock()
-	stop := context.AfterFunc(ctx, c.stop)
+	// The cut runs on a goroutine of its own, which may start after
+	// unbind and the next bind: it cuts only the reply it was bound to.
+	stop := context.AfterFunc(ctx, func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.binds == this {
+			c.stopLocked()
+		}
+	})
 	return func() {
 		stop()
 		c.mu.Lock()
@@ -50,13 +61,8 @@ func (c *cutter) wrap(w io.Writer) io.Writer {
 	return cw
 }
 
-// stop cuts every wrapped writer off, ending a line left open.
-func (c *cutter) stop() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.stopLocked()
-}
-
+// stopLocked cuts every wrapped writer off, ending a line left open;
+// c.mu is held.
 func (c *cutter) stopLocked() {
 	if c.stopped {
 		return

@@ -39,3 +39,24 @@ func TestCutter(t *testing.T) {
 		t.Errorf("the next reply: %q, want %q", got, "Two.\nafter\n")
 	}
 }
+
+// TestCutterLateCut: the cut of a reply whose context ended runs on a
+// goroutine of its own, which may start only after the next reply is
+// bound: it must not cut that one.
+func TestCutterLateCut(t *testing.T) {
+	for i := range 2000 {
+		var out bytes.Buffer
+		c := &cutter{}
+		w := c.wrap(&out)
+		ctx, cancel := context.WithCancel(context.Background())
+		unbind := c.bind(ctx)
+		cancel()
+		unbind()
+		unbind = c.bind(context.Background())
+		io.WriteString(w, "next\n")
+		unbind()
+		if got := out.String(); got != "next\n" {
+			t.Fatalf("round %d: the next reply printed %q", i, got)
+		}
+	}
+}
