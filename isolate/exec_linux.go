@@ -368,7 +368,7 @@ func (e *childExec) Close() error {
 		confine.SaveCache(e.findings, e.found) // a cache: one not saved is found in again
 		e.found = confine.Findings{}
 	}
-	if e.weights != "" && e.learnedSome {
+	if e.weights != "" && e.learnedSome && !slices.Equal(e.learned, fanout.LoadWeights(e.weights)) {
 		fanout.SaveWeights(e.weights, e.learned) // a cache: one not saved is learned again
 		e.learnedSome = false
 	}

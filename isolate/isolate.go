@@ -40,6 +40,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/moatdev/moat/guest/proto"
 	"github.com/moatdev/moat/host/confine"
@@ -139,9 +140,10 @@ func newRunner(ctx context.Context, cfg runner.Config) (engine.Executor, error) 
 	if err != nil {
 		return nil, err
 	}
-	l := local{Executor: fanout.New(r, r.Parallel()), r: r, weights: cfg.WeightsPath()}
+	l := &local{Executor: fanout.New(r, r.Parallel()), r: r, weights: cfg.WeightsPath()}
 	if l.weights != "" {
-		l.Remember(fanout.LoadWeights(l.weights))
+		l.held = fanout.LoadWeights(l.weights)
+		l.Remember(l.held)
 	}
 	return l, nil
 }
@@ -156,6 +158,7 @@ type local struct {
 	engine.Executor
 	r       *runner.Runner
 	weights string
+	held    []proto.FolderWeight // what the file held
 }
 
 func (l local) Fresh() confine.Findings    { return l.r.Fresh() }
@@ -178,9 +181,9 @@ func (l local) Remember(ws []proto.FolderWeight) {
 }
 
 // Close writes the weights file back, if a grep taught the splitter
-// anything, and closes the runner.
+// anything the file did not hold, and closes the runner.
 func (l local) Close() error {
-	if ws, lessons := l.Weights(); l.weights != "" && lessons > 0 {
+	if ws, lessons := l.Weights(); l.weights != "" && lessons > 0 && !slices.Equal(ws, l.held) {
 		fanout.SaveWeights(l.weights, ws) // a cache: one not saved is learned again
 	}
 	return l.Executor.Close()

@@ -600,6 +600,8 @@ func TestWeightsKept(t *testing.T) {
 	if !slices.ContainsFunc(kept, func(w proto.FolderWeight) bool { return w.Path == "." && w.Bytes > 0 }) {
 		t.Fatalf("the first session kept %v", kept)
 	}
+	before, err := os.Stat(path)
+	must(t, err)
 	second := startReal(t, cfg)
 	grep(second)
 	if !second.c.weighed {
@@ -611,6 +613,11 @@ func TestWeightsKept(t *testing.T) {
 		t.Error("a restarted child was not given the weights")
 	}
 	must(t, second.Close())
+	after, err := os.Stat(path)
+	must(t, err)
+	if !os.SameFile(before, after) {
+		t.Error("the second session learned nothing new, and wrote the file again")
+	}
 
 	os.Remove(path)
 	l, err := newRunner(context.Background(), cfg)
@@ -623,7 +630,7 @@ func TestWeightsKept(t *testing.T) {
 	again, err := newRunner(context.Background(), cfg)
 	must(t, err)
 	defer again.Close()
-	if ws, lessons := again.(local).Weights(); len(ws) == 0 || lessons != 0 {
+	if ws, lessons := again.(*local).Weights(); len(ws) == 0 || lessons != 0 {
 		t.Fatalf("a new session's splitter starts with %d folders (taught by %d greps), want the file's", len(ws), lessons)
 	}
 }
