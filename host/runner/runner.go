@@ -159,8 +159,10 @@ type Module struct {
 	rt       wazero.Runtime
 	compiled wazero.CompiledModule
 	// cached: the guest's code is in the on-disk cache; stubbed: it was
-	// loaded from there through the stub cache (stubcache.go).
+	// loaded from there through the stub cache (stubcache.go); stubKey:
+	// the stub cache's file this process filed it in ("": none).
 	cached, stubbed bool
+	stubKey         string
 
 	running sync.WaitGroup // instances whose guest has not returned yet
 }
@@ -174,9 +176,10 @@ func Compile(ctx context.Context, cacheDir string) (*Module, error) {
 	}
 	m, err := compile(ctx, cacheDir, guest.Wasm())
 	guest.ReleaseWasm() // compiled: the module's bytes need not stay resident
-	if err == nil && m.cached {
-		// wazero has stored (or found) this guest: record that for CacheWarm.
-		os.WriteFile(cacheMarker(cacheDir), nil, 0o600)
+	if err == nil && m.cached && (m.stubKey != "" || !CacheWarm(cacheDir)) {
+		// wazero has stored (or found) this guest: record that for
+		// CacheWarm, with the stub cache's file when this process filed it.
+		os.WriteFile(cacheMarker(cacheDir), []byte(m.stubKey), 0o600)
 	}
 	return m, err
 }
@@ -234,13 +237,22 @@ func WazeroVersion() string {
 }
 
 // CacheWarm reports whether cacheDir already holds the compiled guest of
-// this moat binary, so that loading it is fast. A cache holding only other
-// versions of the guest is cold.
+// this moat binary, so that loading it is fast: its marker, and the stub
+// cache's file the marker names, if it names one. A cache holding only
+// other versions of the guest is cold, and so is one whose stub cache
+// lost the guest's file (then the isolated child, which cannot file it,
+// would load the guest the slow way every time).
 func CacheWarm(cacheDir string) bool {
 	if cacheDir == "" {
 		return false
 	}
-	_, err := os.Stat(cacheMarker(cacheDir))
+	key, err := os.ReadFile(cacheMarker(cacheDir))
+	if err != nil || len(key) > 4096 {
+		return false
+	}
+	if len(key) > 0 {
+		_, err = os.Stat(filepath.Join(cacheDir, "wazero", stubsName, string(key)))
+	}
 	return err == nil
 }
 

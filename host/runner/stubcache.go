@@ -157,8 +157,8 @@ func install(ctx context.Context, stubs, key string, wasm []byte) *Module {
 	if os.MkdirAll(filepath.Join(filepath.Dir(stubs), filepath.Dir(files[0])), 0o700) == nil {
 		os.Link(from, filepath.Join(filepath.Dir(stubs), files[0]))
 	}
-	if os.MkdirAll(filepath.Dir(to), 0o700) == nil {
-		os.Rename(from, to)
+	if os.MkdirAll(filepath.Dir(to), 0o700) == nil && os.Rename(from, to) == nil {
+		m.stubKey = key
 	}
 	return m
 }

@@ -104,6 +104,9 @@ func TestStubCache(t *testing.T) {
 			}
 		}},
 		{"warm", func(t *testing.T) {
+			if !runner.CacheWarm(dir) {
+				t.Fatal("the cache is not warm after the guest was filed")
+			}
 			m := compileInto(t, dir)
 			if !runner.Stubbed(m) {
 				t.Fatal("a warm cache did not load through the stub cache")
@@ -122,6 +125,9 @@ func TestStubCache(t *testing.T) {
 			other := filepath.Join(filepath.Dir(filed), strings.Repeat("0", 64))
 			if err := os.Rename(filed, other); err != nil {
 				t.Fatal(err)
+			}
+			if runner.CacheWarm(dir) {
+				t.Error("the cache counts as warm with the guest's file gone from the stub cache")
 			}
 			garbage := filepath.Join(filepath.Dir(filed), strings.Repeat("1", 64))
 			os.WriteFile(garbage, []byte("garbage"), 0o600)
