@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/moatdev/moat/host/atomicfile"
 	"github.com/moatdev/moat/host/redact"
 )
 
@@ -360,21 +361,7 @@ func SaveCache(path string, fresh Findings) error {
 	b = appendEntries(b, all)
 	sum := sha256.Sum256(b)
 	b = append(b, sum[:]...)
-	tmp, err := os.CreateTemp(dir, ".findings-*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(b)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
+	return atomicfile.Write(path, b, false)
 }
 
 // Fresh is what f found, and remembered, since the last call (a settled

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/moatdev/moat/guest/proto"
+	"github.com/moatdev/moat/host/atomicfile"
 )
 
 // The weights file keeps what a Splitter learned of a tree's folders
@@ -48,9 +49,8 @@ func LoadWeights(path string) []proto.FolderWeight {
 	return w.Weights
 }
 
-// SaveWeights writes ws to the weights file at path, in a folder it makes
-// (0700) if need be: to a temporary file (0600) renamed over it, so a
-// reader sees the old file or the new, whole.
+// SaveWeights writes ws to the weights file at path (0600), whole or not
+// at all, in a folder it makes (0700) if need be.
 func SaveWeights(path string, ws []proto.FolderWeight) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -60,19 +60,5 @@ func SaveWeights(path string, ws []proto.FolderWeight) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, ".weights-*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(b)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
+	return atomicfile.Write(path, b, false)
 }

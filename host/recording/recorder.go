@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/moatdev/moat/guest/proto"
 	"github.com/moatdev/moat/host/agent"
+	"github.com/moatdev/moat/host/atomicfile"
 	"github.com/moatdev/moat/host/confine"
 	"github.com/moatdev/moat/host/gate"
 	"github.com/moatdev/moat/host/policy"
@@ -606,26 +606,5 @@ func (r *Recorder) WriteFile(name string) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(name, b)
-}
-
-func writeAtomic(name string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(name), ".moat-recording-*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(f.Name(), 0o600) // it may hold file contents; as --transcript
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), name)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
+	return atomicfile.Write(name, b, false) // 0600: it may hold file contents; as --transcript
 }

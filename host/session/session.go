@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/moatdev/moat/host/agent"
+	"github.com/moatdev/moat/host/atomicfile"
 )
 
 // Bounds on what is kept. A session larger than MaxBytes loses its oldest
@@ -148,7 +149,8 @@ func (st *Store) Save(s *Saved, msgs []agent.Message) (int, error) {
 	if err := os.Chmod(st.dir, 0o700); err != nil { // private even if made by another program
 		return s.Dropped, fmt.Errorf("saving the session: %w", err)
 	}
-	if err := writeFile(st.dir, st.file(s.ID), data); err != nil {
+	// Synced before the rename: a crash leaves the old copy or the new one.
+	if err := atomicfile.Write(st.file(s.ID), data, true); err != nil {
 		return s.Dropped, fmt.Errorf("saving the session: %w", err)
 	}
 	st.prune(s.ID)
@@ -193,33 +195,6 @@ func (s *Saved) encode() ([]byte, error) {
 		start = next
 		s.Dropped++
 	}
-}
-
-// writeFile replaces name with data through a private temporary file in
-// dir, synced before the rename, so a crash leaves the old copy or the new
-// one, never half of either.
-func writeFile(dir, name string, data []byte) error {
-	f, err := os.CreateTemp(dir, ".tmp-*") // 0600
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(0o600) // whatever the platform's default for temporary files
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), name)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
 }
 
 // prune deletes sessions not saved for MaxAge, and the oldest beyond
