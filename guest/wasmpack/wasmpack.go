@@ -52,6 +52,28 @@ type segment struct {
 // matter, and the memory image is the same. Anything else is an error,
 // never a guess. Every other section is copied as it is.
 func Pack(mod []byte, maxGap int) ([]byte, error) {
+	return rewrite(mod, func(id byte, body []byte) ([]byte, error) {
+		switch id {
+		case sectionData:
+			segs, err := readData(body)
+			if err != nil {
+				return nil, err
+			}
+			if segs, err = join(segs, maxGap); err != nil {
+				return nil, err
+			}
+			return appendSection(nil, id, writeData(segs)), nil
+		case sectionDataCount:
+			return nil, errors.New("wasmpack: the module has a data count section (bulk memory), which Go's linker does not write")
+		}
+		return appendSection(nil, id, body), nil
+	})
+}
+
+// rewrite returns mod with each section replaced by what section returns
+// for it (its id and body): the section as it is, another, or more than
+// one. A module whose sections' sizes do not add up is an error.
+func rewrite(mod []byte, section func(id byte, body []byte) ([]byte, error)) ([]byte, error) {
 	if len(mod) < 8 || !bytes.Equal(mod[:4], []byte("\x00asm")) {
 		return nil, errors.New("wasmpack: not a WebAssembly module")
 	}
@@ -62,23 +84,12 @@ func Pack(mod []byte, maxGap int) ([]byte, error) {
 		if n <= 0 || uint64(len(mod)-at-1-n) < size {
 			return nil, fmt.Errorf("wasmpack: section %d at %d: bad size", id, at)
 		}
-		body := mod[at+1+n : at+1+n+int(size)]
-		next := at + 1 + n + int(size)
-		switch id {
-		case sectionData:
-			segs, err := readData(body)
-			if err != nil {
-				return nil, err
-			}
-			if segs, err = join(segs, maxGap); err != nil {
-				return nil, err
-			}
-			body = writeData(segs)
-		case sectionDataCount:
-			return nil, errors.New("wasmpack: the module has a data count section (bulk memory), which Go's linker does not write")
+		b, err := section(id, mod[at+1+n:at+1+n+int(size)])
+		if err != nil {
+			return nil, err
 		}
-		out = appendSection(out, id, body)
-		at = next
+		out = append(out, b...)
+		at += 1 + n + int(size)
 	}
 	return out, nil
 }
@@ -199,43 +210,34 @@ const StubName = "moat.code"
 // compiled code under the stub's name, which wazero decodes and validates
 // in a fraction of the time the whole module takes.
 func Stub(mod []byte) ([]byte, error) {
-	if len(mod) < 8 || !bytes.Equal(mod[:4], []byte("\x00asm")) {
-		return nil, errors.New("wasmpack: not a WebAssembly module")
-	}
-	out := slices.Clone(mod[:8])
 	code := false
-	for at := 8; at < len(mod); {
-		id := mod[at]
-		size, n := binary.Uvarint(mod[at+1:])
-		if n <= 0 || uint64(len(mod)-at-1-n) < size {
-			return nil, fmt.Errorf("wasmpack: section %d at %d: bad size", id, at)
+	out, err := rewrite(mod, func(id byte, body []byte) ([]byte, error) {
+		if id != sectionCode {
+			return appendSection(nil, id, body), nil
 		}
-		body := mod[at+1+n : at+1+n+int(size)]
-		at += 1 + n + int(size)
-		if id == sectionCode {
-			if code {
-				return nil, errors.New("wasmpack: two code sections")
-			}
-			code = true
-			count, n := binary.Uvarint(body)
-			if n <= 0 || count > uint64(len(body)) { // every body takes a byte at least
-				return nil, errors.New("wasmpack: bad code section")
-			}
-			sum := sha256.Sum256(body)
-			custom := binary.AppendUvarint(nil, uint64(len(StubName)))
-			custom = append(append(custom, StubName...), sum[:]...)
-			out = appendSection(out, sectionCustom, custom)
-			// Each body: its size (3), no locals, unreachable, end.
-			stubs := binary.AppendUvarint(make([]byte, 0, n+4*int(count)), count)
-			for range count {
-				stubs = append(stubs, 3, 0, opUnreachable, opEnd)
-			}
-			body = stubs
+		if code {
+			return nil, errors.New("wasmpack: two code sections")
 		}
-		out = appendSection(out, id, body)
+		code = true
+		count, n := binary.Uvarint(body)
+		if n <= 0 || count > uint64(len(body)) { // every body takes a byte at least
+			return nil, errors.New("wasmpack: bad code section")
+		}
+		sum := sha256.Sum256(body)
+		custom := binary.AppendUvarint(nil, uint64(len(StubName)))
+		custom = append(append(custom, StubName...), sum[:]...)
+		// Each body: its size (3), no locals, unreachable, end.
+		stubs := binary.AppendUvarint(make([]byte, 0, n+4*int(count)), count)
+		for range count {
+			stubs = append(stubs, 3, 0, opUnreachable, opEnd)
+		}
+		return appendSection(appendSection(nil, sectionCustom, custom), id, stubs), nil
+	})
+	if err == nil && !code {
+		err = errors.New("wasmpack: the module has no code section")
 	}
-	if !code {
-		return nil, errors.New("wasmpack: the module has no code section")
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
