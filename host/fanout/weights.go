@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/moatdev/moat/guest/proto"
+	"github.com/moatdev/moat/guest/tools"
 	"github.com/moatdev/moat/host/atomicfile"
 )
 
@@ -50,8 +51,13 @@ func LoadWeights(path string) []proto.FolderWeight {
 }
 
 // SaveWeights writes ws to the weights file at path (0600), whole or not
-// at all, in a folder it makes (0700) if need be.
+// at all, in a folder it makes (0700) if need be. What it writes is what
+// a Balance keeps of ws (tools.Balance Remember): the isolated child's
+// report is bounded and checked before the parent keeps it.
 func SaveWeights(path string, ws []proto.FolderWeight) error {
+	var kept tools.Balance
+	kept.Remember(ws)
+	ws = kept.Weights()
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err

@@ -28,6 +28,13 @@ func TestWeightsFile(t *testing.T) {
 	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("the file: %v, %v", fi.Mode(), err)
 	}
+	// What is saved is checked first: a path outside the tree is not.
+	if err := SaveWeights(path, append(slices.Clone(ws), proto.FolderWeight{Path: "../up", Bytes: 1})); err != nil {
+		t.Fatal(err)
+	}
+	if got := LoadWeights(path); !slices.Equal(got, ws) {
+		t.Fatalf("saved with a path outside the tree, read back %v", got)
+	}
 	for name, content := range map[string]string{
 		"not JSON":      "garbage",
 		"other version": `{"version":2,"weights":[{"path":".","bytes":1}]}`,
