@@ -13,6 +13,7 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/moatdev/moat/guest/wasmpack"
+	"github.com/moatdev/moat/host/atomicfile"
 )
 
 // The stub cache. wazero's cache saves compiling the guest, not loading
@@ -56,24 +57,29 @@ const (
 // nil (and the caller goes on without the stub cache) when the folder
 // cannot serve: a file system without hard links, a cache read-only and
 // cold, a guest the stub cannot be made of. A cache whose files do not
-// load is cleared and filled again.
+// load is cleared and filled again; a file it lost is filed again from
+// wazero's own cache when that still holds the code (refill), else the
+// guest is compiled again (install).
 func compileStubbed(ctx context.Context, dir string, wasm []byte) *Module {
 	stub, err := wasmpack.Stub(wasm)
 	if err != nil {
 		return nil
 	}
 	stubs := filepath.Join(dir, stubsName)
-	for range 2 {
+	for range 3 {
 		m, key, err := loadStub(ctx, stubs, stub)
 		switch {
 		case m != nil:
 			return m
 		case key != "":
+			if refill(dir, stubs, key) {
+				continue // filed from wazero's own cache: load it
+			}
 			return install(ctx, stubs, key, wasm)
 		case errors.Is(err, errBroken):
 			// The files do not load: clear them; the next load misses,
 			// which names the file to fill.
-			if os.RemoveAll(stubs) != nil {
+			if clearCode(stubs) != nil {
 				return nil
 			}
 		default:
@@ -159,8 +165,62 @@ func install(ctx context.Context, stubs, key string, wasm []byte) *Module {
 	}
 	if os.MkdirAll(filepath.Dir(to), 0o700) == nil && os.Rename(from, to) == nil {
 		m.stubKey = key
+		// Which file of wazero's own cache holds the same code, for a
+		// refill should the stub cache lose its file.
+		if os.MkdirAll(filepath.Join(stubs, namesName), 0o700) == nil {
+			atomicfile.Write(filepath.Join(stubs, namesName, filepath.Base(key)), []byte(files[0]), false)
+		}
 	}
 	return m
+}
+
+// namesName is the stub cache's folder that maps each of its files (by
+// its name) to the file of wazero's own cache that holds the same code:
+// where install linked it.
+const namesName = "names"
+
+// refill files the code for key (a path relative to stubs, which a miss
+// named) from wazero's own cache in dir, where install left the same
+// code under the module's own name, and reports whether it did. Nothing
+// is compiled: the name wazero gave the stub on this machine is the one
+// install saw, and the file it maps to is the code compiled then.
+func refill(dir, stubs, key string) bool {
+	own, err := os.ReadFile(filepath.Join(stubs, namesName, filepath.Base(key)))
+	if err != nil || len(own) > 4096 {
+		return false
+	}
+	rel := string(own)
+	first, _, _ := strings.Cut(rel, "/")
+	if !filepath.IsLocal(rel) || filepath.Dir(rel) != first || !isCodeDir(first) || filepath.Dir(key) != first {
+		return false
+	}
+	tmp := filepath.Join(stubs, first, ".refill-"+filepath.Base(key))
+	os.Remove(tmp)
+	if os.MkdirAll(filepath.Join(stubs, first), 0o700) != nil || os.Link(filepath.Join(dir, rel), tmp) != nil {
+		return false
+	}
+	if os.Rename(tmp, filepath.Join(stubs, key)) != nil {
+		os.Remove(tmp)
+		return false
+	}
+	return true
+}
+
+// clearCode removes the stub cache's files (its wazero folders), keeping
+// what maps them to wazero's own cache.
+func clearCode(stubs string) error {
+	dirs, err := os.ReadDir(stubs)
+	if err != nil {
+		return err
+	}
+	for _, d := range dirs {
+		if d.IsDir() && isCodeDir(d.Name()) {
+			if err := os.RemoveAll(filepath.Join(stubs, d.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // compileWith compiles wasm in a new runtime whose wazero cache is dir.

@@ -67,15 +67,17 @@ func listsRoot(t *testing.T, m *runner.Module) {
 //   - warm: the next compile loads through the stub, that guest answers,
 //     and no private folder is left behind;
 //   - read-only (Linux): see readOnlySteps;
-//   - a miss: the stub cache never serves another module's code, and
-//     never keeps a stub's own. With the guest's file moved to another
-//     name (another guest's code, as far as a load can tell) beside
-//     garbage under a third, which a load must not open, the guest
-//     misses, is compiled and filed again; the other files are
-//     untouched, and there is no fourth; the filing removes a private
-//     folder a killed process left an hour ago, not a younger one;
+//   - refill: with the guest's file moved to another name (another
+//     guest's code, as far as a load can tell) beside garbage under a
+//     third, which a load must not open, the guest misses, and its file
+//     is filed again from wazero's own cache, nothing compiled: the same
+//     file under three names; the other files are untouched;
+//   - a miss: with the guest's file gone from both caches, the guest is
+//     compiled and filed again; the stub cache never keeps a stub's own
+//     code; the filing removes a private folder a killed process left an
+//     hour ago, not a younger one;
 //   - broken: a file that does not load (a truncated write) is cleared
-//     and filled again, and the guest answers.
+//     and filed again from wazero's own cache, and the guest answers.
 func TestStubCache(t *testing.T) {
 	dir := t.TempDir()
 	stubs := runner.StubsDir(dir)
@@ -112,16 +114,15 @@ func TestStubCache(t *testing.T) {
 				t.Fatal("a warm cache did not load through the stub cache")
 			}
 			listsRoot(t, m)
-			if entries, _ := os.ReadDir(stubs); len(entries) != 1 {
-				t.Fatalf("the stub cache's folder holds %d entries, want its wazero folder alone", len(entries))
+			entries, _ := os.ReadDir(stubs)
+			for _, e := range entries {
+				if !strings.HasPrefix(e.Name(), "wazero-") && e.Name() != "names" {
+					t.Errorf("the stub cache's folder holds %s, a private folder left behind", e.Name())
+				}
 			}
 		}},
 		{"read-only", func(t *testing.T) { readOnlySteps(t, dir) }},
-		{"miss", func(t *testing.T) {
-			code, err := os.Stat(filed)
-			if err != nil {
-				t.Fatal(err)
-			}
+		{"refill", func(t *testing.T) {
 			other := filepath.Join(filepath.Dir(filed), strings.Repeat("0", 64))
 			if err := os.Rename(filed, other); err != nil {
 				t.Fatal(err)
@@ -131,6 +132,34 @@ func TestStubCache(t *testing.T) {
 			}
 			garbage := filepath.Join(filepath.Dir(filed), strings.Repeat("1", 64))
 			os.WriteFile(garbage, []byte("garbage"), 0o600)
+			m := compileInto(t, dir)
+			if !runner.Stubbed(m) {
+				t.Fatal("the guest's file was not filed again from wazero's cache")
+			}
+			listsRoot(t, m)
+			own := codeFiles(t, filepath.Join(dir, "wazero"))
+			a, errA := os.Stat(filed)
+			b, errB := os.Stat(other)
+			c, errC := os.Stat(own[0])
+			if errA != nil || errB != nil || errC != nil || !os.SameFile(a, b) || !os.SameFile(a, c) {
+				t.Fatalf("the file filed again is not the one code under three names (%v, %v, %v)", errA, errB, errC)
+			}
+			if bs, _ := os.ReadFile(garbage); string(bs) != "garbage" {
+				t.Fatal("the refill changed another file")
+			}
+			os.Remove(other)
+			os.Remove(garbage)
+		}},
+		{"miss", func(t *testing.T) {
+			code, err := os.Stat(filed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range append(codeFiles(t, filepath.Join(dir, "wazero")), filed) {
+				if err := os.Remove(f); err != nil {
+					t.Fatal(err)
+				}
+			}
 			old, young := filepath.Join(stubs, "load-1"), filepath.Join(stubs, "install-2")
 			for _, p := range []string{old, young} {
 				if err := os.MkdirAll(p, 0o700); err != nil {
@@ -142,17 +171,14 @@ func TestStubCache(t *testing.T) {
 
 			m := compileInto(t, dir)
 			if runner.Stubbed(m) {
-				t.Fatal("loaded through the stub cache when the guest's file was gone")
+				t.Fatal("loaded through the stub cache when the guest's code was in neither cache")
 			}
 			listsRoot(t, m)
-			if now := codeFiles(t, stubs); len(now) != 3 {
-				t.Fatalf("after the miss the stub cache holds %q, want the two others and the guest's", now)
+			if now := codeFiles(t, stubs); len(now) != 1 || now[0] != filed {
+				t.Fatalf("after the miss the stub cache holds %q, want the guest's file alone", now)
 			}
 			if fi, err := os.Stat(filed); err != nil || fi.Size() != code.Size() {
 				t.Fatalf("the guest's file after the miss: %v, want its code's %d bytes", err, code.Size())
-			}
-			if b, _ := os.ReadFile(garbage); string(b) != "garbage" {
-				t.Fatal("the miss changed another file")
 			}
 			if _, err := os.Stat(old); !os.IsNotExist(err) {
 				t.Errorf("a private folder an hour old is still there (%v)", err)
@@ -172,12 +198,12 @@ func TestStubCache(t *testing.T) {
 				t.Fatal(err)
 			}
 			m := compileInto(t, dir)
-			if runner.Stubbed(m) {
-				t.Fatal("loaded through a broken stub cache")
+			if !runner.Stubbed(m) {
+				t.Fatal("a broken file was not cleared and filed again from wazero's cache")
 			}
 			listsRoot(t, m)
-			if m := compileInto(t, dir); !runner.Stubbed(m) {
-				t.Fatal("the stub cache was not filled again")
+			if fi, err := os.Stat(filed); err != nil || fi.Size() < 1<<20 {
+				t.Fatalf("the guest's file after the refill: %v", err)
 			}
 		}},
 	}
