@@ -52,46 +52,49 @@ type segment struct {
 // matter, and the memory image is the same. Anything else is an error,
 // never a guess. Every other section is copied as it is.
 func Pack(mod []byte, maxGap int) ([]byte, error) {
-	return rewrite(mod, func(id byte, body []byte) ([]byte, error) {
+	out := append(make([]byte, 0, len(mod)), mod[:min(8, len(mod))]...) // about the size it was: runs of zeros in, segment headers out
+	err := walk(mod, func(id byte, body []byte) error {
 		switch id {
 		case sectionData:
 			segs, err := readData(body)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if segs, err = join(segs, maxGap); err != nil {
-				return nil, err
+				return err
 			}
-			return appendSection(nil, id, writeData(segs)), nil
+			body = writeData(segs)
 		case sectionDataCount:
-			return nil, errors.New("wasmpack: the module has a data count section (bulk memory), which Go's linker does not write")
+			return errors.New("wasmpack: the module has a data count section (bulk memory), which Go's linker does not write")
 		}
-		return appendSection(nil, id, body), nil
+		out = appendSection(out, id, body)
+		return nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
-// rewrite returns mod with each section replaced by what section returns
-// for it (its id and body): the section as it is, another, or more than
-// one. A module whose sections' sizes do not add up is an error.
-func rewrite(mod []byte, section func(id byte, body []byte) ([]byte, error)) ([]byte, error) {
+// walk calls section with the id and body of each section of mod, in
+// order. What is not a module, or has sections whose sizes do not add
+// up, is an error.
+func walk(mod []byte, section func(id byte, body []byte) error) error {
 	if len(mod) < 8 || !bytes.Equal(mod[:4], []byte("\x00asm")) {
-		return nil, errors.New("wasmpack: not a WebAssembly module")
+		return errors.New("wasmpack: not a WebAssembly module")
 	}
-	out := slices.Clone(mod[:8])
 	for at := 8; at < len(mod); {
 		id := mod[at]
 		size, n := binary.Uvarint(mod[at+1:])
 		if n <= 0 || uint64(len(mod)-at-1-n) < size {
-			return nil, fmt.Errorf("wasmpack: section %d at %d: bad size", id, at)
+			return fmt.Errorf("wasmpack: section %d at %d: bad size", id, at)
 		}
-		b, err := section(id, mod[at+1+n:at+1+n+int(size)])
-		if err != nil {
-			return nil, err
+		if err := section(id, mod[at+1+n:at+1+n+int(size)]); err != nil {
+			return err
 		}
-		out = append(out, b...)
 		at += 1 + n + int(size)
 	}
-	return out, nil
+	return nil
 }
 
 // readData decodes a data section of active segments for memory 0 with
@@ -210,35 +213,47 @@ const StubName = "moat.code"
 // compiled code under the stub's name, which wazero decodes and validates
 // in a fraction of the time the whole module takes.
 func Stub(mod []byte) ([]byte, error) {
-	code := false
-	out, err := rewrite(mod, func(id byte, body []byte) ([]byte, error) {
+	// The stub's size first, so that it is built in one allocation (a
+	// one-shot call's every byte of garbage is resident at its peak).
+	size, count, n := 8, uint64(0), 0
+	err := walk(mod, func(id byte, body []byte) error {
 		if id != sectionCode {
-			return appendSection(nil, id, body), nil
+			size += 1 + binary.MaxVarintLen32 + len(body)
+			return nil
 		}
-		if code {
-			return nil, errors.New("wasmpack: two code sections")
+		if count != 0 || n != 0 {
+			return errors.New("wasmpack: two code sections")
 		}
-		code = true
-		count, n := binary.Uvarint(body)
+		count, n = binary.Uvarint(body)
 		if n <= 0 || count > uint64(len(body)) { // every body takes a byte at least
-			return nil, errors.New("wasmpack: bad code section")
+			return errors.New("wasmpack: bad code section")
 		}
-		sum := sha256.Sum256(body)
-		custom := binary.AppendUvarint(nil, uint64(len(StubName)))
-		custom = append(append(custom, StubName...), sum[:]...)
-		// Each body: its size (3), no locals, unreachable, end.
-		stubs := binary.AppendUvarint(make([]byte, 0, n+4*int(count)), count)
-		for range count {
-			stubs = append(stubs, 3, 0, opUnreachable, opEnd)
-		}
-		return appendSection(appendSection(nil, sectionCustom, custom), id, stubs), nil
+		size += 2*(1+binary.MaxVarintLen32) + len(StubName) + 1 + sha256.Size + n + 4*int(count)
+		return nil
 	})
-	if err == nil && !code {
+	if err == nil && n == 0 {
 		err = errors.New("wasmpack: the module has no code section")
 	}
 	if err != nil {
 		return nil, err
 	}
+	out := append(make([]byte, 0, size), mod[:8]...)
+	walk(mod, func(id byte, body []byte) error {
+		if id != sectionCode {
+			out = appendSection(out, id, body)
+			return nil
+		}
+		sum := sha256.Sum256(body)
+		custom := binary.AppendUvarint(nil, uint64(len(StubName)))
+		out = appendSection(out, sectionCustom, append(append(custom, StubName...), sum[:]...))
+		// Each body: its size (3), no locals, unreachable, end.
+		stubs := binary.AppendUvarint(make([]byte, 0, n+4*int(count)), count)
+		for range count {
+			stubs = append(stubs, 3, 0, opUnreachable, opEnd)
+		}
+		out = appendSection(out, id, stubs)
+		return nil
+	})
 	return out, nil
 }
 
