@@ -43,7 +43,7 @@ import (
 const stubsName = "stubs"
 
 // staleAfter is the age of a private folder a load or install left
-// behind (a process killed in the middle) that the next install removes.
+// behind (a process killed in the middle) that the next load removes.
 const staleAfter = time.Hour
 
 // Private folders' name prefixes.
@@ -116,6 +116,7 @@ func loadStub(ctx context.Context, stubs string, stub []byte) (*Module, string, 
 		return m, "", nil
 	}
 	defer os.RemoveAll(priv)
+	sweep(stubs)
 	linked, err := linkCode(stubs, priv)
 	if err != nil {
 		return nil, "", err
@@ -139,9 +140,8 @@ func loadStub(ctx context.Context, stubs string, stub []byte) (*Module, string, 
 }
 
 // install compiles wasm into a private folder of stubs and moves the one
-// file wazero writes there to key (a path relative to stubs), then sweeps
-// away the private folders stale loads left. The module is returned even
-// when the filing fails: it is compiled all the same.
+// file wazero writes there to key (a path relative to stubs). The module
+// is returned even when the filing fails: it is compiled all the same.
 func install(ctx context.Context, stubs, key string, wasm []byte) *Module {
 	priv, err := os.MkdirTemp(stubs, installPrefix)
 	if err != nil {
@@ -152,7 +152,6 @@ func install(ctx context.Context, stubs, key string, wasm []byte) *Module {
 	if err != nil {
 		return nil
 	}
-	sweep(stubs)
 	files := codeFiles(priv, nil)
 	if len(files) != 1 || filepath.Dir(files[0]) != filepath.Dir(key) {
 		return m // not the layout a load saw: leave the cache as it is

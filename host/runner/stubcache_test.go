@@ -74,7 +74,7 @@ func listsRoot(t *testing.T, m *runner.Module) {
 //     file under three names; the other files are untouched;
 //   - a miss: with the guest's file gone from both caches, the guest is
 //     compiled and filed again; the stub cache never keeps a stub's own
-//     code; the filing removes a private folder a killed process left an
+//     code; the load removes a private folder a killed process left an
 //     hour ago, not a younger one;
 //   - broken: a file that does not load (a truncated write) is cleared
 //     and filed again from wazero's own cache, and the guest answers.
