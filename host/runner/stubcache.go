@@ -189,7 +189,7 @@ func refill(dir, stubs, key string) bool {
 		return false
 	}
 	rel := string(own)
-	first, _, _ := strings.Cut(rel, "/")
+	first, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
 	if !filepath.IsLocal(rel) || filepath.Dir(rel) != first || !isCodeDir(first) || filepath.Dir(key) != first {
 		return false
 	}
