@@ -140,7 +140,7 @@ func newRunner(ctx context.Context, cfg runner.Config) (engine.Executor, error) 
 	if err != nil {
 		return nil, err
 	}
-	l := &local{Executor: fanout.New(r, r.Parallel()), r: r, weights: cfg.WeightsPath()}
+	l := local{Executor: fanout.New(r, r.Parallel()), r: r, weights: cfg.WeightsPath()}
 	if l.weights != "" {
 		l.held = fanout.LoadWeights(l.weights)
 		l.Remember(l.held)

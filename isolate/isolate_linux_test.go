@@ -630,7 +630,7 @@ func TestWeightsKept(t *testing.T) {
 	again, err := newRunner(context.Background(), cfg)
 	must(t, err)
 	defer again.Close()
-	if ws, lessons := again.(*local).Weights(); len(ws) == 0 || lessons != 0 {
+	if ws, lessons := again.(local).Weights(); len(ws) == 0 || lessons != 0 {
 		t.Fatalf("a new session's splitter starts with %d folders (taught by %d greps), want the file's", len(ws), lessons)
 	}
 }
